@@ -1,0 +1,1 @@
+"""HTTP: FastAPI routers per resource group, access declarations, problem details, OpenAPI."""

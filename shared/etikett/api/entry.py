@@ -1,0 +1,38 @@
+"""Turns a group's ASGI app into a Lambda handler with Powertools logging, tracing and metrics.
+
+Only function entries (`functions/<group>/app.py`) call this; domain code never sees Powertools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from fastapi import FastAPI
+from mangum import Mangum
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def http_handler(app: FastAPI, service: str) -> Handler:
+    logger = Logger(service=f"etikett-{service}")
+    tracer = Tracer(service=f"etikett-{service}")
+    metrics = Metrics(namespace="Etikett", service=f"etikett-{service}")
+    asgi = Mangum(app, lifespan="off", api_gateway_base_path="/")
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        response = asgi(event, context)
+        status = int(response.get("statusCode", 500))
+        metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+        if status >= 500:
+            metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
+        logger.info("request", extra={"route": event.get("routeKey"), "status": status})
+        return response
+
+    return handler

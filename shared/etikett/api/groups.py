@@ -1,0 +1,23 @@
+"""The resource groups: each is one Lambda function in template.yaml and one router module here."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from fastapi import APIRouter
+
+# group name (functions/<group>/) -> module whose `routes` router holds the group's operations
+GROUPS: dict[str, str] = {
+    "auth": "etikett.api.auth",
+    "users": "etikett.api.users",
+    "audit": "etikett.api.audit",
+    "misc": "etikett.api.misc",
+}
+
+
+def routes_of(group: str) -> APIRouter:
+    return import_module(GROUPS[group]).routes
+
+
+def all_routes() -> list[APIRouter]:
+    return [routes_of(group) for group in GROUPS]

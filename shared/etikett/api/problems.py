@@ -1,0 +1,185 @@
+"""RFC 9457 problem details: every failure of every route becomes one, in this one place."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
+
+from etikett.errors import PROBLEM_CODES, EtikettError
+
+logger = logging.getLogger("etikett.problems")
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem; `code` is stable and machine-readable, `params` holds its values."""
+
+    type: str = Field(examples=["https://etikett.dev/problems/auth.forbidden"])
+    title: str
+    status: int
+    detail: str
+    code: str = Field(examples=["auth.forbidden"])
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+def problem_response(
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    params: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = Problem(
+        type=f"https://etikett.dev/problems/{code}",
+        title=title,
+        status=status,
+        detail=detail,
+        code=code,
+        params=params,
+    )
+    return JSONResponse(
+        body.model_dump(mode="json"),
+        status_code=status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=headers,
+    )
+
+
+def _audit_refusal(request: Request, code: str) -> None:
+    """A refused change by a known caller is worth an audit entry; anonymous noise is not."""
+    invocation = getattr(request.state, "invocation", None)
+    if request.method in _READ_METHODS or invocation is None or invocation.caller is None:
+        return
+    from etikett.domain import audit
+
+    try:
+        audit.record_refusal(invocation, code, target_id=_target_of(request))
+    except Exception:  # the refusal itself must still reach the caller
+        logger.exception("could not audit a refusal")
+
+
+def _target_of(request: Request) -> str | None:
+    params = request.path_params
+    for value in params.values():
+        if isinstance(value, str) and "_" in value:
+            return value
+    return next(iter(params.values()), None) if params else None
+
+
+async def _etikett_error(request: Request, error: EtikettError) -> JSONResponse:
+    _audit_refusal(request, error.code)
+    return problem_response(
+        error.status, error.code, error.title, error.detail, error.params, error.headers
+    )
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+async def _validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
+    errors = error.errors()
+    if any(item.get("type") == "json_invalid" for item in errors):
+        where = next(item for item in errors if item.get("type") == "json_invalid")
+        return problem_response(
+            400,
+            "request.malformed",
+            "Malformed request",
+            "The body is not well-formed JSON.",
+            {"error": str(where.get("ctx", {}).get("error", ""))},
+        )
+    fields = [
+        {"field": _field_name(item["loc"]), "message": item["msg"], "type": item["type"]}
+        for item in errors
+    ]
+    _audit_refusal(request, "request.invalid")
+    names = ", ".join(sorted({entry["field"] for entry in fields}))
+    return problem_response(
+        422, "request.invalid", "Invalid request", f"Invalid fields: {names}.", {"fields": fields}
+    )
+
+
+async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
+    if error.status_code == 404:
+        return problem_response(
+            404,
+            "route.not_found",
+            "Not found",
+            f"No operation has the path {request.url.path}.",
+            {"path": request.url.path},
+        )
+    if error.status_code == 405:
+        allowed = _allowed_methods(request)
+        return problem_response(
+            405,
+            "route.method_not_allowed",
+            "Method not allowed",
+            f"{request.method} is not allowed on {request.url.path}.",
+            {"method": request.method, "allowed": allowed},
+            headers={"Allow": ", ".join(allowed)},
+        )
+    return problem_response(
+        error.status_code,
+        "request.invalid",
+        "Request refused",
+        str(error.detail),
+        {},
+        headers=error.headers,
+    )
+
+
+def _routes(container: Any) -> Iterator[Any]:
+    for route in getattr(container, "routes", []):
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _routes(inner)
+        else:
+            yield route
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method of every route whose path matches (Starlette names only the first route's)."""
+    path = request.url.path
+    methods: set[str] = set()
+    for route in _routes(request.app.router):
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(path):
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
+async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+    logger.exception("unexpected error in %s %s", request.method, request.url.path)
+    invocation = getattr(request.state, "invocation", None)
+    request_id = invocation.request_id if invocation else None
+    return problem_response(
+        500,
+        "internal.error",
+        "Internal error",
+        "An unexpected error happened; nothing was changed by this request.",
+        {"request_id": request_id},
+    )
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(EtikettError, _etikett_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)
+
+
+def catalog() -> dict[str, dict[str, Any]]:
+    return {
+        code: {"status": status, "meaning": meaning}
+        for code, (status, meaning) in sorted(PROBLEM_CODES.items())
+    }

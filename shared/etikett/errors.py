@@ -1,0 +1,123 @@
+"""The one exception hierarchy of Etikett: each error carries its HTTP status and problem code.
+
+The API maps these to RFC 9457 problem details in one place (`etikett.api.problems`); the MCP
+endpoint maps them to `isError` results. Domain code raises them and never builds responses itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class EtikettError(Exception):
+    """Base of every expected failure; never a 500."""
+
+    status: ClassVar[int] = 400
+    code: ClassVar[str] = "request.invalid"
+    title: ClassVar[str] = "Bad request"
+
+    def __init__(self, detail: str, code: str | None = None, **params: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if code is not None:
+            self.code = code  # type: ignore[misc]  # instance override of the class default
+        self.params = params
+        self.headers: dict[str, str] = {}
+
+
+class MalformedRequest(EtikettError):
+    status, code, title = 400, "request.malformed", "Malformed request"
+
+
+class InvalidRequest(EtikettError):
+    status, code, title = 422, "request.invalid", "Invalid request"
+
+    @classmethod
+    def field(cls, field: str, message: str) -> InvalidRequest:
+        """The same shape as a schema validation failure: params.fields names the field."""
+        return cls(
+            f"Invalid fields: {field}.",
+            fields=[{"field": field, "message": message, "type": "value_error"}],
+        )
+
+
+class Unauthenticated(EtikettError):
+    status, code, title = 401, "auth.unauthenticated", "Authentication required"
+
+    def __init__(self, detail: str, code: str | None = None, **params: Any) -> None:
+        super().__init__(detail, code, **params)
+        self.headers["WWW-Authenticate"] = 'Bearer realm="etikett"'
+
+
+class Forbidden(EtikettError):
+    status, code, title = 403, "auth.forbidden", "Forbidden"
+
+
+class NotFound(EtikettError):
+    status, code, title = 404, "resource.not_found", "Not found"
+
+
+class Conflict(EtikettError):
+    status, code, title = 409, "resource.conflict", "Conflict"
+
+
+class PayloadTooLarge(EtikettError):
+    status, code, title = 413, "request.too_large", "Payload too large"
+
+
+class Throttled(EtikettError):
+    status, code, title = 429, "request.throttled", "Too many requests"
+
+    def __init__(
+        self, detail: str, retry_after: int, code: str | None = None, **params: Any
+    ) -> None:
+        super().__init__(detail, code, retry_after=retry_after, **params)
+        self.headers["Retry-After"] = str(retry_after)
+
+
+# The catalog of problem codes, published in the OpenAPI document. Each code names one condition;
+# clients branch on it, so a code once published never changes its meaning.
+PROBLEM_CODES: dict[str, tuple[int, str]] = {
+    "request.malformed": (400, "The body is not well-formed JSON (or not the declared content)."),
+    "request.invalid": (
+        422,
+        "The request does not fit the operation's schema; params.fields names each field.",
+    ),
+    "request.invalid_cursor": (400, "The pagination cursor is not one this service issued."),
+    "request.too_large": (413, "The request body exceeds the size limit."),
+    "request.throttled": (429, "Too many requests; retry after the Retry-After header's seconds."),
+    "route.not_found": (404, "No operation has this path."),
+    "route.method_not_allowed": (
+        405,
+        "The path exists but not with this method; see the Allow header.",
+    ),
+    "auth.unauthenticated": (401, "No bearer token or session cookie was presented."),
+    "auth.invalid_token": (401, "The token is unknown, revoked or belongs to a deactivated user."),
+    "auth.token_expired": (401, "The token has passed its expires_at."),
+    "auth.invalid_credentials": (401, "Username or password is wrong."),
+    "auth.login_throttled": (429, "Too many failed logins for this username; retry later."),
+    "auth.user_inactive": (403, "The user is deactivated."),
+    "auth.forbidden": (
+        403,
+        "The caller's roles do not permit this operation; params.required lists them.",
+    ),
+    "auth.human_required": (
+        403,
+        "Only a person signed in with a session may do this, not a token.",
+    ),
+    "auth.not_a_session": (
+        409,
+        "Logout ends a session; a service-account token is revoked instead.",
+    ),
+    "auth.setup_done": (409, "First-time setup has already been done."),
+    "auth.wrong_password": (403, "The current password is wrong."),
+    "auth.weak_password": (422, "The new password does not meet the password rules."),
+    "token.not_found": (404, "No service-account token has this id."),
+    "user.not_found": (404, "No user has this id."),
+    "user.username_taken": (409, "Another user already has this username."),
+    "user.role_not_held": (404, "The user does not hold this role."),
+    "user.last_admin": (409, "The change would leave no active admin."),
+    "audit.not_found": (404, "No audit-log entry has this id."),
+    "resource.conflict": (409, "A concurrent change got there first; nothing was written."),
+    "internal.error": (500, "An unexpected error; the request id identifies it in the logs."),
+}

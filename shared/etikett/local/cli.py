@@ -1,0 +1,67 @@
+"""`etikett dev`: serve the whole service locally (what `make dev` runs)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from etikett.local import template as templates
+
+
+def _setup_required() -> bool:
+    from etikett.domain.users import any_user_exists
+
+    return not any_user_exists()
+
+
+def dev(arguments: argparse.Namespace) -> int:
+    from etikett.local.service import LocalService
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    home = Path(arguments.home).resolve()
+    service = LocalService(Path(arguments.template).resolve(), home, arguments.host, arguments.port)
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    service.start()
+    print(f"Etikett is serving at {service.url}  (state in {home})", flush=True)
+    if _setup_required():
+        print(
+            f"First-time setup needed: POST {service.url}/api/v1/auth/setup "
+            '{"username": "...", "password": "..."}',
+            flush=True,
+        )
+    else:
+        print("Setup done: sign in with POST /api/v1/auth/login.", flush=True)
+    print("Press Ctrl-C to stop.", flush=True)
+    stopping.wait()
+    print("Stopping; saving local state …", flush=True)
+    service.stop()
+    print("Stopped.", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="etikett")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("dev", help="serve the whole service locally")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    serve.add_argument("--home", default=os.environ.get("ETIKETT_HOME", ".etikett"))
+    serve.add_argument("--template", default=None)
+    arguments = parser.parse_args(argv)
+    if arguments.command == "dev":
+        if arguments.template is None:
+            arguments.template = str(templates.find())
+        return dev(arguments)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

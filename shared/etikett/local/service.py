@@ -1,0 +1,114 @@
+"""The whole service on one machine: moto's server with saved state, resources provisioned from
+template.yaml, the local gateway and the SQS pollers."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from etikett.local import provision as provisioning
+from etikett.local.aws import LocalAws
+from etikett.local.functions import FunctionRegistry
+from etikett.local.gateway import Gateway, Router
+from etikett.local.sqs import SqsPoller
+from etikett.local.template import Template, load
+
+logger = logging.getLogger("etikett.local")
+
+LOCAL_REGION = "eu-central-1"
+STATE_FILE = "aws-state.pickle"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+class LocalService:
+    def __init__(
+        self, template_path: Path, home: Path, host: str = "127.0.0.1", port: int = 8000
+    ) -> None:
+        self.template: Template = load(template_path)
+        self.home = home
+        self.host = host
+        self.port = port
+        self.aws = LocalAws(home / STATE_FILE)
+        self._server: Any = None
+        self._server_thread: threading.Thread | None = None
+        self._poller: SqsPoller | None = None
+        self.functions: FunctionRegistry | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _configure_environment(self) -> None:
+        # Dummy credentials: moto accepts any, and nothing may ever reach a real AWS account.
+        os.environ.update(
+            {
+                "AWS_ACCESS_KEY_ID": "local",
+                "AWS_SECRET_ACCESS_KEY": "local",
+                "AWS_SESSION_TOKEN": "local",
+                "AWS_REGION": LOCAL_REGION,
+                "AWS_DEFAULT_REGION": LOCAL_REGION,
+                "AWS_ENDPOINT_URL": self.aws.endpoint_url,
+                "POWERTOOLS_TRACE_DISABLED": "true",
+                "POWERTOOLS_METRICS_DISABLED": os.environ.get(
+                    "POWERTOOLS_METRICS_DISABLED", "true"
+                ),
+                "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+            }
+        )
+        os.environ.pop("AWS_PROFILE", None)
+
+    def start(self) -> None:
+        import uvicorn
+
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.aws.start()
+        self._configure_environment()
+        resolver = provisioning.provision(
+            self.template,
+            self.aws.endpoint_url,
+            LOCAL_REGION,
+            {"Build": os.environ.get("ETIKETT_BUILD", "local")},
+        )
+        os.environ.update(provisioning.function_environment(self.template, resolver))
+        self.functions = FunctionRegistry(self.template.functions, LOCAL_REGION)
+        self.functions.warm_all()
+        gateway = Gateway(Router(self.template.routes), self.functions)
+        config = uvicorn.Config(
+            gateway,
+            host=self.host,
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+        )
+        self._server = uvicorn.Server(config)
+        self._server_thread = threading.Thread(target=self._server.run, daemon=True, name="gateway")
+        self._server_thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if not self._server_thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the local gateway could not listen on {self.url}")
+            time.sleep(0.02)
+        self._poller = SqsPoller(
+            self.template.sqs_sources, resolver, self.functions, self.aws.endpoint_url, LOCAL_REGION
+        )
+        self._poller.start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._server_thread is not None:
+            self._server_thread.join(timeout=10)
+        if self._poller is not None:
+            self._poller.stop()
+        self.aws.stop()

@@ -1,0 +1,36 @@
+"""Fixtures that start each real component once per test session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.client import PASSWORD, Api
+from support.server import DevServer
+
+
+@pytest.fixture(scope="session")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    server = DevServer(tmp_path_factory.mktemp("etikett") / "home")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def anonymous(dev_server: DevServer) -> Api:
+    return Api(dev_server.url)
+
+
+@pytest.fixture(scope="session")
+def admin(anonymous: Api) -> Api:
+    """The first admin, created by setup (the service starts empty)."""
+    response = anonymous.post("/auth/setup", json={"username": "root-admin", "password": PASSWORD})
+    assert response.status_code == 201, response.text
+    return anonymous.as_token(response.json()["token"])
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return Path(__file__).resolve().parents[1]

@@ -1,0 +1,1 @@
+"""Test support: the real local service in a subprocess, and an HTTP client for it."""

@@ -1,0 +1,90 @@
+"""Starts `etikett dev` as a real subprocess on a free port, as a user would, and stops it with
+SIGINT as Ctrl-C would."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class DevServer:
+    def __init__(
+        self, home: Path, port: int | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        self.home = home
+        self.port = port or free_port()
+        self.env = env or {}
+        self.process: subprocess.Popen[str] | None = None
+        self.log = home.parent / f"{home.name}-dev.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60) -> str:
+        """Start and wait until the API answers; returns what the server printed so far."""
+        env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
+            env.pop(name, None)
+        self._log_file = self.log.open("a")
+        offset = self._log_file.tell()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "etikett.local.cli",
+                "dev",
+                "--port",
+                str(self.port),
+                "--home",
+                str(self.home),
+                "--template",
+                str(REPO / "template.yaml"),
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"etikett dev exited:\n{self.log.read_text()}")
+            try:
+                ready = httpx.get(f"{self.url}/api/v1/version", timeout=2).status_code == 200
+                output = self.log.read_text()[offset:]
+                if ready and "Press Ctrl-C to stop." in output:
+                    return output
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise TimeoutError(f"etikett dev did not answer:\n{self.log.read_text()}")
+
+    def stop(self, timeout: float = 30) -> int:
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log_file.close()
+        return self.process.returncode
