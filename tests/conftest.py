@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from support.client import PASSWORD, Api
 from support.server import DevServer
 

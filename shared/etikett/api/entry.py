@@ -14,6 +14,15 @@ from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI
 from mangum import Mangum
 
+# Answers of these types travel as text; Mangum would base64-encode problem+json otherwise.
+TEXT_TYPES = [
+    "text/",
+    "application/json",
+    "application/problem+json",
+    "application/javascript",
+    "application/xml",
+]
+
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
@@ -21,7 +30,7 @@ def http_handler(app: FastAPI, service: str) -> Handler:
     logger = Logger(service=f"etikett-{service}")
     tracer = Tracer(service=f"etikett-{service}")
     metrics = Metrics(namespace="Etikett", service=f"etikett-{service}")
-    asgi = Mangum(app, lifespan="off", api_gateway_base_path="/")
+    asgi = Mangum(app, lifespan="off", api_gateway_base_path="/", text_mime_types=TEXT_TYPES)
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
     @tracer.capture_lambda_handler(capture_response=False)

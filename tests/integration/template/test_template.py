@@ -1,0 +1,115 @@
+"""template.yaml is the single source of truth: its routes must be exactly the routers' routes,
+and SAM's own tools must accept it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from etikett.api.groups import GROUPS, routes_of
+from etikett.local.template import load
+
+BIN = Path(sys.executable).parent
+
+
+def _router_routes(group: str) -> set[tuple[str, str]]:
+    return {(method, route.path) for route in routes_of(group).routes for method in route.methods}
+
+
+def test_every_group_is_a_function_whose_events_are_its_routes(repo: Path) -> None:
+    template = load(repo / "template.yaml")
+    by_group = {f.code_uri.name: f for f in template.functions.values()}
+    assert set(GROUPS) <= set(by_group)
+    for group in GROUPS:
+        function = by_group[group]
+        assert function.code_uri == repo / "functions" / group
+        declared = {
+            (r.method, r.path)
+            for r in template.routes
+            if r.function == function.logical_id and r.path != "$default"
+        }
+        assert declared == _router_routes(group), group
+
+
+def test_no_route_is_declared_twice_and_default_goes_to_misc(repo: Path) -> None:
+    template = load(repo / "template.yaml")
+    keys = [(r.method, r.path) for r in template.routes]
+    assert len(keys) == len(set(keys))
+    defaults = [r for r in template.routes if r.path == "$default"]
+    assert [template.functions[r.function].code_uri.name for r in defaults] == ["misc"]
+
+
+def test_functions_get_only_their_own_tables(repo: Path) -> None:
+    import yaml
+
+    from etikett.local.template import _CfnLoader
+
+    document = yaml.load((repo / "template.yaml").read_text(), Loader=_CfnLoader)
+    for name, resource in document["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for policy in resource["Properties"]["Policies"]:
+            ((kind, spec),) = policy.items()
+            assert kind.startswith("DynamoDB"), (name, kind)
+            assert spec["TableName"] != "*" and "Ref" in spec["TableName"], (name, spec)
+
+
+def test_cfn_lint_accepts_the_template(repo: Path) -> None:
+    result = subprocess.run(
+        [str(BIN / "cfn-lint"), "template.yaml"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_sam_validate_lint_accepts_the_template(repo: Path) -> None:
+    result = subprocess.run(
+        [str(BIN / "sam"), "validate", "--lint", "--region", "eu-central-1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "is a valid SAM Template" in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
+    build_dir = tmp_path / "build"
+    env = {
+        "PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "SAM_CLI_TELEMETRY": "0",
+    }
+    result = subprocess.run(
+        [
+            str(BIN / "sam"),
+            "build",
+            "--build-dir",
+            str(build_dir),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--region",
+            "eu-central-1",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (build_dir / "SharedLayer" / "python" / "etikett" / "api" / "app.py").is_file()
+    assert (build_dir / "DepsLayer" / "python" / "fastapi").is_dir()
+    for group in GROUPS:
+        function = next(p for p in build_dir.iterdir() if p.name.lower() == f"{group}function")
+        assert (function / "app.py").is_file()
+    shutil.rmtree(build_dir, ignore_errors=True)
