@@ -12,6 +12,7 @@ GROUPS: dict[str, str] = {
     "users": "etikett.api.users",
     "audit": "etikett.api.audit",
     "misc": "etikett.api.misc",
+    "labels": "etikett.api.labels",
 }
 
 

@@ -1,4 +1,4 @@
-"""Routes of the Miscellaneous group that need no other group: version and the OpenAPI document."""
+"""Routes of the Miscellaneous group: version, OpenAPI document, CEL evaluation and policies."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from etikett import API_VERSION, config
-from etikett.api.access import public
+from etikett.api.access import any_caller, public, requires
 from etikett.api.routing import not_in_mcp, router
+from etikett.domain import expressions, policies
 from etikett.domain.actors import Invocation
 
 routes = router(prefix="/api/v1", tags=["Miscellaneous"])
@@ -41,3 +42,45 @@ def get_openapi(invocation: Annotated[Invocation, public()]) -> JSONResponse:
     from etikett.api.openapi import document
 
     return JSONResponse(document())
+
+
+@routes.post(
+    "/cel/evaluate",
+    operation_id="postCelEvaluate",
+    response_model=expressions.CelResult,
+    summary="Evaluate a CEL expression against sample data",
+    description="Answers the value and its CEL type, or `cel.invalid` with the line and "
+    "column of the error. Helpers: format_date, add_days, pad, "
+    "gs1_check_digit, with_check_digit, format_number, upper, lower, trim; "
+    "plus `now` and `counters.<name>`.",
+    responses={422: {"description": "`cel.invalid` (params line, column, message)"}},
+)
+def evaluate(
+    body: expressions.CelEvaluation, invocation: Annotated[Invocation, any_caller()]
+) -> expressions.CelResult:
+    return expressions.evaluate(body)
+
+
+@routes.get(
+    "/policies",
+    operation_id="getPolicies",
+    response_model=policies.Policies,
+    summary="Read the service's policies (e.g. aiFreigabePflicht)",
+)
+def get_policies(invocation: Annotated[Invocation, any_caller()]) -> policies.Policies:
+    return policies.list_policies()
+
+
+@routes.put(
+    "/policies/{name}",
+    operation_id="putPolicy",
+    response_model=policies.Policy,
+    summary="Change a policy (an admin signed in as a person; never a token)",
+    responses={404: {"description": "Unknown policy (`policy.not_found`)"}},
+)
+def put_policy(
+    name: str,
+    body: policies.PolicyChange,
+    invocation: Annotated[Invocation, requires("admin", human=True)],
+) -> policies.Policy:
+    return policies.put(invocation, name, body)

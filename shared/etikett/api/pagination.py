@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Generic, TypeVar
 
 from fastapi import Query
 from pydantic import BaseModel
 
-from etikett.store.pages import DEFAULT_LIMIT, MAX_LIMIT, Page
+from etikett.store.pages import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    InvalidCursor,
+    Page,
+    decode_cursor,
+    encode_cursor,
+)
 
 T = TypeVar("T")
 
@@ -27,3 +35,15 @@ class ItemList(BaseModel, Generic[T]):
     @classmethod
     def of(cls, page: Page[T]) -> ItemList[T]:
         return cls(items=page.items, next_cursor=page.next_cursor)
+
+
+def static_page(items: Sequence[T], limit: int, cursor: str | None) -> Page[T]:
+    """A page of a fixed, in-memory catalog, with the same cursor contract as the tables."""
+    key = decode_cursor(cursor, {"offset"})
+    try:
+        start = int(key["offset"]["N"]) if key else 0
+    except ValueError:
+        raise InvalidCursor("The cursor does not belong to this list.", cursor=cursor) from None
+    end = start + limit
+    next_key = {"offset": {"N": str(end)}} if end < len(items) else None
+    return Page(items=list(items[start:end]), next_cursor=encode_cursor(next_key))

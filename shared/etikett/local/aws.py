@@ -4,11 +4,13 @@ moto keeps everything in memory, so `LocalAws` pickles all of moto's per-region 
 one state file (atomically, on a timer while requests change state, and on `stop()`) and
 assigns them back into moto's live backend dicts on `start()`.
 
-moto has no request lock of its own, so every request runs under the shared side of a
-reader/writer lock and a snapshot takes the exclusive side; that is what keeps snapshots from
-catching half-done writes. SQS long polls are answered by polling moto with
-``WaitTimeSeconds=0`` outside the lock (capped at `max_wait_seconds`), so that a waiting
-consumer never holds the lock and never delays a snapshot.
+moto has no request lock of its own: a snapshot taken during a request fails or catches a
+half-done write, and concurrent requests race each other (a TransactWriteItems deep-copies the
+whole table, and fails with "dictionary changed size during iteration" if another request
+writes to it meanwhile). So requests run under a reader/writer lock: read-only requests share
+it, state-changing requests and snapshots take it exclusively. SQS long polls are answered by
+polling moto with ``WaitTimeSeconds=0`` (capped at `max_wait_seconds`) and waiting outside the
+lock, so a waiting consumer never blocks other requests or a snapshot.
 
 The state file is a pickle: it is as trusted as the code that reads it, so keep it private
 (it is written with mode 0600). One `LocalAws` per process: moto's state is process-wide.
@@ -16,7 +18,9 @@ The state file is a pickle: it is as trusted as the code that reads it, so keep 
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import copy
 import io
 import json
 import logging
@@ -54,6 +58,9 @@ __all__ = ["LocalAws"]
 
 logger = logging.getLogger(__name__)
 
+Snapshot = dict[str, dict[str, dict[str, BaseBackend]]]
+_Response = tuple[str, list[tuple[str, str]], bytes]
+
 _MAGIC = b"ETIKETT-LOCAL-AWS-SNAPSHOT\n"
 _FORMAT = 1
 # moto's own bookkeeping (e.g. its reset API), not AWS state.
@@ -62,11 +69,14 @@ _SKIPPED_SERVICES = frozenset({"moto_api"})
 # back into this server); giving up lets blocked requests continue instead of deadlocking.
 _PERIODIC_LOCK_TIMEOUT = 5.0
 _EXPLICIT_LOCK_TIMEOUT = 30.0
+# A request that waits this long is answered 503, which SDKs retry; see _PERIODIC_LOCK_TIMEOUT.
+_REQUEST_LOCK_TIMEOUT = 10.0
 # A long poll also re-checks this often, for messages whose delay or visibility timeout ends.
 _POLL_RECHECK_SECONDS = 0.1
 _READ_ONLY_PREFIXES = ("List", "Describe")
-# Deliberately short: a wrongly "read-only" operation would lose data, a wrongly "mutating"
-# one only costs a snapshot. ("Get*" is not a safe prefix: GetShardIterator, cognito GetId...)
+# Deliberately short: a state-changing operation taken for read-only would race other requests
+# and could be left out of snapshots; the other mistake only costs some concurrency and a
+# snapshot. ("Get*" is not a safe prefix: GetShardIterator, cognito GetId...)
 _READ_ONLY_OPERATIONS = frozenset(
     {
         "BatchGetItem",
@@ -81,9 +91,6 @@ _READ_ONLY_OPERATIONS = frozenset(
         "Scan",
     }
 )
-
-Snapshot = dict[str, dict[str, dict[str, BaseBackend]]]
-_Response = tuple[str, list[tuple[str, str]], bytes]
 
 
 class LocalAws:
@@ -112,12 +119,14 @@ class LocalAws:
         self._dirty = False
         self._stopping = threading.Event()
         self._server: BaseWSGIServer | None = None
+        self._app: _LockingMotoApp | None = None
         self._server_thread: threading.Thread | None = None
         self._snapshot_thread: threading.Thread | None = None
         self._last_snapshot_error: str | None = None
 
     def start(self) -> None:
-        """Restore the state file (if any) into moto, then serve in daemon threads."""
+        """Replace moto's process-wide state with the state file's (or with nothing), then
+        serve in daemon threads."""
         if self._server is not None:
             raise RuntimeError("LocalAws is already started")
         # werkzeug logs every request at INFO; errors still come through.
@@ -129,9 +138,9 @@ class LocalAws:
         with self._lock.exclusive(timeout=None):
             _replace_backends(snapshot)
             self._dirty = False
-        app = _LockingMotoApp(self._lock, self._mark_dirty, self._max_wait_seconds)
+        self._app = _LockingMotoApp(self._lock, self._mark_dirty, self._max_wait_seconds)
         self._server = make_server(
-            self._host, self._port, app, threaded=True, request_handler=MotoRequestHandler
+            self._host, self._port, self._app, threaded=True, request_handler=MotoRequestHandler
         )
         self._stopping.clear()
         self._server_thread = threading.Thread(
@@ -177,7 +186,11 @@ class LocalAws:
         if self._snapshot_thread is not None:
             self._snapshot_thread.join()
             self._snapshot_thread = None
-        # Stop accepting requests first, so that no write can land after the final snapshot.
+        # Refuse requests before the final snapshot, so that no write can land after it: the
+        # handler threads of connections accepted before the shutdown live on.
+        if self._app is not None:
+            self._app.close()
+            self._app = None
         self._server.shutdown()
         if self._server_thread is not None:
             self._server_thread.join()
@@ -241,7 +254,7 @@ class LocalAws:
 
 
 class _ReadWriteLock:
-    """Writer-preferring reader/writer lock whose writer can give up after a timeout."""
+    """Writer-preferring reader/writer lock; both sides can give up after a timeout."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
@@ -250,39 +263,33 @@ class _ReadWriteLock:
         self._writers_waiting = 0
 
     @contextlib.contextmanager
-    def shared(self) -> Iterator[None]:
+    def shared(self, timeout: float | None) -> Iterator[bool]:
         with self._cond:
-            # Waiting writers go first, or a steady stream of requests would starve snapshots.
-            while self._writer or self._writers_waiting:
-                self._cond.wait()
-            self._readers += 1
+            # Waiting writers go first, or a steady stream of reads would starve them.
+            acquired = self._wait(lambda: self._writer or self._writers_waiting > 0, timeout)
+            if acquired:
+                self._readers += 1
         try:
-            yield
+            yield acquired
         finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
+            if acquired:
+                with self._cond:
+                    self._readers -= 1
+                    if not self._readers:
+                        self._cond.notify_all()
 
     @contextlib.contextmanager
     def exclusive(self, timeout: float | None) -> Iterator[bool]:
-        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             self._writers_waiting += 1
             try:
-                while self._writer or self._readers:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        break
-                    self._cond.wait(remaining)
-                else:
-                    self._writer = True
+                acquired = self._wait(lambda: self._writer or self._readers > 0, timeout)
+                self._writer = acquired
             finally:
                 self._writers_waiting -= 1
-                if not self._writer:
-                    # We gave up: wake the readers that were held back for us.
+                if not self._writers_waiting:
+                    # Readers held back for waiting writers may go once none are left waiting.
                     self._cond.notify_all()
-            acquired = self._writer
         try:
             yield acquired
         finally:
@@ -291,9 +298,19 @@ class _ReadWriteLock:
                     self._writer = False
                     self._cond.notify_all()
 
+    def _wait(self, blocked: Callable[[], bool], timeout: float | None) -> bool:
+        """With the condition held: wait until not `blocked()`; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while blocked():
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            self._cond.wait(remaining)
+        return True
+
 
 class _LockingMotoApp:
-    """moto's WSGI app, run under the shared lock, with SQS long polls done outside it."""
+    """moto's WSGI app behind the reader/writer lock, with SQS long polls done outside it."""
 
     def __init__(
         self, lock: _ReadWriteLock, mark_dirty: Callable[[], None], max_wait_seconds: int
@@ -305,28 +322,33 @@ class _LockingMotoApp:
         # Bumped after every state-changing request, so that long polls can wake up early.
         self._activity = threading.Condition()
         self._generation = 0
+        self._closed = False
+
+    def close(self) -> None:
+        """Refuse all further requests."""
+        self._closed = True
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        operation = _operation(environ)
-        wait = self._rewrite_receive(environ) if operation == "ReceiveMessage" else None
+        # Read up front, not under the lock: a slow or stalled client must not hold it.
+        request_body = _read_body(environ)
+        operation = _operation(environ, request_body)
+        wait = None
+        if operation == "ReceiveMessage":
+            wait = self._rewrite_receive(environ, request_body)
         if wait is not None:
             status, headers, body = self._long_poll(environ, wait)
+        elif _is_read_only(environ["REQUEST_METHOD"], operation):
+            status, headers, body = self._call(environ, exclusive=False, dirty_if=_never)
         else:
-            mutating = not _is_read_only(environ["REQUEST_METHOD"], operation)
-            status, headers, body = self._call(environ, mutating=mutating)
-            if mutating:
-                with self._activity:
-                    self._generation += 1
-                    self._activity.notify_all()
+            status, headers, body = self._call(environ, exclusive=True, dirty_if=_always)
+            with self._activity:
+                self._generation += 1
+                self._activity.notify_all()
         start_response(status, headers)
         return [body]
 
     def _call(
-        self,
-        environ: WSGIEnvironment,
-        *,
-        mutating: bool,
-        dirty_if: Callable[[bytes], bool] | None = None,
+        self, environ: WSGIEnvironment, *, exclusive: bool, dirty_if: Callable[[bytes], bool]
     ) -> _Response:
         captured: list[tuple[str, list[tuple[str, str]]]] = []
         chunks: list[bytes] = []
@@ -335,57 +357,63 @@ class _LockingMotoApp:
             captured.append((status, headers))
             return chunks.append
 
-        with self._lock.shared():
-            if mutating:
-                self._mark_dirty()
-            result = self._app(environ, capture)
-            # The body is consumed under the lock too: it may still be read from live state.
+        lock = self._lock.exclusive if exclusive else self._lock.shared
+        with lock(_REQUEST_LOCK_TIMEOUT) as acquired:
+            if not acquired:
+                return _unavailable("lock timed out")
+            # Checked under the lock: whatever got in before stop()'s final snapshot is in it.
+            if self._closed:
+                return _unavailable("stopped")
+            body = b""
             try:
-                chunks.extend(result)
+                result = self._app(environ, capture)
+                # Consumed under the lock too: the body may still be read from live state.
+                try:
+                    chunks.extend(result)
+                finally:
+                    close = getattr(result, "close", None)
+                    if close is not None:
+                        close()
+                body = b"".join(chunks)
             finally:
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
-            body = b"".join(chunks)
-            if dirty_if is not None and dirty_if(body):
-                self._mark_dirty()
+                # Also after an exception: the request may have changed some state already.
+                if dirty_if(body):
+                    self._mark_dirty()
         status, headers = captured[-1]
         return status, headers, body
 
-    def _rewrite_receive(self, environ: WSGIEnvironment) -> float | None:
+    def _rewrite_receive(self, environ: WSGIEnvironment, body: bytes) -> float | None:
         """Set WaitTimeSeconds to 0 in the request; return how long to poll, or None.
 
         An absent WaitTimeSeconds would make moto use the queue's default, which can be 20 s,
-        so it is treated as a request for the maximum wait.
+        so it is treated as a request for the maximum wait. None leaves the request as it is:
+        invalid values (moto answers with a validation error at once) and query protocol
+        GETs (moto ignores their parameters anyway; no SDK sends them).
         """
         if environ.get("HTTP_X_AMZ_TARGET"):
-            body = _read_body(environ)
             try:
                 params = json.loads(body or b"{}")
                 requested = params.get("WaitTimeSeconds", self._max_wait_seconds)
             except (ValueError, AttributeError):
                 return None
             if type(requested) is not int or not 0 <= requested <= 20:
-                return None  # moto answers with the proper validation error at once
+                return None
             params["WaitTimeSeconds"] = 0
             _set_body(environ, json.dumps(params).encode())
-        else:
-            in_query = environ.get("REQUEST_METHOD") == "GET" or not _is_form(environ)
-            raw = environ.get("QUERY_STRING", "") if in_query else _read_body(environ).decode()
-            pairs = parse_qsl(raw, keep_blank_values=True)
-            values = [value for key, value in pairs if key == "WaitTimeSeconds"]
+        elif environ.get("REQUEST_METHOD") == "POST" and _is_form(environ):
             try:
+                pairs = parse_qsl(body.decode(), keep_blank_values=True)
+                values = [value for key, value in pairs if key == "WaitTimeSeconds"]
                 requested = int(values[-1]) if values else self._max_wait_seconds
-            except ValueError:
+            except ValueError:  # includes UnicodeDecodeError
                 return None
             if not 0 <= requested <= 20:
                 return None
-            pairs = [(k, v) for k, v in pairs if k != "WaitTimeSeconds"]
+            pairs = [(key, value) for key, value in pairs if key != "WaitTimeSeconds"]
             pairs.append(("WaitTimeSeconds", "0"))
-            if in_query:
-                environ["QUERY_STRING"] = urlencode(pairs)
-            else:
-                _set_body(environ, urlencode(pairs).encode())
+            _set_body(environ, urlencode(pairs).encode())
+        else:
+            return None
         return float(min(requested, self._max_wait_seconds))
 
     def _long_poll(self, environ: WSGIEnvironment, wait: float) -> _Response:
@@ -398,7 +426,7 @@ class _LockingMotoApp:
             attempt["wsgi.input"] = io.BytesIO(body)
             # An empty receive changes nothing worth a snapshot (at most it moves a message to
             # the DLQ, which the next receive after a restart would do again).
-            status, headers, payload = self._call(attempt, mutating=False, dirty_if=_has_messages)
+            status, headers, payload = self._call(attempt, exclusive=True, dirty_if=_has_messages)
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not status.startswith("200") or _has_messages(payload):
                 return status, headers, payload
@@ -407,7 +435,7 @@ class _LockingMotoApp:
                     self._activity.wait(min(remaining, _POLL_RECHECK_SECONDS))
 
 
-def _operation(environ: WSGIEnvironment) -> str | None:
+def _operation(environ: WSGIEnvironment, body: bytes) -> str | None:
     """The API operation for JSON and query protocol requests; None for REST requests."""
     target: str = environ.get("HTTP_X_AMZ_TARGET", "")
     if target:
@@ -417,7 +445,7 @@ def _operation(environ: WSGIEnvironment) -> str | None:
             return value
     if environ.get("REQUEST_METHOD") == "POST" and _is_form(environ):
         try:
-            for key, value in parse_qsl(_read_body(environ).decode()):
+            for key, value in parse_qsl(body.decode()):
                 if key == "Action":
                     return value
         except UnicodeDecodeError:
@@ -429,6 +457,14 @@ def _is_read_only(method: str, operation: str | None) -> bool:
     if operation is None:
         return method in ("GET", "HEAD", "OPTIONS")
     return operation.startswith(_READ_ONLY_PREFIXES) or operation in _READ_ONLY_OPERATIONS
+
+
+def _always(_: bytes) -> bool:
+    return True
+
+
+def _never(_: bytes) -> bool:
+    return False
 
 
 def _has_messages(payload: bytes) -> bool:
@@ -460,6 +496,12 @@ def _set_body(environ: WSGIEnvironment, body: bytes) -> None:
     environ.pop("wsgi.input_terminated", None)
 
 
+def _unavailable(reason: str) -> _Response:
+    body = f"local AWS: {reason}\n".encode()
+    headers = [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]
+    return "503 Service Unavailable", headers, body
+
+
 # --- snapshot format -------------------------------------------------------------------------
 
 
@@ -476,6 +518,34 @@ def _dump_backends() -> bytes:
         }
         if accounts:
             state[_backend_dict_key(backend_dict)] = accounts
+    try:
+        return _pickle(state)
+    except Exception:
+        # One service whose models do not pickle must not cost the state of all the others.
+        failures: dict[str, Exception] = {}
+        for key, accounts in state.items():
+            try:
+                _pickle({key: accounts})
+            except Exception as exc:
+                failures[key] = exc
+        if not failures:
+            raise
+        for key, exc in failures.items():
+            if key not in _unpicklable_warned:
+                _unpicklable_warned.add(key)
+                logger.warning(
+                    "moto state of %s cannot be saved and will be lost on restart (%s: %s)",
+                    key,
+                    type(exc).__name__,
+                    exc,
+                )
+        return _pickle({key: value for key, value in state.items() if key not in failures})
+
+
+_unpicklable_warned: set[str] = set()
+
+
+def _pickle(state: Snapshot) -> bytes:
     buffer = io.BytesIO()
     _SnapshotPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
     return buffer.getvalue()
@@ -609,6 +679,36 @@ def _load_public_key(der: bytes) -> PublicKeyTypes:
     return serialization.load_der_public_key(der)
 
 
+def _load_certificate(der: bytes) -> x509.Certificate:
+    return x509.load_der_x509_certificate(der)
+
+
+class _EmptyLike:
+    """Picklable stand-in for a factory like ``lambda: defaultdict(dict)``: copies of the
+    (empty) value the original factory made."""
+
+    def __init__(self, sample: object) -> None:
+        self.sample = sample
+
+    def __call__(self) -> object:
+        return copy.deepcopy(self.sample)
+
+
+_EMPTY_CONTAINER_TYPES = (dict, list, set, collections.defaultdict, collections.OrderedDict)
+
+
+def _reduce_defaultdict(value: collections.defaultdict[Any, Any]) -> Any:
+    factory = value.default_factory
+    if factory is None or "<" not in getattr(factory, "__qualname__", ""):
+        return NotImplemented  # pickles as usual
+    # moto builds some defaultdicts with lambdas (SSM tags, Lambda aliases), which pickle
+    # cannot name. Only a factory of fresh empty containers can be replaced safely.
+    sample = factory()
+    if type(sample) not in _EMPTY_CONTAINER_TYPES or sample:
+        return NotImplemented  # fails, and _dump_backends leaves that service out
+    return collections.defaultdict, (_EmptyLike(sample),), None, None, iter(value.items())
+
+
 _PRIVATE_KEY_CLASSES = typing.get_args(PrivateKeyTypes)
 _PUBLIC_KEY_CLASSES = typing.get_args(PublicKeyTypes)
 _LOCK_TYPE = type(threading.Lock())
@@ -650,9 +750,11 @@ def _reducer_for(cls: type) -> _Reducer | None:
         )
     if issubclass(cls, x509.Certificate):
         return lambda cert: (
-            x509.load_der_x509_certificate,
+            _load_certificate,
             (cert.public_bytes(serialization.Encoding.DER),),
         )
+    if cls is collections.defaultdict:
+        return _reduce_defaultdict
     if issubclass(cls, BackendDict):
         # A reference to moto's live registry must come back as the live one, not a copy.
         return lambda backend_dict: (_backend_dict_by_key, (_backend_dict_key(backend_dict),))

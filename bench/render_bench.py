@@ -1,0 +1,268 @@
+"""Render benchmarks: preview latency, ZPL Z64 packing against zebrafy, peak memory at 600 dpi.
+
+    .venv/bin/python bench/render_bench.py                 # everything, a table at the end
+    .venv/bin/python bench/render_bench.py --repeat 200
+
+1. Preview of a GS1 logistics label (4 x 6 in, 203 dpi: sender and address blocks, a GS1-128 SSCC,
+   a GS1 DataMatrix, frame and rule): render + 1-bit PNG, in process, median. "cold" forgets the
+   encoded barcodes before each run (fonts stay loaded, as in a warm Lambda); "warm" keeps them.
+2. ZPL ^GFA Z64 of the same 4 x 6 in raster: ours against zebrafy's ZebrafyImage on the same PIL
+   image (checked to carry the same Z64 data), medians and the ratio.
+3. A fresh process that imports the renderer and renders + packs a 4 x 6 in label at 600 dpi:
+   its wall time and peak RSS (ru_maxrss).
+
+Exit status 0 when every measurement ran (a budget FAIL is a finding, not an error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+PREVIEW_BUDGET_MS = 30.0
+RSS_BUDGET_MB = 150.0
+MARKER = "RENDER-BENCH "
+
+GS1_128 = "(00)340123450000000000"
+GS1_DM = "(01)09501101530003(17)270101(10)AB12"
+
+
+def logistics_label(dpi: int) -> Any:
+    from etikett.dsl.label import LabelDocument
+
+    def text(id_: str, content: str, **fields: Any) -> dict[str, Any]:
+        return {"id": id_, "type": "text", "content": content, **fields}
+
+    def code(id_: str, symbology: str, content: str, **fields: Any) -> dict[str, Any]:
+        return {"id": id_, "type": "barcode", "symbology": symbology, "content": content, **fields}
+
+    return LabelDocument.model_validate(
+        {
+            "size": {"width_mm": 101.6, "height_mm": 152.4},
+            "dpi": dpi,
+            "objects": [
+                text("from-title", "FROM", x_mm=4, y_mm=4, size_pt=7, weight=700),
+                text(
+                    "from",
+                    "Etikett Versand GmbH\nGroßstraße 12 · 10115 Berlin",
+                    x_mm=4,
+                    y_mm=7,
+                    size_pt=9,
+                    width_mm=60,
+                    wrap=True,
+                ),
+                text("to-title", "TO", x_mm=4, y_mm=18, size_pt=7, weight=700),
+                text(
+                    "to",
+                    "Müller & Söhne KG\nWarenannahme Tor 3\nHafenstraße 77\n20457 Hamburg",
+                    x_mm=4,
+                    y_mm=21,
+                    size_pt=13,
+                    weight=600,
+                    width_mm=92,
+                    height_mm=26,
+                    shrink_to_fit=True,
+                ),
+                {
+                    "id": "rule",
+                    "type": "line",
+                    "x_mm": 0,
+                    "y_mm": 50,
+                    "length_mm": 101.6,
+                    "thickness_mm": 0.6,
+                },
+                text("carrier", "PAKET · 12,40 €", x_mm=4, y_mm=53, size_pt=16, weight=700),
+                code("dm", "gs1-datamatrix", GS1_DM, x_mm=72, y_mm=53),
+                {
+                    "id": "frame",
+                    "type": "box",
+                    "x_mm": 2,
+                    "y_mm": 78,
+                    "width_mm": 97.6,
+                    "height_mm": 70,
+                    "line_mm": 0.5,
+                },
+                text("sscc-title", "SSCC", x_mm=6, y_mm=81, size_pt=8, weight=700),
+                code("sscc", "gs1-128", GS1_128, x_mm=11, y_mm=88, height_mm=32),
+            ],
+        }
+    )
+
+
+def median_ms(action: Callable[[], Any], repeat: int, warmup: int = 5) -> float:
+    for _ in range(warmup):
+        action()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def bench_preview(repeat: int) -> dict[str, float]:
+    from etikett.render import clear_caches, render, to_png
+
+    document = logistics_label(203)
+
+    def cold() -> None:
+        clear_caches()
+        to_png(render(document, {}))
+
+    def warm() -> None:
+        to_png(render(document, {}))
+
+    return {"cold": median_ms(cold, repeat), "warm": median_ms(warm, repeat)}
+
+
+def bench_zpl(repeat: int) -> dict[str, Any]:
+    from etikett.render import encode_zpl, render
+
+    image = render(logistics_label(203), {})
+    result: dict[str, Any] = {
+        "ours": median_ms(lambda: encode_zpl(image), repeat),
+        "acs": median_ms(lambda: encode_zpl(image, compression="acs"), max(5, repeat // 4)),
+    }
+    try:
+        from zebrafy import ZebrafyImage
+    except ImportError:
+        result["zebrafy"] = None
+        return result
+
+    def zebrafy() -> str:
+        return str(ZebrafyImage(image, format="Z64", complete_zpl=True).to_zpl())
+
+    field = re.compile(r":Z64:[^:]+:[0-9A-F]{4}")
+    same = field.search(zebrafy()) is not None and (
+        field.search(zebrafy())[0] == field.search(encode_zpl(image).decode())[0]  # type: ignore[index]
+    )
+    result.update(zebrafy=median_ms(zebrafy, repeat), same_data=same)
+    return result
+
+
+def child_600dpi() -> None:
+    start = time.perf_counter()
+    from etikett.render import encode_zpl, render, to_png
+
+    image = render(logistics_label(600), {})
+    png = to_png(image)
+    job = encode_zpl(image)
+    elapsed = (time.perf_counter() - start) * 1000
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        MARKER
+        + json.dumps(
+            {
+                "ms": elapsed,
+                "peak_mb": peak_kb / 1024,
+                "size": image.size,
+                "png": len(png),
+                "zpl": len(job),
+            }
+        )
+    )
+
+
+def bench_600dpi() -> dict[str, Any]:
+    baseline = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource, etikett.dsl.label; "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = subprocess.run(
+        [sys.executable, __file__, "--child-600dpi"], capture_output=True, text=True, check=True
+    )
+    line = next(line for line in out.stdout.splitlines() if line.startswith(MARKER))
+    result: dict[str, Any] = json.loads(line[len(MARKER) :])
+    result["baseline_mb"] = int(baseline.stdout.strip()) / 1024
+    return result
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "FAIL"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=100)
+    parser.add_argument("--child-600dpi", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_600dpi:
+        child_600dpi()
+        return 0
+
+    preview = bench_preview(args.repeat)
+    zpl = bench_zpl(args.repeat)
+    big = bench_600dpi()
+
+    rows = [
+        (
+            "preview 4x6 in @203, render + PNG, cold caches",
+            f"{preview['cold']:.2f} ms",
+            f"< {PREVIEW_BUDGET_MS:.0f} ms",
+            verdict(preview["cold"] < PREVIEW_BUDGET_MS),
+        ),
+        (
+            "preview 4x6 in @203, render + PNG, warm",
+            f"{preview['warm']:.2f} ms",
+            f"< {PREVIEW_BUDGET_MS:.0f} ms",
+            verdict(preview["warm"] < PREVIEW_BUDGET_MS),
+        ),
+        ("ZPL ^GFA Z64 4x6 in @203, ours", f"{zpl['ours']:.2f} ms", "", ""),
+        ("ZPL ^GFA ACS 4x6 in @203, ours", f"{zpl['acs']:.2f} ms", "", ""),
+    ]
+    if zpl["zebrafy"] is not None:
+        ratio = zpl["zebrafy"] / zpl["ours"]
+        rows += [
+            ("ZPL ^GFA Z64 4x6 in @203, zebrafy", f"{zpl['zebrafy']:.2f} ms", "", ""),
+            (
+                "zebrafy / ours (same Z64 data: " + ("yes" if zpl["same_data"] else "NO") + ")",
+                f"{ratio:.2f}x",
+                "> 1x",
+                verdict(ratio > 1 and zpl["same_data"]),
+            ),
+        ]
+    else:
+        rows.append(("zebrafy", "not installed (pip install zebrafy)", "", "skipped"))
+    rows += [
+        (
+            f"fresh process: import + render + PNG + ZPL @600 ({big['size'][0]}x{big['size'][1]})",
+            f"{big['ms']:.0f} ms",
+            "",
+            "",
+        ),
+        (
+            "fresh process @600 dpi: peak RSS",
+            f"{big['peak_mb']:.1f} MB",
+            f"< {RSS_BUDGET_MB:.0f} MB",
+            verdict(big["peak_mb"] < RSS_BUDGET_MB),
+        ),
+        ("  (python + label model alone)", f"{big['baseline_mb']:.1f} MB", "", ""),
+    ]
+    widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
+    header = ("measurement", "result", "target", "")
+    widths = [max(w, len(h)) for w, h in zip(widths, header, strict=True)]
+    print(f"render benchmarks ({args.repeat} runs each, medians; Python {sys.version.split()[0]})")
+    for row in (header, tuple("-" * w for w in widths), *rows):
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Ready-made starting points: media presets (label stock) and Vorlagen (label templates)."""

@@ -1,0 +1,162 @@
+"""Editing documents (labels, forms, later flows): RFC 6902 patches, the rule that object ids are
+kept, and validation failures that name the JSON path of each problem."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from etikett.errors import Conflict, EtikettError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class DocumentInvalid(EtikettError):
+    status, code, title = 422, "document.invalid", "Invalid document"
+
+
+class IdChanged(EtikettError):
+    status, code, title = 422, "document.id_changed", "Object ids must be kept"
+
+
+class PatchFailed(EtikettError):
+    status, code, title = 422, "document.patch_failed", "The patch does not apply"
+
+
+class VersionConflict(Conflict):
+    code, title = "document.version_conflict", "Stale base version"
+
+
+def _pointer_token(part: Any) -> str:
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def json_path(loc: Sequence[Any], data: Any) -> str:
+    """A pydantic error location as a JSON pointer into `data`, dropping union tags."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict):
+            if part in node:
+                node = node[part]
+                parts.append(_pointer_token(part))
+            elif node.get("type") == part:
+                continue  # the discriminator tag pydantic inserts for tagged unions
+            else:
+                node = None
+                parts.append(_pointer_token(part))
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            parts.append(str(part))
+        else:
+            node = None
+            parts.append(_pointer_token(part))
+    return "/" + "/".join(parts) if parts else ""
+
+
+def validate(model: type[M], data: Any, *, prefix: str = "") -> M:
+    """`model` from `data`, or `document.invalid` listing every error with its JSON path."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        errors = [
+            {
+                "path": prefix + json_path(item["loc"], data),
+                "message": item["msg"].removeprefix("Value error, "),
+                "type": item["type"],
+            }
+            for item in error.errors(include_url=False)
+        ]
+        paths = ", ".join(sorted({e["path"] or "/" for e in errors}))
+        raise DocumentInvalid(f"The document is invalid at {paths}.", errors=errors) from None
+
+
+def invalid(path: str, message: str) -> DocumentInvalid:
+    return DocumentInvalid(
+        f"The document is invalid at {path}: {message}",
+        errors=[{"path": path, "message": message, "type": "value_error"}],
+    )
+
+
+def apply_patch(
+    document: dict[str, Any], operations: list[dict[str, Any]], *, id_collection: str | None = None
+) -> dict[str, Any]:
+    """Apply RFC 6902 operations to a copy of `document`; the original is never touched.
+
+    With `id_collection` (objects, fields, nodes), the ids of that list's items are kept: a patch
+    may remove a whole item (`remove /objects/3` deletes it) but never change or drop an id any
+    other way — replacing an id, or replacing an item or the whole list with other ids.
+    """
+    import jsonpatch
+    import jsonpointer
+
+    if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
+        raise PatchFailed("`operations` must be a list of RFC 6902 operation objects.")
+    current: Any = document
+    removed: set[Any] = set()
+    for index, operation in enumerate(operations):
+        if id_collection is not None:
+            removed |= _removed_ids(current, operation, id_collection, index)
+        try:
+            current = jsonpatch.JsonPatch([operation]).apply(current, in_place=False)
+        except jsonpatch.JsonPatchTestFailed as error:
+            raise PatchFailed(
+                f"operations[{index}]: the `test` failed: {error}",
+                index=index,
+                reason="test_failed",
+            ) from None
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as error:
+            raise PatchFailed(
+                f"operations[{index}] does not apply: {error}", index=index, reason=str(error)
+            ) from None
+        except (TypeError, KeyError, IndexError, ValueError, AttributeError) as error:
+            raise PatchFailed(
+                f"operations[{index}] is malformed: {error}", index=index, reason=str(error)
+            ) from None
+    if not isinstance(current, dict):
+        raise PatchFailed("The patch must leave an object at the document root.")
+    if id_collection is not None:
+        kept = set(ids_of(current, id_collection))
+        dropped = [i for i in ids_of(document, id_collection) if i not in kept and i not in removed]
+        if dropped:
+            raise IdChanged(
+                f"The patch drops or changes the ids {dropped}; ids are kept (delete an item "
+                f"with `remove /{id_collection}/<index>`).",
+                ids=dropped,
+            )
+    return current
+
+
+def ids_of(document: Any, collection: str) -> list[Any]:
+    items = document.get(collection) if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [item.get("id") for item in items if isinstance(item, dict)]
+
+
+def _removed_ids(current: Any, operation: dict[str, Any], collection: str, index: int) -> set[Any]:
+    """Ids this operation deletes outright; refuses operations aimed at an id itself."""
+    op = operation.get("op")
+    for key in ("path", "from"):
+        parts = str(operation.get(key, "")).split("/")
+        if (
+            len(parts) == 4
+            and parts[1] == collection
+            and parts[3] == "id"
+            and not (key == "from" and op == "copy")
+        ):
+            raise IdChanged(
+                f"operations[{index}] (`{op} {operation.get(key)}`) would change an "
+                "id; ids are kept.",
+                index=index,
+                path=operation.get(key),
+            )
+    parts = str(operation.get("path", "")).split("/")
+    if op == "remove" and len(parts) == 3 and parts[1] == collection and parts[2].isdigit():
+        items = current.get(collection) if isinstance(current, dict) else None
+        position = int(parts[2])
+        if isinstance(items, list) and position < len(items) and isinstance(items[position], dict):
+            return {items[position].get("id")}
+    return set()

@@ -1,0 +1,489 @@
+"""Label and form documents and their versions: reading, patching into a new version, release.
+
+Every saved version records its author. While `aiFreigabePflicht` is on, a version authored by a
+service actor (an agent) can only be approved by a person; a person's version by any approver.
+Approving makes a version the released one (the previous one is retired) and records a
+`label.approved` event in the outbox, in the same transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from pynamodb.exceptions import TransactWriteError
+
+from etikett import clock
+from etikett.domain import audit, documents, policies
+from etikett.domain.actors import Invocation
+from etikett.dsl.form import FormDocument, FormField
+from etikett.dsl.label import LabelDocument
+from etikett.errors import EtikettError, NotFound, PayloadTooLarge
+from etikett.ids import new_id
+from etikett.store.base import cancellation_codes, transaction
+from etikett.store.events import EventRecord
+from etikett.store.labels import (
+    MAX_DOCUMENT_BYTES,
+    META_SK,
+    LabelRecord,
+    VersionRecord,
+    pack,
+    unpack,
+    version_sk,
+)
+from etikett.store.pages import Page, read_page
+
+DocumentKind = Literal["label", "form"]
+VersionStatus = Literal["draft", "approved", "retired"]
+_FIELD_KINDS = {
+    "string": "text",
+    "integer": "integer",
+    "number": "number",
+    "date": "date",
+    "boolean": "checkbox",
+}
+
+
+class Author(BaseModel):
+    actor: Literal["human", "service"]
+    subject: str
+
+
+class VersionEntry(BaseModel):
+    version: int
+    status: VersionStatus
+    author: Author
+    created_at: str
+    comment: str | None = None
+    status_changed_at: str | None = None
+    status_changed_by: str | None = None
+
+
+class VersionWithDocument(VersionEntry):
+    document: dict[str, Any]
+
+
+class DocumentAnswer(BaseModel):
+    version: int = Field(description="The version read or saved (0: a form derived, not saved).")
+    status: VersionStatus | Literal["derived"]
+    document: dict[str, Any]
+
+
+class DocumentPatch(BaseModel):
+    model_config = {"extra": "forbid"}
+    operations: list[dict[str, Any]] = Field(
+        max_length=1000,
+        description="RFC 6902 JSON Patch operations, applied in order.",
+        examples=[[{"op": "replace", "path": "/objects/0/content", "value": "Hello"}]],
+    )
+    base_version: int | None = Field(
+        default=None,
+        ge=0,
+        description="The version the patch was made against; refused (409) if a newer exists.",
+    )
+    comment: str | None = Field(default=None, max_length=1000)
+
+
+class StatusChange(BaseModel):
+    model_config = {"extra": "forbid"}
+    version: int = Field(ge=1)
+    status: VersionStatus
+    comment: str | None = Field(default=None, max_length=1000)
+    document: DocumentKind = Field(
+        default="label", description="Whose version: the label's or its form's."
+    )
+
+
+class NotReleasable(EtikettError):
+    status, code, title = 409, "label.version_not_found", "No such version"
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def _cel_check(
+    source: str | None, declared: dict[str, Any], path: str, extra_names: tuple[str, ...] = ()
+) -> None:
+    if source is None:
+        return
+    from etikett.cel import CelInvalid, check
+
+    try:
+        check(source, declared, extra_names=extra_names)
+    except CelInvalid as error:
+        raise documents.DocumentInvalid(
+            f"The document is invalid at {path}: {error.detail}",
+            errors=[
+                {
+                    "path": path,
+                    "message": error.detail,
+                    "type": "cel.invalid",
+                    "line": error.params.get("line"),
+                    "column": error.params.get("column"),
+                }
+            ],
+        ) from None
+
+
+def validate_label(data: Any) -> LabelDocument:
+    """A label document, with every CEL expression compiled against the declared variables."""
+    document = documents.validate(LabelDocument, data)
+    declared = {v.name: v.type for v in document.variables}
+    for index, variable in enumerate(document.variables):
+        _cel_check(variable.expression, declared, f"/variables/{index}/expression")
+    for index, obj in enumerate(document.objects):
+        _cel_check(getattr(obj, "expression", None), declared, f"/objects/{index}/expression")
+    return document
+
+
+def validate_form(data: Any, label: LabelDocument) -> FormDocument:
+    form = documents.validate(FormDocument, data)
+    entered = {v.name: v.type for v in label.variables if v.expression is None}
+    declared = {v.name: v.type for v in label.variables}
+    for index, field in enumerate(form.fields):
+        if field.variable not in entered:
+            raise documents.invalid(
+                f"/fields/{index}/variable",
+                f"{field.variable!r} is not an entered variable of the label",
+            )
+        _cel_check(field.validation, declared, f"/fields/{index}/validation", ("value",))
+    return form
+
+
+def derived_form(label: LabelDocument) -> FormDocument:
+    """The form a label gets without an authored one: a field per entered variable."""
+    return FormDocument(
+        fields=[
+            FormField(
+                id=f"field_{v.name}",
+                variable=v.name,
+                label=v.description or v.name.replace("_", " ").capitalize(),
+                kind=_FIELD_KINDS[v.type],
+                required=v.required,
+            )  # type: ignore[arg-type]
+            for v in label.variables
+            if v.expression is None
+        ]
+    )
+
+
+# --- versions --------------------------------------------------------------------------------
+
+
+def new_version_record(
+    invocation: Invocation,
+    label_id: str,
+    kind: DocumentKind,
+    version: int,
+    document: dict[str, Any],
+    comment: str | None,
+) -> VersionRecord:
+    blob = pack(document)
+    if len(blob) > MAX_DOCUMENT_BYTES:
+        raise PayloadTooLarge(
+            f"The document is {len(blob)} bytes compressed; at most {MAX_DOCUMENT_BYTES}.",
+            "document.too_large",
+            size=len(blob),
+            limit=MAX_DOCUMENT_BYTES,
+        )
+    caller = invocation.caller
+    assert caller is not None
+    return VersionRecord(
+        label_id=label_id,
+        sk=version_sk(kind, version),
+        document_kind=kind,
+        version=version,
+        status="draft",
+        author_actor=caller.actor,
+        author_subject=caller.subject,
+        comment=comment,
+        created_at=clock.now(),
+        document=blob,
+    )
+
+
+def _entry(record: VersionRecord) -> VersionEntry:
+    return VersionEntry(
+        version=int(record.version),
+        status=record.status,  # type: ignore[arg-type]
+        author=Author(actor=record.author_actor, subject=record.author_subject),  # type: ignore[arg-type]
+        created_at=clock.rfc3339(record.created_at),
+        comment=record.comment,
+        status_changed_at=clock.rfc3339(record.status_changed_at)
+        if record.status_changed_at
+        else None,
+        status_changed_by=record.status_changed_by,
+    )
+
+
+def _load_meta(label_id: str) -> LabelRecord:
+    try:
+        return LabelRecord.get(label_id, META_SK)
+    except LabelRecord.DoesNotExist:
+        raise NotFound(f"No label {label_id}.", "label.not_found", label_id=label_id) from None
+
+
+def load_version(label_id: str, kind: DocumentKind, version: int) -> VersionRecord:
+    try:
+        return VersionRecord.get(label_id, version_sk(kind, version))
+    except VersionRecord.DoesNotExist:
+        raise NotFound(
+            f"{label_id} has no {kind} version {version}.",
+            "label.version_not_found",
+            label_id=label_id,
+            version=version,
+            document=kind,
+        ) from None
+
+
+def get_document(label_id: str, version: int | None = None) -> DocumentAnswer:
+    meta = _load_meta(label_id)
+    record = load_version(label_id, "label", version or int(meta.latest_version))
+    return DocumentAnswer(
+        version=int(record.version),
+        status=record.status,  # type: ignore[arg-type]
+        document=unpack(record.document),
+    )
+
+
+def label_document(label_id: str, version: int | None = None) -> tuple[int, LabelDocument]:
+    answer = get_document(label_id, version)
+    return answer.version, LabelDocument.model_validate(answer.document)
+
+
+def list_versions(
+    label_id: str, kind: DocumentKind, limit: int, cursor: str | None
+) -> Page[VersionEntry]:
+    _load_meta(label_id)
+
+    def query(**page: object) -> object:
+        return VersionRecord.query(
+            label_id, VersionRecord.sk.startswith(f"{kind}#"), scan_index_forward=False, **page
+        )
+
+    return read_page(query, {"label_id", "sk"}, limit, cursor, _entry)
+
+
+def get_version(label_id: str, version: int) -> VersionWithDocument:
+    _load_meta(label_id)
+    record = load_version(label_id, "label", version)
+    return VersionWithDocument(**_entry(record).model_dump(), document=unpack(record.document))
+
+
+def _save_new_version(
+    invocation: Invocation,
+    meta: LabelRecord,
+    kind: DocumentKind,
+    latest: int,
+    document: dict[str, Any],
+    comment: str | None,
+    extra_actions: list[Any] | None = None,
+) -> VersionRecord:
+    """Version `latest + 1` of `kind`, if nobody saved one meanwhile (else 409)."""
+    record = new_version_record(invocation, meta.label_id, kind, latest + 1, document, comment)
+    counter = LabelRecord.latest_version if kind == "label" else LabelRecord.form_latest_version
+    try:
+        with transaction() as tx:
+            tx.update(
+                meta,
+                actions=[
+                    counter.set(latest + 1),
+                    LabelRecord.updated_at.set(clock.now()),
+                    *(extra_actions or []),
+                ],
+                condition=counter == latest,
+            )
+            tx.save(record, condition=VersionRecord.label_id.does_not_exist())
+            tx.save(
+                audit.entry(
+                    invocation,
+                    meta.label_id,
+                    details={
+                        "document": kind,
+                        "before_version": latest,
+                        "after_version": latest + 1,
+                    },
+                )
+            )
+    except TransactWriteError as error:
+        if "ConditionalCheckFailed" in cancellation_codes(error):
+            raise documents.VersionConflict(
+                f"Version {latest} is no longer the latest; read the document again.",
+                base_version=latest,
+                document=kind,
+            ) from None
+        raise
+    return record
+
+
+def _check_base(base_version: int | None, latest: int, kind: DocumentKind) -> None:
+    if base_version is not None and base_version != latest:
+        raise documents.VersionConflict(
+            f"The patch was made against version {base_version}, but {latest} is the latest.",
+            base_version=base_version,
+            latest_version=latest,
+            document=kind,
+        )
+
+
+def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
+    meta = _load_meta(label_id)
+    latest = int(meta.latest_version)
+    _check_base(patch.base_version, latest, "label")
+    current = unpack(load_version(label_id, "label", latest).document)
+    changed = documents.apply_patch(current, patch.operations, id_collection="objects")
+    parsed = validate_label(changed)
+    saved = _save_new_version(
+        invocation,
+        meta,
+        "label",
+        latest,
+        parsed.model_dump(mode="json", exclude_none=True),
+        patch.comment,
+        [
+            LabelRecord.width_mm.set(parsed.size.width_mm),
+            LabelRecord.height_mm.set(parsed.size.height_mm),
+            LabelRecord.dpi.set(parsed.dpi),
+        ],
+    )
+    return DocumentAnswer(
+        version=int(saved.version), status="draft", document=unpack(saved.document)
+    )
+
+
+# --- forms -----------------------------------------------------------------------------------
+
+
+def get_form(label_id: str, version: int | None = None) -> DocumentAnswer:
+    meta = _load_meta(label_id)
+    latest_form = int(meta.form_latest_version or 0)
+    if version is not None or latest_form > 0:
+        record = load_version(label_id, "form", version or latest_form)
+        return DocumentAnswer(
+            version=int(record.version),
+            status=record.status,  # type: ignore[arg-type]
+            document=unpack(record.document),
+        )
+    _, label = label_document(label_id)
+    return DocumentAnswer(
+        version=0,
+        status="derived",
+        document=derived_form(label).model_dump(mode="json", exclude_none=True),
+    )
+
+
+def patch_form(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
+    """Patches the authored form, or the derived one when none is authored yet (version 0)."""
+    meta = _load_meta(label_id)
+    latest = int(meta.form_latest_version or 0)
+    _check_base(patch.base_version, latest, "form")
+    current = get_form(label_id).document
+    changed = documents.apply_patch(current, patch.operations, id_collection="fields")
+    _, label = label_document(label_id)
+    parsed = validate_form(changed, label)
+    saved = _save_new_version(
+        invocation,
+        meta,
+        "form",
+        latest,
+        parsed.model_dump(mode="json", exclude_none=True),
+        patch.comment,
+    )
+    return DocumentAnswer(
+        version=int(saved.version), status="draft", document=unpack(saved.document)
+    )
+
+
+# --- release ---------------------------------------------------------------------------------
+
+
+def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> VersionEntry:
+    meta = _load_meta(label_id)
+    kind = change.document
+    record = load_version(label_id, kind, change.version)
+    caller = invocation.caller
+    assert caller is not None
+    released_attr = (
+        LabelRecord.released_version if kind == "label" else LabelRecord.form_released_version
+    )
+    released = getattr(meta, released_attr.attr_name)
+    released = int(released) if released else None
+    if record.status == change.status:
+        return _entry(record)
+    if (
+        change.status == "approved"
+        and record.author_actor == "service"
+        and caller.actor != "human"
+        and policies.enabled(policies.AI_APPROVAL)
+    ):
+        raise policies.HumanRequired(
+            f"Version {change.version} was authored by an agent ({record.author_subject}); while "
+            f"{policies.AI_APPROVAL} is on, a person must approve it.",
+            label_id=label_id,
+            version=change.version,
+            policy=policies.AI_APPROVAL,
+        )
+
+    now = clock.now()
+    status_actions = [
+        VersionRecord.status.set(change.status),
+        VersionRecord.status_changed_at.set(now),
+        VersionRecord.status_changed_by.set(caller.subject),
+    ]
+    with transaction() as tx:
+        tx.update(record, actions=status_actions, condition=VersionRecord.status == record.status)
+        if change.status == "approved":
+            if released and released != change.version:
+                previous = load_version(label_id, kind, released)
+                tx.update(
+                    previous,
+                    actions=[
+                        VersionRecord.status.set("retired"),
+                        VersionRecord.status_changed_at.set(now),
+                        VersionRecord.status_changed_by.set(caller.subject),
+                    ],
+                )
+            meta_actions = [released_attr.set(change.version)]
+        elif released == change.version:
+            meta_actions = [released_attr.remove()]
+        else:
+            meta_actions = []
+        if meta_actions:
+            tx.update(
+                meta,
+                actions=[*meta_actions, LabelRecord.updated_at.set(now)],
+                condition=(released_attr == released)
+                if released
+                else released_attr.does_not_exist(),
+            )
+        if change.status == "approved" and kind == "label":
+            tx.save(
+                EventRecord(
+                    id=new_id("evt"),
+                    kind="label.approved",
+                    at=now,
+                    subject_id=label_id,
+                    data={
+                        "label_id": label_id,
+                        "version": change.version,
+                        "name": meta.name,
+                        "approved_by": {"actor": caller.actor, "subject": caller.subject},
+                        "author": {"actor": record.author_actor, "subject": record.author_subject},
+                        "previous_version": released,
+                    },
+                )
+            )
+        tx.save(
+            audit.entry(
+                invocation,
+                label_id,
+                details={
+                    "document": kind,
+                    "version": change.version,
+                    "before": record.status,
+                    "after": change.status,
+                    "comment": change.comment,
+                },
+            )
+        )
+    return _entry(load_version(label_id, kind, change.version))

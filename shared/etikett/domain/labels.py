@@ -1,0 +1,344 @@
+"""Labels: creation (blank, from a Vorlage, a media preset or dimensions), reading and listing,
+renaming, archiving, copying and deleting. Documents and versions live in `label_versions`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from etikett import clock
+from etikett.domain import audit, label_versions
+from etikett.domain.actors import Invocation
+from etikett.dsl.label import DPI, MAX_MM
+from etikett.errors import NotFound
+from etikett.ids import new_id
+from etikett.store.base import transaction
+from etikett.store.labels import META_SK, LabelRecord, VersionRecord
+from etikett.store.pages import Page, read_page
+
+DEFAULT_WIDTH_MM = 101.6  # 4 × 6 in, the most printed label size there is
+DEFAULT_HEIGHT_MM = 152.4
+NAME = Field(min_length=1, max_length=200)
+
+
+class LabelSize(BaseModel):
+    width_mm: float
+    height_mm: float
+    dpi: int
+
+
+class Label(BaseModel):
+    id: str
+    name: str
+    status: Literal["draft", "released"] = Field(
+        description="`released` once a version is approved and printable by `lbl_…`."
+    )
+    released_version: int | None
+    latest_version: int
+    archived: bool
+    size: LabelSize
+    vorlage_id: str | None = None
+    copied_from: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class SizeIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    width_mm: float = Field(gt=0, le=MAX_MM)
+    height_mm: float = Field(gt=0, le=MAX_MM)
+
+
+class NewLabel(BaseModel):
+    model_config = {"extra": "forbid"}
+    name: str = NAME
+    size: SizeIn | None = Field(default=None, description="Default 101.6 × 152.4 mm (4 × 6 in).")
+    dpi: DPI = 203
+
+
+class NewLabelFromVorlage(BaseModel):
+    model_config = {"extra": "forbid"}
+    vorlageId: str = Field(description="An id from listLabelVorlagen.")
+    name: str = NAME
+
+
+class NewLabelFromPreset(BaseModel):
+    model_config = {"extra": "forbid"}
+    preset_id: str = Field(description="An id from listMediaPresets.")
+    name: str = NAME
+
+
+class NewLabelFromDimensions(BaseModel):
+    model_config = {"extra": "forbid"}
+    name: str = NAME
+    width_mm: float = Field(gt=0, le=MAX_MM)
+    height_mm: float = Field(gt=0, le=MAX_MM)
+    dpi: DPI = 203
+
+
+class Rename(BaseModel):
+    model_config = {"extra": "forbid"}
+    name: str = NAME
+
+
+class ArchiveChange(BaseModel):
+    model_config = {"extra": "forbid"}
+    archived: bool = Field(default=True, description="false brings an archived label back.")
+
+
+class CopyRequest(BaseModel):
+    model_config = {"extra": "forbid"}
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Default: the source's name with ' (copy)'.",
+    )
+    version: int | None = Field(
+        default=None, ge=1, description="Version to copy; default the latest."
+    )
+
+
+class CopyInfo(BaseModel):
+    label_id: str
+    name: str
+    suggested_name: str
+    latest_version: int
+    released_version: int | None
+    versions: list[label_versions.VersionEntry] = Field(
+        description="The newest versions (up to 20), to choose which one to copy."
+    )
+    has_authored_form: bool
+
+
+def _name_key(name: str, label_id: str) -> str:
+    return f"{name.casefold()}#{label_id}"
+
+
+def view(record: LabelRecord) -> Label:
+    return Label(
+        id=record.label_id,
+        name=record.name,
+        status="released" if record.released_version else "draft",
+        released_version=int(record.released_version) if record.released_version else None,
+        latest_version=int(record.latest_version),
+        archived=record.archived,
+        size=LabelSize(width_mm=record.width_mm, height_mm=record.height_mm, dpi=int(record.dpi)),
+        vorlage_id=record.vorlage_id,
+        copied_from=record.copied_from,
+        created_at=clock.rfc3339(record.created_at),
+        updated_at=clock.rfc3339(record.updated_at),
+    )
+
+
+def load(label_id: str) -> LabelRecord:
+    try:
+        return LabelRecord.get(label_id, META_SK)
+    except LabelRecord.DoesNotExist:
+        raise NotFound(f"No label {label_id}.", "label.not_found", label_id=label_id) from None
+
+
+def get(label_id: str) -> Label:
+    return view(load(label_id))
+
+
+def create(
+    invocation: Invocation,
+    name: str,
+    document: dict[str, Any],
+    *,
+    vorlage_id: str | None = None,
+    copied_from: str | None = None,
+    comment: str | None = None,
+) -> Label:
+    """A new label whose version 1 is `document` (validated), written with its audit entry."""
+    parsed = label_versions.validate_label(document)
+    now = clock.now()
+    label_id = new_id("lbl")
+    record = LabelRecord(
+        label_id=label_id,
+        sk=META_SK,
+        kind="label",
+        name=name,
+        name_key=_name_key(name, label_id),
+        archived=False,
+        width_mm=parsed.size.width_mm,
+        height_mm=parsed.size.height_mm,
+        dpi=parsed.dpi,
+        latest_version=1,
+        released_version=None,
+        form_latest_version=0,
+        form_released_version=None,
+        vorlage_id=vorlage_id,
+        copied_from=copied_from,
+        created_at=now,
+        updated_at=now,
+    )
+    version = label_versions.new_version_record(
+        invocation, label_id, "label", 1, parsed.model_dump(mode="json", exclude_none=True), comment
+    )
+    with transaction() as tx:
+        tx.save(record, condition=LabelRecord.label_id.does_not_exist())
+        tx.save(version, condition=VersionRecord.label_id.does_not_exist())
+        tx.save(
+            audit.entry(
+                invocation,
+                label_id,
+                details={
+                    "name": name,
+                    "version": 1,
+                    "vorlage_id": vorlage_id,
+                    "copied_from": copied_from,
+                },
+            )
+        )
+    return view(record)
+
+
+def create_blank(invocation: Invocation, request: NewLabel) -> Label:
+    size = request.size or SizeIn(width_mm=DEFAULT_WIDTH_MM, height_mm=DEFAULT_HEIGHT_MM)
+    document = {"size": size.model_dump(), "dpi": request.dpi, "variables": [], "objects": []}
+    return create(invocation, request.name, document)
+
+
+def create_from_dimensions(invocation: Invocation, request: NewLabelFromDimensions) -> Label:
+    document = {
+        "size": {"width_mm": request.width_mm, "height_mm": request.height_mm},
+        "dpi": request.dpi,
+        "variables": [],
+        "objects": [],
+    }
+    return create(invocation, request.name, document)
+
+
+def create_from_preset(invocation: Invocation, request: NewLabelFromPreset) -> Label:
+    from etikett.catalog.presets import get_preset
+
+    preset = get_preset(request.preset_id)
+    if preset is None:
+        raise NotFound(
+            f"No media preset {request.preset_id!r}.",
+            "preset.not_found",
+            preset_id=request.preset_id,
+        )
+    document = {
+        "size": {"width_mm": preset.width_mm, "height_mm": preset.height_mm},
+        "dpi": preset.dpi,
+        "variables": [],
+        "objects": [],
+    }
+    return create(invocation, request.name, document, comment=f"from preset {preset.id}")
+
+
+def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) -> Label:
+    from etikett.catalog.vorlagen import get_vorlage
+
+    vorlage = get_vorlage(request.vorlageId)
+    if vorlage is None:
+        raise NotFound(
+            f"No Vorlage {request.vorlageId!r}; listLabelVorlagen lists them.",
+            "vorlage.not_found",
+            vorlageId=request.vorlageId,
+        )
+    return create(
+        invocation,
+        request.name,
+        vorlage.document,
+        vorlage_id=vorlage.id,
+        comment=f"from Vorlage {vorlage.id}",
+    )
+
+
+def list_labels(limit: int, cursor: str | None, archived: bool | None) -> Page[Label]:
+    condition = None if archived is None else LabelRecord.archived == archived
+
+    def query(**page: object) -> object:
+        return LabelRecord.by_name.query("label", filter_condition=condition, **page)
+
+    return read_page(query, {"label_id", "sk", "kind", "name_key"}, limit, cursor, view)
+
+
+def _update_meta(
+    invocation: Invocation, record: LabelRecord, actions: list[Any], details: dict[str, Any]
+) -> Label:
+    with transaction() as tx:
+        tx.update(
+            record,
+            actions=[*actions, LabelRecord.updated_at.set(clock.now())],
+            condition=LabelRecord.label_id.exists(),
+        )
+        tx.save(audit.entry(invocation, record.label_id, details=details))
+    return get(record.label_id)
+
+
+def rename(invocation: Invocation, label_id: str, request: Rename) -> Label:
+    record = load(label_id)
+    return _update_meta(
+        invocation,
+        record,
+        [
+            LabelRecord.name.set(request.name),
+            LabelRecord.name_key.set(_name_key(request.name, label_id)),
+        ],
+        {"before": record.name, "after": request.name},
+    )
+
+
+def archive(invocation: Invocation, label_id: str, request: ArchiveChange) -> Label:
+    record = load(label_id)
+    return _update_meta(
+        invocation,
+        record,
+        [LabelRecord.archived.set(request.archived)],
+        {"archived": request.archived},
+    )
+
+
+def delete(invocation: Invocation, label_id: str) -> None:
+    """The label disappears at once (with its audit entry); its versions are swept after."""
+    record = load(label_id)
+    with transaction() as tx:
+        tx.delete(record, condition=LabelRecord.label_id.exists())
+        tx.save(
+            audit.entry(
+                invocation,
+                label_id,
+                details={
+                    "name": record.name,
+                    "latest_version": int(record.latest_version),
+                    "released_version": record.released_version,
+                },
+            )
+        )
+    with VersionRecord.batch_write() as batch:
+        for version in VersionRecord.query(label_id):
+            batch.delete(version)
+
+
+def copy(invocation: Invocation, label_id: str, request: CopyRequest) -> Label:
+    source = load(label_id)
+    answer = label_versions.get_document(label_id, request.version)
+    name = request.name or f"{source.name} (copy)"
+    return create(
+        invocation,
+        name,
+        answer.document,
+        vorlage_id=source.vorlage_id,
+        copied_from=f"{label_id}@{answer.version}",
+        comment=f"copy of {label_id}@{answer.version}",
+    )
+
+
+def copy_info(label_id: str) -> CopyInfo:
+    record = load(label_id)
+    versions = label_versions.list_versions(label_id, "label", 20, None).items
+    return CopyInfo(
+        label_id=label_id,
+        name=record.name,
+        suggested_name=f"{record.name} (copy)",
+        latest_version=int(record.latest_version),
+        released_version=int(record.released_version) if record.released_version else None,
+        versions=versions,
+        has_authored_form=int(record.form_latest_version or 0) > 0,
+    )

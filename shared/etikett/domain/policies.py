@@ -1,0 +1,88 @@
+"""Service-wide policies. `aiFreigabePflicht` (on by default): versions authored by agents stay
+drafts until a person approves them, and only a person may deploy or approve what agents made."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from etikett import clock
+from etikett.domain import audit
+from etikett.domain.actors import Invocation
+from etikett.errors import EtikettError, Forbidden, NotFound
+from etikett.store.base import transaction
+from etikett.store.policies import PolicyRecord
+
+AI_APPROVAL = "aiFreigabePflicht"
+DEFAULTS: dict[str, bool] = {AI_APPROVAL: True}
+DESCRIPTIONS: dict[str, str] = {
+    AI_APPROVAL: "Agent-authored label and form versions stay drafts until a person approves "
+    "them; deploying a new automation and approving a deployment need a person.",
+}
+
+
+class HumanRequired(EtikettError):
+    status, code, title = 403, "policy.human_required", "A person must do this"
+
+
+class Policy(BaseModel):
+    name: str
+    enabled: bool
+    description: str
+    updated_at: str | None = None
+    updated_by: str | None = None
+
+
+class Policies(BaseModel):
+    items: list[Policy]
+
+
+class PolicyChange(BaseModel):
+    model_config = {"extra": "forbid"}
+    enabled: bool = Field(description="Turn the policy on or off.")
+
+
+def enabled(name: str) -> bool:
+    try:
+        return PolicyRecord.get(name).enabled
+    except PolicyRecord.DoesNotExist:
+        return DEFAULTS[name]
+
+
+def _view(name: str) -> Policy:
+    try:
+        record = PolicyRecord.get(name)
+    except PolicyRecord.DoesNotExist:
+        return Policy(name=name, enabled=DEFAULTS[name], description=DESCRIPTIONS[name])
+    return Policy(
+        name=name,
+        enabled=record.enabled,
+        description=DESCRIPTIONS[name],
+        updated_at=clock.rfc3339(record.updated_at),
+        updated_by=record.updated_by,
+    )
+
+
+def list_policies() -> Policies:
+    return Policies(items=[_view(name) for name in DEFAULTS])
+
+
+def put(invocation: Invocation, name: str, change: PolicyChange) -> Policy:
+    """Only an admin in a human session reaches this (the route says so); refuse tokens anyway:
+    the policy guards against agents, so no agent may switch it off."""
+    if name not in DEFAULTS:
+        raise NotFound(
+            f"No policy {name!r}.", "policy.not_found", name=name, known=sorted(DEFAULTS)
+        )
+    caller = invocation.caller
+    if caller is None or caller.actor != "human":
+        raise Forbidden(
+            "Only a person signed in with a session may change a policy.", "auth.human_required"
+        )
+    before = enabled(name)
+    record = PolicyRecord(
+        name=name, enabled=change.enabled, updated_at=clock.now(), updated_by=caller.subject
+    )
+    with transaction() as tx:
+        tx.save(record)
+        tx.save(audit.entry(invocation, name, details={"before": before, "after": change.enabled}))
+    return _view(name)

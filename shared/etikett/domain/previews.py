@@ -1,0 +1,34 @@
+"""Previews: a label version rendered with variables to the 1-bit raster its printer will print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from etikett.domain import label_versions
+
+
+@dataclass(frozen=True)
+class Preview:
+    png: bytes
+    width_dots: int
+    height_dots: int
+    dpi: int
+    version: int
+
+
+def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Preview:
+    """Missing entered variables take their default, then their sample: a designer sees a filled
+    label; print requests get no samples."""
+    from etikett.render import render, resolve_variables, to_png
+
+    number, document = label_versions.label_document(label_id, version)
+    values = resolve_variables(document, variables, use_samples=True)
+    image = render(document, values)
+    return Preview(
+        png=to_png(image),
+        width_dots=image.width,
+        height_dots=image.height,
+        dpi=document.dpi,
+        version=number,
+    )

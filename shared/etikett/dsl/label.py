@@ -1,0 +1,213 @@
+"""The label document: size, density, declared variables and a flat list of objects with stable ids.
+
+A `text` or `barcode` object takes its value from `content` (a literal) or `expression` (CEL over
+the variables, `counters` and `now`), exactly one of them. Unknown fields are refused everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DPI = Literal[203, 300, 600]
+Rotation = Literal[0, 90, 180, 270]
+VariableType = Literal["string", "integer", "number", "date", "boolean"]
+Symbology = Literal[
+    "code128",
+    "gs1-128",
+    "ean13",
+    "upca",
+    "code39",
+    "itf14",
+    "qr",
+    "datamatrix",
+    "gs1-datamatrix",
+    "pdf417",
+]
+FontFamily = Literal["Roboto", "Roboto Condensed", "Roboto Mono", "Noto Sans"]
+
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+OBJECT_ID = r"^[A-Za-z0-9_.-]{1,64}$"
+MAX_MM = 1000.0
+RESERVED_NAMES = frozenset({"now", "counters", "value"})  # names CEL expressions get from us
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Size(Strict):
+    width_mm: float = Field(gt=0, le=MAX_MM, description="Label width (across the print head).")
+    height_mm: float = Field(gt=0, le=MAX_MM, description="Label length (feed direction).")
+
+
+class Variable(Strict):
+    name: str = Field(pattern=IDENTIFIER, description="Name used in CEL and in print data.")
+    type: VariableType = "string"
+    description: str | None = Field(default=None, max_length=500)
+    default: Any = Field(default=None, description="Value used when print data omits it.")
+    sample: Any = Field(default=None, description="Value used by previews and designers.")
+    required: bool = Field(default=False, description="Print data must supply a value.")
+    expression: str | None = Field(
+        default=None,
+        max_length=4000,
+        description="CEL over the other variables, `counters` and `now`; makes it computed.",
+    )
+
+
+class Placed(Strict):
+    id: str = Field(pattern=OBJECT_ID, description="Stable id; every patch must keep it.")
+    x_mm: float = Field(ge=-MAX_MM, le=MAX_MM)
+    y_mm: float = Field(ge=-MAX_MM, le=MAX_MM)
+    rotation: Rotation = 0
+
+
+class Valued(Placed):
+    content: str | None = Field(default=None, max_length=10000, description="A literal value.")
+    expression: str | None = Field(default=None, max_length=4000, description="A CEL expression.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Valued:
+        if (self.content is None) == (self.expression is None):
+            raise ValueError("exactly one of `content` and `expression` is required")
+        return self
+
+
+class TextObject(Valued):
+    type: Literal["text"]
+    font: FontFamily = "Roboto"
+    size_pt: float = Field(default=10, gt=0, le=400)
+    weight: int = Field(
+        default=500,
+        ge=100,
+        le=900,
+        description="Font weight; 500-600 prints robustly on thermal heads.",
+    )
+    width_mm: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_MM,
+        description="Box width for alignment, wrapping and shrinking.",
+    )
+    height_mm: float | None = Field(
+        default=None, gt=0, le=MAX_MM, description="Box height for wrapping and shrinking."
+    )
+    align: Literal["left", "center", "right"] = "left"
+    wrap: bool = Field(default=False, description="Break lines at the box width.")
+    shrink_to_fit: bool = Field(default=False, description="Reduce the size until the text fits.")
+    max_lines: int | None = Field(default=None, ge=1, le=100)
+    line_spacing: float = Field(default=1.15, ge=0.5, le=4)
+
+
+class BarcodeObject(Valued):
+    type: Literal["barcode"]
+    symbology: Symbology
+    module_width_mm: float | None = Field(
+        default=None, gt=0, le=10, description="Narrow bar / module size in mm."
+    )
+    module_width_dots: int | None = Field(
+        default=None, ge=1, le=100, description="Narrow bar / module size in dots."
+    )
+    height_mm: float | None = Field(
+        default=None, gt=0, le=MAX_MM, description="Bar height of linear symbologies."
+    )
+    height_dots: int | None = Field(default=None, ge=1, le=10000)
+    human_readable: bool = Field(default=True, description="Print the text under linear codes.")
+    text_size_pt: float = Field(default=8, gt=0, le=72)
+
+    @model_validator(mode="after")
+    def _one_module_unit(self) -> BarcodeObject:
+        if self.module_width_mm is not None and self.module_width_dots is not None:
+            raise ValueError("give the module width in mm or in dots, not both")
+        if self.height_mm is not None and self.height_dots is not None:
+            raise ValueError("give the height in mm or in dots, not both")
+        return self
+
+
+class BoxObject(Placed):
+    type: Literal["box"]
+    width_mm: float = Field(gt=0, le=MAX_MM)
+    height_mm: float = Field(gt=0, le=MAX_MM)
+    line_mm: float = Field(default=0.5, gt=0, le=100)
+    fill: bool = False
+    corner_radius_mm: float = Field(default=0, ge=0, le=100)
+
+
+class LineObject(Placed):
+    type: Literal["line"]
+    length_mm: float = Field(gt=0, le=MAX_MM, description="Runs right at rotation 0, down at 90.")
+    thickness_mm: float = Field(default=0.5, gt=0, le=100)
+
+
+class EllipseObject(Placed):
+    type: Literal["ellipse"]
+    width_mm: float = Field(gt=0, le=MAX_MM)
+    height_mm: float = Field(gt=0, le=MAX_MM)
+    line_mm: float = Field(default=0.5, gt=0, le=100)
+    fill: bool = False
+
+
+class ImageObject(Placed):
+    type: Literal["image"]
+    width_mm: float = Field(gt=0, le=MAX_MM)
+    height_mm: float = Field(gt=0, le=MAX_MM)
+    content_base64: str = Field(max_length=4_000_000, description="PNG or JPEG, base64.")
+    dither: Literal["floyd-steinberg", "threshold"] = "floyd-steinberg"
+    threshold: int = Field(default=128, ge=0, le=255)
+
+
+LabelObject = Annotated[
+    TextObject | BarcodeObject | BoxObject | LineObject | EllipseObject | ImageObject,
+    Field(discriminator="type"),
+]
+
+OBJECT_TYPES: tuple[type[Placed], ...] = (
+    TextObject,
+    BarcodeObject,
+    BoxObject,
+    LineObject,
+    EllipseObject,
+    ImageObject,
+)
+
+
+class LabelDocument(Strict):
+    """What a label is: everything needed to render it exactly, nothing about who or when."""
+
+    size: Size
+    dpi: DPI = 203
+    variables: list[Variable] = Field(default_factory=list, max_length=500)
+    objects: list[LabelObject] = Field(default_factory=list, max_length=2000)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> LabelDocument:
+        seen: set[str] = set()
+        for index, obj in enumerate(self.objects):
+            if obj.id in seen:
+                raise ValueError(f"objects[{index}].id {obj.id!r} is used twice")
+            seen.add(obj.id)
+        names: set[str] = set()
+        for index, variable in enumerate(self.variables):
+            if variable.name in RESERVED_NAMES:
+                raise ValueError(f"variables[{index}].name {variable.name!r} is reserved in CEL")
+            if variable.name in names:
+                raise ValueError(f"variables[{index}].name {variable.name!r} is declared twice")
+            names.add(variable.name)
+        return self
+
+    def variable(self, name: str) -> Variable | None:
+        return next((v for v in self.variables if v.name == name), None)
+
+
+def blank(width_mm: float, height_mm: float, dpi: int = 203) -> LabelDocument:
+    return LabelDocument.model_validate(
+        {"size": {"width_mm": width_mm, "height_mm": height_mm}, "dpi": dpi}
+    )
+
+
+def json_schema() -> dict[str, Any]:
+    schema = LabelDocument.model_json_schema(ref_template="#/$defs/{model}")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "svc://schema/label"
+    return schema

@@ -1,0 +1,211 @@
+"""Barcode objects via zint: exact whole-dot modules, our own TrueType human-readable text.
+
+zint encodes the data into its module matrix (`encoded_data`); we draw that matrix ourselves at an
+integer number of dots per module, so every bar and space is exactly a multiple of the module
+width. The object's box holds the symbol without quiet zones (leave them clear around it) and, for
+linear codes with `human_readable`, the text centered under the bars. Module width: the object's
+`module_width_dots`, else `module_width_mm` in whole dots (at least 1), else `DEFAULT_MODULE_MM`
+for the symbology in whole dots. Bar height of linear codes: `height_dots`/`height_mm`, else
+15 mm; PDF417 rows are 3 modules high, matrix codes square modules. GS1 data is written in
+parentheses notation, `(01)09501101530003(17)270101`; bad GS1 check digits and dates are errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from PIL import Image, ImageDraw
+
+from etikett.render.cache import INK_CACHE
+from etikett.render.errors import BarcodeInvalid, ensure_renderable
+from etikett.render.fonts import font
+from etikett.render.units import BLANK, INK, length_dots, pt_to_px
+
+if TYPE_CHECKING:
+    from zint import Symbol
+
+    from etikett.dsl.label import BarcodeObject, Symbology
+
+Kind = Literal["linear", "stacked", "matrix"]
+
+DEFAULT_MODULE_MM: dict[str, float] = {
+    "code128": 0.25,
+    "code39": 0.25,
+    "ean13": 0.33,  # EAN/UPC nominal X
+    "upca": 0.33,
+    "gs1-128": 0.5,  # GS1 logistics labels: X 0.495-1.016 mm
+    "itf14": 0.5,
+    "qr": 0.5,
+    "datamatrix": 0.5,
+    "gs1-datamatrix": 0.5,
+    "pdf417": 0.33,
+}
+DEFAULT_HEIGHT_MM = 15.0
+HRT_FONT = "Roboto"
+HRT_WEIGHT = 500
+PDF417_ROW_MODULES = 3
+
+
+@dataclass(frozen=True)
+class Spec:
+    zint_name: str
+    kind: Kind
+    gs1: bool = False
+    text_mode: bool = False  # UNICODE input: Latin-1, the symbologies' default character set
+    eci: bool = False  # beyond Latin-1, declare UTF-8 (ECI 26) so readers need not guess
+
+
+SPECS: dict[str, Spec] = {
+    "code128": Spec("CODE128", "linear", text_mode=True),
+    "gs1-128": Spec("GS1_128", "linear", gs1=True),
+    "ean13": Spec("EANX", "linear"),
+    "upca": Spec("UPCA", "linear"),
+    "code39": Spec("CODE39", "linear"),
+    "itf14": Spec("ITF14", "linear"),
+    "qr": Spec("QRCODE", "matrix", text_mode=True, eci=True),
+    "datamatrix": Spec("DATAMATRIX", "matrix", text_mode=True, eci=True),
+    "gs1-datamatrix": Spec("DATAMATRIX", "matrix", gs1=True),
+    "pdf417": Spec("PDF417", "stacked", text_mode=True, eci=True),
+}
+
+
+def module_dots(obj: BarcodeObject, dpi: int) -> int:
+    if obj.module_width_dots is not None:
+        return obj.module_width_dots
+    if obj.module_width_mm is not None:
+        return length_dots(obj.module_width_mm, dpi)
+    return length_dots(DEFAULT_MODULE_MM[obj.symbology], dpi)
+
+
+def bar_height_dots(obj: BarcodeObject, dpi: int) -> int:
+    if obj.height_dots is not None:
+        return obj.height_dots
+    return length_dots(obj.height_mm if obj.height_mm is not None else DEFAULT_HEIGHT_MM, dpi)
+
+
+def render_barcode(obj: BarcodeObject, data: str, dpi: int) -> Image.Image:
+    """The object's ink (mode "1", 255 = black dot), unrotated. Raises `BarcodeInvalid`."""
+    module, height = module_dots(obj, dpi), bar_height_dots(obj, dpi)
+    key = (
+        "barcode",
+        obj.symbology,
+        data,
+        module,
+        height,
+        obj.human_readable,
+        obj.text_size_pt,
+        dpi,
+    )
+    return INK_CACHE.get(
+        key,
+        lambda: _draw(
+            obj.id, obj.symbology, data, module, height, obj.human_readable, obj.text_size_pt, dpi
+        ),
+    )
+
+
+def _draw(
+    object_id: str,
+    symbology: Symbology,
+    data: str,
+    module: int,
+    height: int,
+    human_readable: bool,
+    text_pt: float,
+    dpi: int,
+) -> Image.Image:
+    spec = SPECS[symbology]
+    symbol = _encode(object_id, symbology, spec, data)
+    rows, columns = symbol.rows, symbol.width
+    # zint's module matrix: fixed-width rows of bytes, the first module in the lowest bit.
+    encoded = symbol.encoded_data
+    row_bytes = encoded.shape[1] if encoded.shape else 0
+    packed = encoded.tobytes()[: rows * row_bytes]
+    matrix = Image.frombytes("1", (row_bytes * 8, rows), packed, "raw", "1;R")
+    matrix = matrix.crop((0, 0, columns, rows))
+    row_height = {"linear": height, "stacked": PDF417_ROW_MODULES * module, "matrix": module}[
+        spec.kind
+    ]
+    ensure_renderable(columns * module, rows * row_height, object_id)
+    bars = matrix.resize((columns * module, rows * row_height), Image.Resampling.NEAREST)
+    text = symbol.text if spec.kind == "linear" and human_readable else ""
+    if not text:
+        return bars
+    return _with_text(bars, text, text_pt, dpi)
+
+
+def _with_text(bars: Image.Image, text: str, text_pt: float, dpi: int) -> Image.Image:
+    face = font(HRT_FONT, HRT_WEIGHT, pt_to_px(text_pt, dpi))
+    ascent, descent = face.getmetrics()
+    left, _, right, _ = (int(v) for v in face.getbbox(text, anchor="ls"))
+    text_w = right - min(0, left)
+    gap = max(1, round(pt_to_px(text_pt, dpi) * 0.15))
+    width = max(bars.width, text_w)
+    ink = Image.new("1", (width, bars.height + gap + ascent + descent), BLANK)
+    ink.paste(bars, ((width - bars.width) // 2, 0))
+    draw = ImageDraw.Draw(ink)
+    draw.fontmode = "1"
+    x = (width - text_w) // 2 - min(0, left)
+    draw.text((x, bars.height + gap + ascent), text, font=face, fill=INK, anchor="ls")
+    return ink
+
+
+def _encode(object_id: str, symbology: str, spec: Spec, data: str) -> Symbol:
+    from zint import InputMode, Symbol, Symbology, WarningLevel
+
+    data = _checked(object_id, symbology, data)
+    symbol = Symbol()
+    symbol.symbology = getattr(Symbology, spec.zint_name)
+    symbol.warn_level = WarningLevel.FAIL_ALL  # GS1 check digits and dates: errors, not warnings
+    if spec.gs1:
+        symbol.input_mode = InputMode.GS1 | InputMode.GS1PARENS
+    elif spec.text_mode:
+        symbol.input_mode = InputMode.UNICODE
+        if spec.eci and not _latin1(data):
+            symbol.eci = 26
+    try:
+        symbol.encode(data)
+    except RuntimeError as exc:
+        raise BarcodeInvalid(object_id, symbology, _zint_message(exc)) from exc
+    return symbol
+
+
+def _checked(object_id: str, symbology: str, data: str) -> str:
+    """What zint would accept differently from the symbology's rules (or silently extend)."""
+    if not data:
+        raise BarcodeInvalid(object_id, symbology, "no data to encode")
+    digits = {"ean13": (12, 13), "upca": (11, 12), "itf14": (13, 14)}.get(symbology)
+    if digits is None:
+        return data
+    if not data.isascii() or not data.isdigit() or len(data) not in digits:
+        raise BarcodeInvalid(
+            object_id, symbology, f"takes {digits[0]} digits, or {digits[1]} with the check digit"
+        )
+    if symbology == "itf14" and len(data) == 14:
+        expected = gs1_check_digit(data[:13])
+        if data[13] != expected:
+            raise BarcodeInvalid(
+                object_id, symbology, f"invalid check digit {data[13]!r}, expecting {expected!r}"
+            )
+        return data[:13]
+    return data
+
+
+def gs1_check_digit(digits: str) -> str:
+    """GS1 mod-10: weights 3 and 1 alternating from the rightmost digit."""
+    total = sum(int(d) * (3 if i % 2 == 0 else 1) for i, d in enumerate(reversed(digits)))
+    return str((10 - total % 10) % 10)
+
+
+def _latin1(text: str) -> bool:
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _zint_message(exc: RuntimeError) -> str:
+    message = str(exc).strip()
+    return message or "zint could not encode the data"

@@ -1,0 +1,89 @@
+"""The render layer's problems: bad print data, barcode or image data are the caller's to fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from etikett.errors import EtikettError
+
+
+class VariablesInvalid(EtikettError):
+    status, code, title = 422, "label.variables_invalid", "Invalid label variables"
+
+    def __init__(self, errors: list[dict[str, str]]) -> None:
+        names = ", ".join(error["variable"] for error in errors)
+        super().__init__(f"Invalid label variables: {names}.", errors=errors)
+
+
+class BarcodeInvalid(EtikettError):
+    status, code, title = 422, "label.barcode_invalid", "Invalid barcode data"
+
+    def __init__(self, object_id: str, symbology: str, message: str) -> None:
+        super().__init__(
+            f"Barcode {object_id!r} ({symbology}) cannot encode its data: {message}",
+            object_id=object_id,
+            symbology=symbology,
+            message=message,
+        )
+
+
+class ImageInvalid(EtikettError):
+    status, code, title = 422, "label.image_invalid", "Invalid image data"
+
+    def __init__(self, object_id: str, message: str) -> None:
+        super().__init__(
+            f"Image {object_id!r} cannot be used: {message}", object_id=object_id, message=message
+        )
+
+
+class LabelTooLarge(EtikettError):
+    status, code, title = 422, "label.too_large", "Label too large to render"
+
+    def __init__(self, width: int, height: int, object_id: str | None = None) -> None:
+        what = f"Object {object_id!r}" if object_id is not None else "The label"
+        super().__init__(
+            f"{what} would be {width} x {height} dots; at most {MAX_DOTS} dots can be rendered.",
+            object_id=object_id,
+            width_dots=width,
+            height_dots=height,
+            max_dots=MAX_DOTS,
+        )
+
+
+# One raster or object tile: 64 M dots is 64 MB in Pillow's mode "1" (a byte per dot), more than
+# an 8.5 x 14 in label at 600 dpi (43 M dots); beyond it a preview would exhaust a function.
+MAX_DOTS = 64_000_000
+
+
+def ensure_renderable(width: int, height: int, object_id: str | None = None) -> None:
+    if width * height > MAX_DOTS:
+        raise LabelTooLarge(width, height, object_id)
+
+
+# For `etikett.errors.PROBLEM_CODES` (owned elsewhere): the codes this layer raises.
+PROBLEM_CODES: dict[str, tuple[int, str]] = {
+    "label.variables_invalid": (
+        422,
+        "Print data does not fit the label's variables; params.errors names each variable.",
+    ),
+    "label.barcode_invalid": (
+        422,
+        "A barcode cannot encode its value; params names object_id, symbology and message.",
+    ),
+    "label.too_large": (
+        422,
+        "The label or one of its objects would exceed the renderable size; params say how big.",
+    ),
+    "label.image_invalid": (
+        422,
+        "An image object's data is not a decodable PNG or JPEG; params names object_id.",
+    ),
+}
+
+
+def with_object(error: EtikettError, object_id: str) -> EtikettError:
+    """Name the label object an expression error came from (the caller sees where to look)."""
+    params: Any = error.params
+    if isinstance(params, dict):
+        params.setdefault("object_id", object_id)
+    return error

@@ -1,0 +1,100 @@
+"""A label document and its resolved values → the exact 1-bit raster the printer prints.
+
+The raster is a PIL image in mode "1" (0 = black dot), `round(width_mm / 25.4 x dpi)` x
+`round(height_mm / 25.4 x dpi)` dots. Objects are drawn in list order and only ever add black dots
+(nothing prints white over an earlier object). Lengths become dots by `etikett.render.units`:
+`round(mm / 25.4 x dpi)`, position and size rounded independently.
+
+Rotation (0/90/180/270, clockwise, as seen on the label with y growing downwards) turns the
+object's box about its top-left anchor, and the rotated box is then placed with its top-left corner
+at (x_mm, y_mm). So an object w x h dots occupies x..x+w, y..y+h at 0 and 180, and x..x+h, y..y+w
+at 90 and 270. At 90 the object's top edge becomes the right side of the rotated box (text
+reads top to bottom, a line runs down from the anchor); at 180 the object is upside down in its
+own box; at 270 its top edge becomes the left side (text reads bottom to top). Parts of objects
+outside the label are cut off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image
+
+from etikett.render.barcode import render_barcode
+from etikett.render.cache import INK_CACHE
+from etikett.render.errors import ensure_renderable
+from etikett.render.image import render_image
+from etikett.render.png import to_png
+from etikett.render.shapes import render_box, render_ellipse, render_line
+from etikett.render.text import render_text
+from etikett.render.units import BLACK, WHITE, label_dots, mm_to_dots
+from etikett.render.values import declared_types, object_text
+
+if TYPE_CHECKING:
+    from etikett.dsl.label import LabelDocument, LabelObject
+
+# Clockwise on the label (y down) is counter-clockwise in PIL's naming.
+__all__ = ["clear_caches", "dots", "object_ink", "render", "to_png"]
+
+_TURN = {
+    90: Image.Transpose.ROTATE_270,
+    180: Image.Transpose.ROTATE_180,
+    270: Image.Transpose.ROTATE_90,
+}
+
+
+def render(
+    document: LabelDocument,
+    values: Mapping[str, Any],
+    *,
+    now: datetime | None = None,
+    counters: Mapping[str, Any] | None = None,
+) -> Image.Image:
+    """Draw every object of the document; `values` are the resolved variables."""
+    dpi = document.dpi
+    size = label_dots(document.size.width_mm, document.size.height_mm, dpi)
+    ensure_renderable(*size)
+    canvas = Image.new("1", size, WHITE)
+    declared = declared_types(document)
+    for obj in document.objects:
+        ink = object_ink(obj, values, declared, dpi, now=now, counters=counters)
+        if obj.rotation:
+            ink = ink.transpose(_TURN[obj.rotation])
+        canvas.paste(BLACK, (mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)), ink)
+    return canvas
+
+
+def object_ink(
+    obj: LabelObject,
+    values: Mapping[str, Any],
+    declared: Mapping[str, Any],
+    dpi: int,
+    *,
+    now: datetime | None = None,
+    counters: Mapping[str, Any] | None = None,
+) -> Image.Image:
+    """One object's ink, unrotated: mode "1", 255 where it prints a black dot."""
+    if obj.type == "text":
+        return render_text(obj, object_text(obj, values, declared, now=now, counters=counters), dpi)
+    if obj.type == "barcode":
+        data = object_text(obj, values, declared, now=now, counters=counters)
+        return render_barcode(obj, data, dpi)
+    if obj.type == "box":
+        return render_box(obj, dpi)
+    if obj.type == "line":
+        return render_line(obj, dpi)
+    if obj.type == "ellipse":
+        return render_ellipse(obj, dpi)
+    return render_image(obj, dpi)
+
+
+def clear_caches() -> None:
+    """Forget every cached object ink (loaded fonts stay): benchmarks, memory."""
+    INK_CACHE.clear()
+
+
+def dots(image: Image.Image) -> tuple[int, int]:
+    """(width, height) in printer dots."""
+    return image.size

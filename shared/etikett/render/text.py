@@ -1,0 +1,200 @@
+"""Text objects: lines laid out in a box (wrap, alignment, max_lines, line spacing, shrink to fit).
+
+A text object's box is `width_mm` x `height_mm`; without a width the box is as wide as the widest
+line, without a height as tall as the lines. Line i's baseline lies at `ascent + i x pitch`, where
+`pitch = round(line_spacing x size_px)` and `size_px = size_pt / 72 x dpi`; the block is
+`ascent + descent + (n - 1) x pitch` tall. Glyphs are drawn 1-bit (no anti-aliasing) and clipped
+to the box. `shrink_to_fit` reduces the size in half-pixel steps until every line fits the width,
+the lines fit the height and `max_lines` cuts nothing off (never below 2 px).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PIL import Image, ImageDraw
+
+from etikett.render.cache import INK_CACHE
+from etikett.render.errors import ensure_renderable
+from etikett.render.fonts import font
+from etikett.render.units import BLANK, INK, length_dots, pt_to_px
+
+if TYPE_CHECKING:
+    from PIL.ImageFont import FreeTypeFont
+
+    from etikett.dsl.label import TextObject
+
+MIN_SIZE_PX = 2.0
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    left: int  # ink extent relative to the pen position
+    right: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    face: FreeTypeFont
+    lines: tuple[Line, ...]
+    ascent: int
+    descent: int
+    pitch: int
+    truncated: bool
+
+    @property
+    def width(self) -> int:
+        return max((line.right - min(0, line.left) for line in self.lines), default=0)
+
+    @property
+    def height(self) -> int:
+        if not self.lines:
+            return 0
+        return self.ascent + self.descent + (len(self.lines) - 1) * self.pitch
+
+
+def render_text(obj: TextObject, text: str, dpi: int) -> Image.Image:
+    """The object's ink (mode "1", 255 = black dot), unrotated, exactly its box."""
+    key = (
+        "text",
+        text,
+        dpi,
+        obj.font,
+        obj.size_pt,
+        obj.weight,
+        obj.width_mm,
+        obj.height_mm,
+        obj.align,
+        obj.wrap,
+        obj.shrink_to_fit,
+        obj.max_lines,
+        obj.line_spacing,
+    )
+    return INK_CACHE.get(key, lambda: _draw(obj, text, dpi))
+
+
+def _draw(obj: TextObject, text: str, dpi: int) -> Image.Image:
+    box_w = length_dots(obj.width_mm, dpi) if obj.width_mm is not None else None
+    box_h = length_dots(obj.height_mm, dpi) if obj.height_mm is not None else None
+    size_px = pt_to_px(obj.size_pt, dpi)
+    layout = _layout(obj, text, size_px, box_w)
+    if obj.shrink_to_fit and (box_w is not None or box_h is not None):
+        layout = _shrink(obj, text, size_px, box_w, box_h, layout)
+    width = box_w if box_w is not None else max(1, layout.width)
+    height = box_h if box_h is not None else max(1, layout.height)
+    ensure_renderable(width, height, obj.id)
+    for line in layout.lines:  # Pillow draws each whole line before it is cut to the box
+        ensure_renderable(line.right - min(0, line.left), layout.ascent + layout.descent, obj.id)
+    ink = Image.new("1", (width, height), BLANK)
+    draw = ImageDraw.Draw(ink)
+    draw.fontmode = "1"
+    for index, line in enumerate(layout.lines):
+        if not line.text:
+            continue
+        extent = line.right - min(0, line.left)
+        if obj.align == "center":
+            x = (width - extent) // 2
+        elif obj.align == "right":
+            x = width - extent
+        else:
+            x = 0
+        baseline = layout.ascent + index * layout.pitch
+        draw.text(
+            (x - min(0, line.left), baseline), line.text, font=layout.face, fill=INK, anchor="ls"
+        )
+    return ink
+
+
+def _fits(layout: Layout, box_w: int | None, box_h: int | None) -> bool:
+    if layout.truncated:
+        return False
+    if box_w is not None and layout.width > box_w:
+        return False
+    return box_h is None or layout.height <= box_h
+
+
+def _shrink(
+    obj: TextObject,
+    text: str,
+    size_px: float,
+    box_w: int | None,
+    box_h: int | None,
+    layout: Layout,
+) -> Layout:
+    if _fits(layout, box_w, box_h):
+        return layout
+    # The largest half-pixel size that fits (layouts grow with the size, so bisect).
+    low, high = int(MIN_SIZE_PX * 2), int(size_px * 2)
+    best = _layout(obj, text, low / 2, box_w)
+    while low < high - 1:
+        middle = (low + high) // 2
+        candidate = _layout(obj, text, middle / 2, box_w)
+        if _fits(candidate, box_w, box_h):
+            low, best = middle, candidate
+        else:
+            high = middle
+    return best
+
+
+def _layout(obj: TextObject, text: str, size_px: float, box_w: int | None) -> Layout:
+    face = font(obj.font, obj.weight, size_px)
+    ascent, descent = face.getmetrics()
+    wrap_at = box_w if obj.wrap else None
+    lines: list[Line] = []
+    for paragraph in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        lines.extend(_wrap(face, paragraph, wrap_at))
+    truncated = False
+    if obj.max_lines is not None and len(lines) > obj.max_lines:
+        lines, truncated = lines[: obj.max_lines], True
+    pitch = max(1, round(obj.line_spacing * size_px))
+    return Layout(face, tuple(lines), ascent, descent, pitch, truncated)
+
+
+def _measure(face: FreeTypeFont, text: str) -> Line:
+    if not text:
+        return Line("", 0, 0)
+    left, _, right, _ = face.getbbox(text, anchor="ls")  # ink extent: what must fit the box
+    return Line(text, int(left), int(right))
+
+
+def _wrap(face: FreeTypeFont, paragraph: str, width: int | None) -> list[Line]:
+    """Greedy: as many words per line as fit; a word wider than the box is broken anywhere."""
+    whole = _measure(face, paragraph)
+    if width is None or whole.right - min(0, whole.left) <= width:
+        return [whole]
+    lines: list[Line] = []
+    current = ""
+    for word in paragraph.split(" "):
+        candidate = f"{current} {word}" if current else word
+        measured = _measure(face, candidate)
+        if measured.right - min(0, measured.left) <= width:
+            current = candidate
+            continue
+        if current:
+            lines.append(_measure(face, current))
+        current = word
+        while current and _extent(face, current) > width:
+            cut = _longest_prefix(face, current, width)
+            lines.append(_measure(face, current[:cut]))
+            current = current[cut:]
+    if current or not lines:
+        lines.append(_measure(face, current))
+    return lines
+
+
+def _extent(face: FreeTypeFont, text: str) -> int:
+    line = _measure(face, text)
+    return line.right - min(0, line.left)
+
+
+def _longest_prefix(face: FreeTypeFont, word: str, width: int) -> int:
+    low, high = 1, len(word)  # at least one character per line, so wrapping always ends
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _extent(face, word[:middle]) <= width:
+            low = middle
+        else:
+            high = middle - 1
+    return low

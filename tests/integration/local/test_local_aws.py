@@ -1,0 +1,578 @@
+"""LocalAws: moto state that survives a fresh process, with real boto3 over HTTP.
+
+Persistence is only proven across processes: this file doubles as the server script
+(`python test_local_aws.py serve STATE_FILE INTERVAL`), which the tests start with subprocess
+and talk to over HTTP. The test process itself never holds the data it checks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import boto3
+import moto
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from etikett.local.aws import LocalAws
+
+REGION = "eu-central-1"
+SHARED_DIR = Path(__file__).resolve().parents[3] / "shared"
+DUMMY_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+}
+# Settings that would send boto3 elsewhere than the endpoint under test.
+UNSET_ENV = ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
+
+
+@pytest.fixture(autouse=True)
+def dummy_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in DUMMY_ENV.items():
+        monkeypatch.setenv(name, value)
+    for name in UNSET_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+def client(service: str, endpoint_url: str) -> Any:
+    # No retries: a retried call could hide a request the server got wrong.
+    config = Config(retries={"total_max_attempts": 1}, read_timeout=60)
+    return boto3.client(service, endpoint_url=endpoint_url, region_name=REGION, config=config)
+
+
+def subprocess_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in UNSET_ENV}
+    env.update(DUMMY_ENV)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHARED_DIR), env.get("PYTHONPATH")]))
+    return env
+
+
+class ServerProcess:
+    """A LocalAws serving from `state_file` in a fresh Python process."""
+
+    def __init__(self, state_file: Path, snapshot_interval: float = 3600.0) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "serve", str(state_file), str(snapshot_interval)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=subprocess_env(),
+            text=True,
+        )
+
+    def endpoint_url(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith("http://"):
+            self.proc.kill()
+            pytest.fail(f"server process did not start (exit code {self.proc.wait()})")
+        return line
+
+    def stop(self) -> None:
+        """Graceful stop: LocalAws.stop() writes the final snapshot."""
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        assert self.proc.wait(timeout=30) == 0
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+@contextmanager
+def server_process(state_file: Path, snapshot_interval: float = 3600.0) -> Iterator[str]:
+    server = ServerProcess(state_file, snapshot_interval)
+    try:
+        yield server.endpoint_url()
+    finally:
+        server.stop()
+
+
+# --- persistence across processes ------------------------------------------------------------
+
+
+def populate(endpoint: str) -> dict[str, Any]:
+    """Create one of everything; return what the checks after the restart need."""
+    ddb = client("dynamodb", endpoint)
+    ddb.create_table(
+        TableName="labels",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "printer", "AttributeType": "S"},
+            {"AttributeName": "created", "AttributeType": "N"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-printer",
+                "KeySchema": [
+                    {"AttributeName": "printer", "KeyType": "HASH"},
+                    {"AttributeName": "created", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    for pk, printer, created in [("l1", "p1", 2), ("l2", "p2", 1), ("l3", "p1", 1)]:
+        ddb.put_item(
+            TableName="labels",
+            Item={"pk": {"S": pk}, "printer": {"S": printer}, "created": {"N": str(created)}},
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    sqs = client("sqs", endpoint)
+    dlq_url = sqs.create_queue(QueueName="print-jobs-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    redrive = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "3"}
+    queue_url = sqs.create_queue(
+        QueueName="print-jobs", Attributes={"RedrivePolicy": json.dumps(redrive)}
+    )["QueueUrl"]
+    sqs.send_message(QueueUrl=queue_url, MessageBody="in-flight")
+    received = sqs.receive_message(QueueUrl=queue_url, VisibilityTimeout=600)["Messages"]
+    assert [m["Body"] for m in received] == ["in-flight"]
+    sqs.send_message(QueueUrl=queue_url, MessageBody="visible")
+
+    s3 = client("s3", endpoint)
+    s3.create_bucket(
+        Bucket="etikett-artifacts", CreateBucketConfiguration={"LocationConstraint": REGION}
+    )
+    blob = os.urandom(300_000)
+    s3.put_object(
+        Bucket="etikett-artifacts", Key="labels/l1.pdf", Body=blob, Metadata={"kind": "label"}
+    )
+
+    kms = client("kms", endpoint)
+    key_id = kms.create_key()["KeyMetadata"]["KeyId"]
+    kms.create_alias(AliasName="alias/etikett", TargetKeyId=key_id)
+    ciphertext = kms.encrypt(
+        KeyId="alias/etikett", Plaintext=b"printer secret", EncryptionContext={"tenant": "t1"}
+    )["CiphertextBlob"]
+    sign_key_id = kms.create_key(KeyUsage="SIGN_VERIFY", KeySpec="ECC_NIST_P256")["KeyMetadata"][
+        "KeyId"
+    ]
+    signature = kms.sign(KeyId=sign_key_id, Message=b"label", SigningAlgorithm="ECDSA_SHA_256")[
+        "Signature"
+    ]
+
+    secrets = client("secretsmanager", endpoint)
+    secrets.create_secret(Name="etikett/printer-token", SecretString="s3cr3t")
+
+    return {
+        "receipt_handle": received[0]["ReceiptHandle"],
+        "redrive": redrive,
+        "blob": blob,
+        "ciphertext": ciphertext,
+        "sign_key_id": sign_key_id,
+        "signature": signature,
+        "public_key": kms.get_public_key(KeyId=sign_key_id)["PublicKey"],
+    }
+
+
+def check_restored(endpoint: str, before: dict[str, Any]) -> None:
+    ddb = client("dynamodb", endpoint)
+    by_printer = ddb.query(
+        TableName="labels",
+        IndexName="by-printer",
+        KeyConditionExpression="printer = :p",
+        ExpressionAttributeValues={":p": {"S": "p1"}},
+    )["Items"]
+    assert [item["pk"]["S"] for item in by_printer] == ["l3", "l1"]
+    with pytest.raises(ClientError) as refused:
+        ddb.put_item(
+            TableName="labels",
+            Item={"pk": {"S": "l1"}, "printer": {"S": "p9"}, "created": {"N": "9"}},
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    assert refused.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
+    ddb.transact_write_items(
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": "labels",
+                    "Item": {"pk": {"S": "l4"}, "printer": {"S": "p1"}, "created": {"N": "3"}},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "ConditionCheck": {
+                    "TableName": "labels",
+                    "Key": {"pk": {"S": "l2"}},
+                    "ConditionExpression": "attribute_exists(pk)",
+                }
+            },
+        ]
+    )
+    assert ddb.get_item(TableName="labels", Key={"pk": {"S": "l4"}})["Item"]["created"] == {
+        "N": "3"
+    }
+
+    sqs = client("sqs", endpoint)
+    queue_url = sqs.get_queue_url(QueueName="print-jobs")["QueueUrl"]
+    dlq_url = sqs.get_queue_url(QueueName="print-jobs-dlq")["QueueUrl"]
+
+    def counts() -> tuple[str, str]:
+        attrs = sqs.get_queue_attributes(
+            QueueUrl=queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return (
+            attrs["ApproximateNumberOfMessages"],
+            attrs["ApproximateNumberOfMessagesNotVisible"],
+        )
+
+    redrive = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["RedrivePolicy"])[
+        "Attributes"
+    ]["RedrivePolicy"]
+    assert json.loads(redrive) == {**before["redrive"], "maxReceiveCount": 3}
+    # The DLQ link is an object reference inside moto, not just the attribute text.
+    assert sqs.list_dead_letter_source_queues(QueueUrl=dlq_url)["queueUrls"] == [queue_url]
+    assert counts() == ("1", "1")
+    sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=before["receipt_handle"])
+    assert counts() == ("1", "0")
+    received = sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=1)["Messages"]
+    assert [m["Body"] for m in received] == ["visible"]
+
+    s3 = client("s3", endpoint)
+    obj = s3.get_object(Bucket="etikett-artifacts", Key="labels/l1.pdf")
+    assert obj["Body"].read() == before["blob"]
+    assert obj["Metadata"] == {"kind": "label"}
+
+    kms = client("kms", endpoint)
+    plaintext = kms.decrypt(
+        CiphertextBlob=before["ciphertext"], EncryptionContext={"tenant": "t1"}
+    )["Plaintext"]
+    assert plaintext == b"printer secret"
+    with pytest.raises(ClientError) as wrong_context:
+        kms.decrypt(CiphertextBlob=before["ciphertext"], EncryptionContext={"tenant": "t2"})
+    assert wrong_context.value.response["Error"]["Code"] == "InvalidCiphertextException"
+    assert kms.describe_key(KeyId="alias/etikett")["KeyMetadata"]["Enabled"]
+    assert kms.get_public_key(KeyId=before["sign_key_id"])["PublicKey"] == before["public_key"]
+    assert kms.verify(
+        KeyId=before["sign_key_id"],
+        Message=b"label",
+        Signature=before["signature"],
+        SigningAlgorithm="ECDSA_SHA_256",
+    )["SignatureValid"]
+
+    secrets = client("secretsmanager", endpoint)
+    secret = secrets.get_secret_value(SecretId="etikett/printer-token")
+    assert secret["SecretString"] == "s3cr3t"
+
+
+def test_state_survives_restarts_in_fresh_processes(tmp_path: Path) -> None:
+    state_file = tmp_path / "state" / "aws.bin"
+    with server_process(state_file) as endpoint:
+        before = populate(endpoint)
+    # The timer never fired: only the final snapshot of stop() can have written the file.
+    assert state_file.exists()
+
+    # Restored objects must snapshot again; this time the timer's snapshot is all there is.
+    restarted = ServerProcess(state_file, snapshot_interval=0.1)
+    try:
+        check_restored(restarted.endpoint_url(), before)  # writes, too
+        time.sleep(0.6)  # six snapshot ticks after the last write
+    finally:
+        restarted.kill()  # no stop(), so no final snapshot
+
+    with server_process(state_file) as endpoint:
+        item = client("dynamodb", endpoint).get_item(TableName="labels", Key={"pk": {"S": "l4"}})
+        assert item["Item"]["printer"] == {"S": "p1"}
+        sqs = client("sqs", endpoint)
+        attrs = sqs.get_queue_attributes(
+            QueueUrl=sqs.get_queue_url(QueueName="print-jobs")["QueueUrl"],
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        # One message deleted, the other received (in flight) by the killed process.
+        assert attrs == {
+            "ApproximateNumberOfMessages": "0",
+            "ApproximateNumberOfMessagesNotVisible": "1",
+        }
+
+
+def test_snapshot_during_concurrent_writes_is_consistent(tmp_path: Path) -> None:
+    """Every transaction writes an item and bumps a counter: a snapshot must have both or
+    neither, and must contain every write that completed before it was taken."""
+    state_file = tmp_path / "aws.bin"
+    stop_writing = threading.Event()
+    completed: list[str] = []
+    errors: list[BaseException] = []
+
+    with LocalAws(state_file, snapshot_interval=3600) as aws:
+        ddb = client("dynamodb", aws.endpoint_url)
+        ddb.create_table(
+            TableName="counted",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        )
+
+        # Created here: creating boto3 clients from several threads at once is not thread-safe.
+        own_clients = [client("dynamodb", aws.endpoint_url) for _ in range(4)]
+
+        def write(worker: int) -> None:
+            own = own_clients[worker]
+            try:
+                for n in range(100_000):
+                    if stop_writing.is_set():
+                        return
+                    pk = f"w{worker}-{n}"
+                    own.transact_write_items(
+                        TransactItems=[
+                            {"Put": {"TableName": "counted", "Item": {"pk": {"S": pk}}}},
+                            {
+                                "Update": {
+                                    "TableName": "counted",
+                                    "Key": {"pk": {"S": "counter"}},
+                                    "UpdateExpression": "ADD n :one",
+                                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                                }
+                            },
+                        ]
+                    )
+                    completed.append(pk)
+            except BaseException as exc:
+                errors.append(exc)
+
+        writers = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+        for writer in writers:
+            writer.start()
+        copies: list[tuple[Path, set[str]]] = []
+        try:
+            for i in range(2):
+                time.sleep(0.4)
+                done_before = set(completed)
+                aws.snapshot()
+                copy = tmp_path / f"copy-{i}.bin"
+                shutil.copyfile(state_file, copy)
+                copies.append((copy, done_before))
+            time.sleep(0.2)  # more writes after the last snapshot, which it must not contain
+        finally:
+            stop_writing.set()
+            for writer in writers:
+                writer.join()
+    assert not errors
+    assert all(done_before for _, done_before in copies), "writers made no progress"
+
+    # Loaded in this process: start() replaces moto's live state with the file's, which the
+    # last assertion tells apart from the state the writers left behind.
+    for copy, done_before in copies:
+        with LocalAws(copy) as restored:
+            ddb = client("dynamodb", restored.endpoint_url)
+            keys = {
+                item["pk"]["S"]
+                for page in ddb.get_paginator("scan").paginate(TableName="counted")
+                for item in page["Items"]
+            }
+            counter = ddb.get_item(TableName="counted", Key={"pk": {"S": "counter"}})["Item"]
+        keys.discard("counter")
+        assert int(counter["n"]["N"]) == len(keys)
+        assert done_before <= keys
+        assert len(keys) < len(completed)
+
+
+# --- SQS long polls ---------------------------------------------------------------------------
+
+
+def test_long_poll_is_capped() -> None:
+    with LocalAws(None, max_wait_seconds=1) as aws:
+        sqs = client("sqs", aws.endpoint_url)
+        queue_url = sqs.create_queue(QueueName="idle")["QueueUrl"]
+
+        started = time.monotonic()
+        assert "Messages" not in sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=20)
+        assert 0.9 <= time.monotonic() - started < 2.0
+
+        # The queue's default wait applies when the request names none: capped as well.
+        sqs.set_queue_attributes(
+            QueueUrl=queue_url, Attributes={"ReceiveMessageWaitTimeSeconds": "20"}
+        )
+        started = time.monotonic()
+        assert "Messages" not in sqs.receive_message(QueueUrl=queue_url)
+        assert time.monotonic() - started < 2.0
+
+
+def test_long_poll_blocks_neither_snapshots_nor_senders(tmp_path: Path) -> None:
+    with LocalAws(tmp_path / "aws.bin", max_wait_seconds=3) as aws:
+        sqs = client("sqs", aws.endpoint_url)
+        sender = client("sqs", aws.endpoint_url)
+        queue_url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+        result: dict[str, Any] = {}
+
+        def poll() -> None:
+            result.update(sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=20))
+            result["elapsed"] = time.monotonic() - poll_started
+
+        poll_started = time.monotonic()
+        poller = threading.Thread(target=poll)
+        poller.start()
+        time.sleep(0.3)
+        # A poll holding the lock while it waits would delay this by the rest of its 3 s.
+        snapshot_started = time.monotonic()
+        aws.snapshot()
+        assert time.monotonic() - snapshot_started < 0.5
+        sender.send_message(QueueUrl=queue_url, MessageBody="wake up")
+        poller.join()
+        assert [m["Body"] for m in result["Messages"]] == ["wake up"]
+        assert result["elapsed"] < 1.5
+
+
+def test_long_poll_cap_applies_to_the_query_protocol() -> None:
+    with LocalAws(None, max_wait_seconds=1) as aws:
+        queue_url = client("sqs", aws.endpoint_url).create_queue(QueueName="legacy")["QueueUrl"]
+        form = urlencode(
+            {
+                "Action": "ReceiveMessage",
+                "QueueUrl": queue_url,
+                "WaitTimeSeconds": "20",
+                "Version": "2012-11-05",
+            }
+        )
+        request = urllib.request.Request(
+            aws.endpoint_url + "/",
+            data=form.encode(),
+            headers={
+                "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
+                # moto routes by the credential scope and does not check the signature.
+                "Authorization": "AWS4-HMAC-SHA256 Credential=testing/20250101/"
+                f"{REGION}/sqs/aws4_request, SignedHeaders=host, Signature=00",
+            },
+        )
+        started = time.monotonic()
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        assert time.monotonic() - started < 2.0
+        assert b"<ReceiveMessageResponse" in body
+        assert b"<Message>" not in body
+
+
+# --- the state file ---------------------------------------------------------------------------
+
+
+def make_table(endpoint: str, name: str) -> None:
+    client("dynamodb", endpoint).create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )
+
+
+def snapshot_header(moto_version: str) -> bytes:
+    header = {"format": 1, "moto": moto_version, "created": "2025-01-01T00:00:00+00:00"}
+    return b"ETIKETT-LOCAL-AWS-SNAPSHOT\n" + json.dumps(header).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"not a snapshot at all", id="foreign-file"),
+        pytest.param(snapshot_header(moto.__version__) + b"\x80\x05garbage", id="bad-pickle"),
+        # A payload that would load fine: the version alone is reason enough.
+        pytest.param(snapshot_header("0.0.1") + pickle.dumps({}), id="other-moto-version"),
+    ],
+)
+def test_unreadable_state_file_is_moved_aside(
+    tmp_path: Path, content: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Leftovers in this process's moto must not survive a start either.
+    with LocalAws(None) as aws:
+        make_table(aws.endpoint_url, "leftover")
+    state_file = tmp_path / "aws.bin"
+    state_file.write_bytes(content)
+
+    with caplog.at_level(logging.WARNING, logger="etikett.local.aws"), LocalAws(state_file) as aws:
+        assert client("dynamodb", aws.endpoint_url).list_tables()["TableNames"] == []
+        make_table(aws.endpoint_url, "fresh")
+
+    [aside] = tmp_path.glob("aws.bin.unreadable-*")
+    assert aside.read_bytes() == content
+    assert any(str(aside) in record.getMessage() for record in caplog.records)
+    with LocalAws(state_file) as aws:
+        assert client("dynamodb", aws.endpoint_url).list_tables()["TableNames"] == ["fresh"]
+
+
+def test_state_file_is_private_and_written_atomically(tmp_path: Path) -> None:
+    state_file = tmp_path / "aws.bin"
+    old_umask = os.umask(0o022)
+    try:
+        with LocalAws(state_file) as aws:
+            make_table(aws.endpoint_url, "t")
+            aws.snapshot()
+            assert state_file.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old_umask)
+    assert state_file.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["aws.bin"]  # no temp files left behind
+    assert state_file.read_bytes().startswith(b"ETIKETT-LOCAL-AWS-SNAPSHOT\n")
+
+
+def test_request_in_flight_at_stop_is_refused(tmp_path: Path) -> None:
+    """A request the server accepted before stop() must not land after the final snapshot."""
+    aws = LocalAws(tmp_path / "aws.bin")
+    aws.start()
+    make_table(aws.endpoint_url, "early")
+    address = urlsplit(aws.endpoint_url)
+    body = json.dumps({"TableName": "early"}).encode()
+    request = (
+        "POST / HTTP/1.1\r\n"
+        f"Host: {address.netloc}\r\n"
+        "X-Amz-Target: DynamoDB_20120810.DeleteTable\r\n"
+        "Content-Type: application/x-amz-json-1.0\r\n"
+        f"Authorization: AWS4-HMAC-SHA256 Credential=testing/20250101/{REGION}/dynamodb/"
+        "aws4_request, SignedHeaders=host, Signature=00\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(request[:20])
+        time.sleep(0.2)  # accepted: a handler thread now waits for the rest
+        aws.stop()
+        sock.sendall(request[20:])
+        response = sock.recv(65536)
+    assert response.startswith(b"HTTP/1.1 503")
+
+
+def test_without_state_file_nothing_is_written(tmp_path: Path) -> None:
+    with LocalAws(None) as aws:
+        assert aws.endpoint_url.startswith("http://127.0.0.1:")
+        make_table(aws.endpoint_url, "t")
+        aws.snapshot()
+    assert list(tmp_path.iterdir()) == []
+
+
+def serve(state_file: str, snapshot_interval: str) -> None:
+    """Subprocess entry point: serve until stdin closes, then stop gracefully."""
+    logging.basicConfig(level=logging.WARNING)
+    aws = LocalAws(Path(state_file), snapshot_interval=float(snapshot_interval))
+    aws.start()
+    print(aws.endpoint_url, flush=True)
+    sys.stdin.read()
+    aws.stop()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["serve"]:
+        serve(*sys.argv[2:])
+    else:
+        sys.exit(f"usage: {sys.argv[0]} serve STATE_FILE SNAPSHOT_INTERVAL")
