@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
+import copyreg
 import io
 import json
 import logging
@@ -31,6 +32,7 @@ import tempfile
 import threading
 import time
 import typing
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -518,14 +520,20 @@ def _dump_backends() -> bytes:
         }
         if accounts:
             state[_backend_dict_key(backend_dict)] = accounts
+    known_types = len(_reducers_by_type)
     try:
-        return _pickle(state)
+        payload = _pickle(state)
+        if len(_reducers_by_type) > known_types:
+            # New kinds of objects (always so in a process's first snapshot): make sure that
+            # they load, too, or the next start would have to set the whole file aside.
+            pickle.loads(payload)
+        return payload
     except Exception:
-        # One service whose models do not pickle must not cost the state of all the others.
+        # One service whose models do not round-trip must not cost all the others their state.
         failures: dict[str, Exception] = {}
         for key, accounts in state.items():
             try:
-                _pickle({key: accounts})
+                pickle.loads(_pickle({key: accounts}))
             except Exception as exc:
                 failures[key] = exc
         if not failures:
@@ -695,18 +703,60 @@ class _EmptyLike:
 
 
 _EMPTY_CONTAINER_TYPES = (dict, list, set, collections.defaultdict, collections.OrderedDict)
+_NO_FACTORY = "no default_factory"
 
 
-def _reduce_defaultdict(value: collections.defaultdict[Any, Any]) -> Any:
-    factory = value.default_factory
+def _picklable_factory(factory: Callable[[], Any] | None) -> Callable[[], Any] | None:
     if factory is None or "<" not in getattr(factory, "__qualname__", ""):
-        return NotImplemented  # pickles as usual
+        return factory
     # moto builds some defaultdicts with lambdas (SSM tags, Lambda aliases), which pickle
     # cannot name. Only a factory of fresh empty containers can be replaced safely.
     sample = factory()
     if type(sample) not in _EMPTY_CONTAINER_TYPES or sample:
-        return NotImplemented  # fails, and _dump_backends leaves that service out
-    return collections.defaultdict, (_EmptyLike(sample),), None, None, iter(value.items())
+        raise pickle.PicklingError(f"cannot pickle default_factory {factory!r}")
+    return _EmptyLike(sample)
+
+
+def _reduce_defaultdict(value: collections.defaultdict[Any, Any]) -> Any:
+    factory = _picklable_factory(value.default_factory)
+    if factory is value.default_factory:
+        return NotImplemented  # pickles as usual
+    return collections.defaultdict, (factory,), None, None, iter(dict.items(value))
+
+
+def _reduce_dict_subclass(value: dict[Any, Any]) -> Any:
+    """Pickle a dict subclass by its real contents, and load it without calling its methods.
+
+    The default goes through the subclass's items() and __setitem__ (and a defaultdict's
+    through __init__), which moto overrides: S3's _VersionedKeyStore yields only the latest
+    version of each key, DynamoDB's LimitedSizeDict re-validates its size on every insert,
+    SSM's ParameterDict takes other __init__ arguments.
+    """
+    factory: Any = _NO_FACTORY
+    if isinstance(value, collections.defaultdict):
+        factory = _picklable_factory(value.default_factory)
+    state = (getattr(value, "__dict__", None) or None, dict(dict.items(value)), factory)
+    return copyreg.__newobj__, (type(value),), state, None, None, _set_dict_state
+
+
+def _set_dict_state(value: dict[Any, Any], state: tuple[Any, dict[Any, Any], Any]) -> None:
+    attributes, items, factory = state
+    if attributes:
+        value.__dict__.update(attributes)
+    dict.update(value, items)
+    if factory != _NO_FACTORY:
+        value.default_factory = factory  # type: ignore[attr-defined]
+
+
+def _has_own_pickling(cls: type) -> bool:
+    """Whether a class between `cls` and its builtin base defines how it pickles."""
+    own = {"__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__slots__"}
+    for klass in cls.__mro__:
+        if klass.__module__ in ("builtins", "collections"):
+            return False
+        if own & vars(klass).keys():
+            return True
+    return False
 
 
 _PRIVATE_KEY_CLASSES = typing.get_args(PrivateKeyTypes)
@@ -753,13 +803,22 @@ def _reducer_for(cls: type) -> _Reducer | None:
             _load_certificate,
             (cert.public_bytes(serialization.Encoding.DER),),
         )
-    if cls is collections.defaultdict:
-        return _reduce_defaultdict
     if issubclass(cls, BackendDict):
         # A reference to moto's live registry must come back as the live one, not a copy.
         return lambda backend_dict: (_backend_dict_by_key, (_backend_dict_key(backend_dict),))
     if issubclass(cls, AccountSpecificBackend):
         return _reduce_account_backends
+    if cls is collections.defaultdict:
+        return _reduce_defaultdict
+    if issubclass(cls, (collections.OrderedDict, collections.Counter)):
+        return None  # their own reduction keeps their internals consistent
+    if issubclass(cls, dict) and cls is not dict and not _has_own_pickling(cls):
+        return _reduce_dict_subclass
+    if issubclass(cls, (weakref.WeakValueDictionary, weakref.WeakKeyDictionary)):
+        # Lambda's ARN index; the entries stay alive through the objects' other owners.
+        return lambda mapping: (type(mapping), (dict(mapping.items()),))
+    if issubclass(cls, weakref.WeakSet):
+        return lambda items: (type(items), (list(items),))
     return None
 
 

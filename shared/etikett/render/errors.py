@@ -60,27 +60,6 @@ def ensure_renderable(width: int, height: int, object_id: str | None = None) -> 
         raise LabelTooLarge(width, height, object_id)
 
 
-# For `etikett.errors.PROBLEM_CODES` (owned elsewhere): the codes this layer raises.
-PROBLEM_CODES: dict[str, tuple[int, str]] = {
-    "label.variables_invalid": (
-        422,
-        "Print data does not fit the label's variables; params.errors names each variable.",
-    ),
-    "label.barcode_invalid": (
-        422,
-        "A barcode cannot encode its value; params names object_id, symbology and message.",
-    ),
-    "label.too_large": (
-        422,
-        "The label or one of its objects would exceed the renderable size; params say how big.",
-    ),
-    "label.image_invalid": (
-        422,
-        "An image object's data is not a decodable PNG or JPEG; params names object_id.",
-    ),
-}
-
-
 def with_object(error: EtikettError, object_id: str) -> EtikettError:
     """Name the label object an expression error came from (the caller sees where to look)."""
     params: Any = error.params

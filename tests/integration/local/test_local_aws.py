@@ -88,14 +88,20 @@ class ServerProcess:
 
     def stop(self) -> None:
         """Graceful stop: LocalAws.stop() writes the final snapshot."""
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-        assert self.proc.wait(timeout=30) == 0
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        was_running = self.proc.poll() is None
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+        # A process that died earlier has already failed the test; don't mask that.
+        assert code == 0 or not was_running, f"server process exited with {code}"
 
     def kill(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.kill()
         self.proc.wait(timeout=30)
+        self.proc.stdin.close()
+        self.proc.stdout.close()
 
 
 @contextmanager

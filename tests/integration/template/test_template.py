@@ -109,6 +109,16 @@ def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert (build_dir / "SharedLayer" / "python" / "etikett" / "api" / "app.py").is_file()
     assert (build_dir / "DepsLayer" / "python" / "fastapi").is_dir()
+    render = build_dir / "RenderLayer" / "python"
+    for module in (
+        "celpy",
+        "PIL",
+        "zint.cpython-311-x86_64-linux-gnu.so",
+        "lark",
+        "fontpkg_roboto",
+    ):
+        assert (render / module).exists(), module
+    assert list(render.glob("google_re2-1.1*.dist-info")), "google-re2 1.1 for glibc 2.26"
     for group in GROUPS:
         function = next(p for p in build_dir.iterdir() if p.name.lower() == f"{group}function")
         assert (function / "app.py").is_file()
