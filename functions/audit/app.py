@@ -1,8 +1,10 @@
 """Lambda entry of the audit group: its routes behind Mangum, with Powertools observability."""
 
+from etikett import coldstart
 from etikett.api.app import create_app
 from etikett.api.entry import http_handler
 from etikett.api.groups import routes_of
 
 app = create_app(routes_of("audit"))
 handler = http_handler(app, "audit")
+coldstart.done()

@@ -28,6 +28,7 @@ class DevServer:
     ) -> None:
         self.home = home
         self.port = port or free_port()
+        self.agent_port = free_port()
         self.env = env or {}
         self.process: subprocess.Popen[str] | None = None
         self.log = home.parent / f"{home.name}-dev.log"
@@ -35,6 +36,21 @@ class DevServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def agent_url(self) -> str:
+        return f"https://127.0.0.1:{self.agent_port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.home / "tls" / "ca.pem"
+
+    def aws_endpoint(self) -> str:
+        """moto's endpoint of the running service, as its banner names it."""
+        for line in reversed(self.log.read_text().splitlines()):
+            if line.startswith("Local AWS endpoint (moto): "):
+                return line.rsplit(" ", 1)[1]
+        raise LookupError("no AWS endpoint in the log")
 
     def start(self, timeout: float = 60) -> str:
         """Start and wait until the API answers; returns what the server printed so far."""

@@ -118,3 +118,91 @@ def any_caller(*, human: bool = False) -> Any:
 def public() -> Any:
     """Dependency for an operation that needs no authentication."""
     return Depends(Access(None, authenticated=False))
+
+
+class RunnerCertificateAccess(Access):
+    """The agent channel: the caller is a Runner, identified by its client certificate as API
+    Gateway's mutual TLS (or the local gateway's HTTPS port) passes it. User tokens never count."""
+
+    def __init__(self) -> None:
+        super().__init__(frozenset(), authenticated=True)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "authenticated": True,
+            "roles": [],
+            "human": False,
+            "via": "runner client certificate (mutual TLS)",
+        }
+
+    def permits(self, caller: Caller) -> bool:
+        return False  # no user or agent token ever reaches these operations
+
+    async def __call__(self, request: Request) -> Invocation:
+        from etikett.domain.runner_agent import identify
+
+        route = request.scope.get("route")
+        operation_id = getattr(route, "operation_id", None) or "unknown"
+        event = request.scope.get("aws.event") or {}
+        certificate = (
+            ((event.get("requestContext") or {}).get("authentication") or {}).get("clientCert")
+            or {}
+        ).get("clientCertPem")
+        if not certificate:
+            raise Unauthenticated(
+                "The agent channel needs the Runner's client certificate "
+                "(mutual TLS); tokens are not accepted here.",
+                "runner.certificate_required",
+            )
+        runner = identify(certificate)
+        request.state.runner = runner
+        caller = Caller(actor="service", subject=f"runner:{runner.pk}", roles=frozenset())
+        invocation = Invocation(caller, operation_id, request_id(request))
+        request.state.invocation = invocation
+        return invocation
+
+
+class EnrollmentTokenAccess(Access):
+    """Runner bootstrap: no user; the one-time enrollment token is checked by the domain."""
+
+    def __init__(self) -> None:
+        super().__init__(None, authenticated=False)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "authenticated": False,
+            "roles": [],
+            "human": False,
+            "via": "enrollment token (Authorization: Bearer etkr_…)",
+        }
+
+
+class EnrollmentReadAccess(Access):
+    """Admins and operators, or the enrolling Runner with its enrollment secret."""
+
+    SECRET_HEADER = "x-enrollment-secret"
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "alternatively": "X-Enrollment-Secret header"}
+
+    async def __call__(self, request: Request) -> Invocation:
+        if request.headers.get(self.SECRET_HEADER):
+            route = request.scope.get("route")
+            invocation = Invocation(
+                None, getattr(route, "operation_id", None) or "unknown", request_id(request)
+            )
+            request.state.invocation = invocation
+            return invocation
+        return await super().__call__(request)
+
+
+def runner_certificate() -> Any:
+    return Depends(RunnerCertificateAccess())
+
+
+def enrollment_token() -> Any:
+    return Depends(EnrollmentTokenAccess())
+
+
+def enrollment_reader() -> Any:
+    return Depends(EnrollmentReadAccess(frozenset({"admin", "operator"})))

@@ -8,7 +8,8 @@ from etikett import API_VERSION
 from etikett.api import problems
 
 
-def create_app(*routers: APIRouter, title: str = "Etikett") -> FastAPI:
+def create_app(*routers: APIRouter, title: str = "Etikett", fallback: bool = False) -> FastAPI:
+    """`fallback`: answer every other path with a precise 404 or 405 (API Gateway's `$default`)."""
     app = FastAPI(
         title=title,
         version=API_VERSION,
@@ -19,4 +20,11 @@ def create_app(*routers: APIRouter, title: str = "Etikett") -> FastAPI:
     problems.install(app)
     for router in routers:
         app.include_router(router)
+    if fallback:
+        app.router.add_route(
+            "/{path:path}", problems.unrouted, methods=list(_ALL_METHODS), include_in_schema=False
+        )
     return app
+
+
+_ALL_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")

@@ -5,10 +5,11 @@ Only function entries (`functions/<group>/app.py`) call this; domain code never 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI
@@ -28,12 +29,10 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 def http_handler(app: FastAPI, service: str) -> Handler:
     logger = Logger(service=f"etikett-{service}")
-    tracer = Tracer(service=f"etikett-{service}")
     metrics = Metrics(namespace="Etikett", service=f"etikett-{service}")
     asgi = Mangum(app, lifespan="off", api_gateway_base_path="/", text_mime_types=TEXT_TYPES)
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-    @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         response = asgi(event, context)
@@ -44,4 +43,14 @@ def http_handler(app: FastAPI, service: str) -> Handler:
         logger.info("request", extra={"route": event.get("routeKey"), "status": status})
         return response
 
+    if tracing_enabled():
+        # Tracer imports the X-Ray SDK (≈150 ms outside Lambda): only where traces are wanted.
+        from aws_lambda_powertools import Tracer
+
+        tracer = Tracer(service=f"etikett-{service}")
+        return tracer.capture_lambda_handler(handler, capture_response=False)
     return handler
+
+
+def tracing_enabled() -> bool:
+    return os.environ.get("POWERTOOLS_TRACE_DISABLED", "").lower() not in ("true", "1")

@@ -13,6 +13,10 @@ GROUPS: dict[str, str] = {
     "audit": "etikett.api.audit",
     "misc": "etikett.api.misc",
     "labels": "etikett.api.labels",
+    "runners": "etikett.api.runners",
+    "printers": "etikett.api.printers",
+    "runner_agent": "etikett.api.runner_agent",
+    "mcp": "etikett.api.mcp",  # the MCP endpoint: plain routes, no operations of its own
 }
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from functools import cache
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -147,15 +148,43 @@ def _routes(container: Any) -> Iterator[Any]:
             yield route
 
 
-def _allowed_methods(request: Request) -> list[str]:
-    """Every method of every route whose path matches (Starlette names only the first route's)."""
-    path = request.url.path
+def _methods_for(path: str, routes: Iterable[Any]) -> list[str]:
     methods: set[str] = set()
-    for route in _routes(request.app.router):
+    for route in routes:
         regex = getattr(route, "path_regex", None)
-        if regex is not None and regex.match(path):
+        if regex is not None and getattr(route, "path", "") != "/{path:path}" and regex.match(path):
             methods |= set(getattr(route, "methods", None) or ())
     return sorted(methods)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method of every route whose path matches (Starlette names only the first route's)."""
+    return _methods_for(request.url.path, _routes(request.app.router))
+
+
+@cache
+def _every_route() -> list[Any]:
+    from etikett.api.groups import all_routes
+
+    return [route for router in all_routes() for route in _routes(router)]
+
+
+async def unrouted(request: Request) -> JSONResponse:
+    """API Gateway's `$default`: no route of any group took this request."""
+    path = request.url.path
+    allowed = _methods_for(path, _every_route())
+    if allowed:
+        return problem_response(
+            405,
+            "route.method_not_allowed",
+            "Method not allowed",
+            f"{request.method} is not allowed on {path}.",
+            {"method": request.method, "allowed": allowed},
+            headers={"Allow": ", ".join(allowed)},
+        )
+    return problem_response(
+        404, "route.not_found", "Not found", f"No operation has the path {path}.", {"path": path}
+    )
 
 
 async def _transaction_cancelled(request: Request, error: Exception) -> JSONResponse:

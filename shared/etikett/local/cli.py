@@ -25,12 +25,22 @@ def dev(arguments: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     home = Path(arguments.home).resolve()
-    service = LocalService(Path(arguments.template).resolve(), home, arguments.host, arguments.port)
+    service = LocalService(
+        Path(arguments.template).resolve(),
+        home,
+        arguments.host,
+        arguments.port,
+        arguments.agent_port,
+    )
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     service.start()
     print(f"Etikett is serving at {service.url}  (state in {home})", flush=True)
+    print(
+        f"Runner agent channel (mutual TLS): {service.agent_url}  CA: {service.ca_file}", flush=True
+    )
+    print(f"Local AWS endpoint (moto): {service.aws.endpoint_url}", flush=True)
     if _setup_required():
         print(
             f"First-time setup needed: POST {service.url}/api/v1/auth/setup "
@@ -54,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     serve.add_argument("--home", default=os.environ.get("ETIKETT_HOME", ".etikett"))
+    serve.add_argument(
+        "--agent-port",
+        type=int,
+        default=int(os.environ["AGENT_PORT"]) if "AGENT_PORT" in os.environ else None,
+        help="the Runners' mutual-TLS port (default: --port + 443)",
+    )
     serve.add_argument("--template", default=None)
     arguments = parser.parse_args(argv)
     if arguments.command == "dev":

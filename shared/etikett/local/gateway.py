@@ -17,6 +17,7 @@ from anyio import to_thread
 
 from etikett.local.functions import FunctionRegistry
 from etikett.local.template import LOCAL_ACCOUNT, HttpRoute
+from etikett.local.tls import CLIENT_CERT_SCOPE_KEY, client_cert_context
 
 logger = logging.getLogger("etikett.gateway")
 
@@ -128,6 +129,9 @@ def build_event(
         },
         "isBase64Encoded": not is_text,
     }
+    der = scope.get(CLIENT_CERT_SCOPE_KEY)
+    if der:
+        event["requestContext"]["authentication"] = {"clientCert": client_cert_context(der)}
     if cookies:
         event["cookies"] = cookies
     if query:

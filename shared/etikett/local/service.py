@@ -6,12 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from etikett.local import provision as provisioning
+from etikett.local import tls
 from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
@@ -32,21 +34,33 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 class LocalService:
     def __init__(
-        self, template_path: Path, home: Path, host: str = "127.0.0.1", port: int = 8000
+        self,
+        template_path: Path,
+        home: Path,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        agent_port: int | None = None,
     ) -> None:
         self.template: Template = load(template_path)
         self.home = home
         self.host = host
         self.port = port
+        self.agent_port = agent_port if agent_port is not None else port + 443
         self.aws = LocalAws(home / STATE_FILE)
-        self._server: Any = None
-        self._server_thread: threading.Thread | None = None
+        self._servers: list[Any] = []
+        self._server_threads: list[threading.Thread] = []
+        self.ca_file: Path | None = None
         self._poller: SqsPoller | None = None
         self.functions: FunctionRegistry | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def agent_url(self) -> str:
+        """The mutual-TLS endpoint Runners use (API Gateway's custom domain on AWS)."""
+        return f"https://{self.host}:{self.agent_port}"
 
     def _configure_environment(self) -> None:
         # Dummy credentials: moto accepts any, and nothing may ever reach a real AWS account.
@@ -82,8 +96,9 @@ class LocalService:
         os.environ.update(provisioning.function_environment(self.template, resolver))
         self.functions = FunctionRegistry(self.template.functions, LOCAL_REGION)
         self.functions.warm_all()
+        os.environ["ETIKETT_AGENT_URL"] = self.agent_url
         gateway = Gateway(Router(self.template.routes), self.functions)
-        config = uvicorn.Config(
+        plain = uvicorn.Config(
             gateway,
             host=self.host,
             port=self.port,
@@ -91,24 +106,44 @@ class LocalService:
             access_log=False,
             lifespan="off",
         )
-        self._server = uvicorn.Server(config)
-        self._server_thread = threading.Thread(target=self._server.run, daemon=True, name="gateway")
-        self._server_thread.start()
+        certificate, key, ca = tls.prepare(self.home)
+        self.ca_file = ca
+        mutual_tls = uvicorn.Config(
+            gateway,
+            host=self.host,
+            port=self.agent_port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            http=tls.ClientCertificateProtocol,
+            ssl_certfile=str(certificate),
+            ssl_keyfile=str(key),
+            ssl_ca_certs=str(ca),
+            ssl_cert_reqs=ssl.CERT_REQUIRED,
+        )
+        self._servers = [uvicorn.Server(plain), uvicorn.Server(mutual_tls)]
+        for server, name in zip(self._servers, ("gateway", "agent-gateway"), strict=True):
+            thread = threading.Thread(target=server.run, daemon=True, name=name)
+            thread.start()
+            self._server_threads.append(thread)
         deadline = time.monotonic() + 15
-        while not self._server.started:
-            if not self._server_thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the local gateway could not listen on {self.url}")
-            time.sleep(0.02)
+        for server, thread in zip(self._servers, self._server_threads, strict=True):
+            while not server.started:
+                if not thread.is_alive() or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the local gateway could not listen on {self.url} and {self.agent_url}"
+                    )
+                time.sleep(0.02)
         self._poller = SqsPoller(
             self.template.sqs_sources, resolver, self.functions, self.aws.endpoint_url, LOCAL_REGION
         )
         self._poller.start()
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._server_thread is not None:
-            self._server_thread.join(timeout=10)
+        for server in self._servers:
+            server.should_exit = True
+        for thread in self._server_threads:
+            thread.join(timeout=10)
         if self._poller is not None:
             self._poller.stop()
         self.aws.stop()

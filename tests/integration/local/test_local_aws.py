@@ -1,8 +1,9 @@
 """LocalAws: moto state that survives a fresh process, with real boto3 over HTTP.
 
-Persistence is only proven across processes: this file doubles as the server script
-(`python test_local_aws.py serve STATE_FILE INTERVAL`), which the tests start with subprocess
-and talk to over HTTP. The test process itself never holds the data it checks.
+Persistence can only be proven across processes, so this file doubles as the server script
+(`python test_local_aws.py serve STATE_FILE INTERVAL`): the restart test starts it with
+subprocess and is only the client of the data it checks. The other tests run LocalAws in
+this process.
 """
 
 from __future__ import annotations
@@ -168,6 +169,11 @@ def populate(endpoint: str) -> dict[str, Any]:
     s3.put_object(
         Bucket="etikett-artifacts", Key="labels/l1.pdf", Body=blob, Metadata={"kind": "label"}
     )
+    s3.put_bucket_versioning(
+        Bucket="etikett-artifacts", VersioningConfiguration={"Status": "Enabled"}
+    )
+    s3.put_object(Bucket="etikett-artifacts", Key="templates/t1.json", Body=b"v1")
+    s3.put_object(Bucket="etikett-artifacts", Key="templates/t1.json", Body=b"v2")
 
     kms = client("kms", endpoint)
     key_id = kms.create_key()["KeyMetadata"]["KeyId"]
@@ -184,6 +190,11 @@ def populate(endpoint: str) -> dict[str, Any]:
 
     secrets = client("secretsmanager", endpoint)
     secrets.create_secret(Name="etikett/printer-token", SecretString="s3cr3t")
+    # SSM keeps its parameters in a defaultdict subclass and its tags in lambda defaultdicts.
+    ssm = client("ssm", endpoint)
+    ssm.put_parameter(
+        Name="/etikett/feature", Value="on", Type="String", Tags=[{"Key": "k", "Value": "v"}]
+    )
 
     return {
         "receipt_handle": received[0]["ReceiptHandle"],
@@ -264,6 +275,15 @@ def check_restored(endpoint: str, before: dict[str, Any]) -> None:
     obj = s3.get_object(Bucket="etikett-artifacts", Key="labels/l1.pdf")
     assert obj["Body"].read() == before["blob"]
     assert obj["Metadata"] == {"kind": "label"}
+    # Versioned keys live in a dict subclass whose items() hides all but the latest version.
+    versions = s3.list_object_versions(Bucket="etikett-artifacts", Prefix="templates/")
+    bodies = [
+        s3.get_object(
+            Bucket="etikett-artifacts", Key="templates/t1.json", VersionId=v["VersionId"]
+        )["Body"].read()
+        for v in sorted(versions["Versions"], key=lambda v: v["IsLatest"])
+    ]
+    assert bodies == [b"v1", b"v2"]
 
     kms = client("kms", endpoint)
     plaintext = kms.decrypt(
@@ -285,6 +305,12 @@ def check_restored(endpoint: str, before: dict[str, Any]) -> None:
     secrets = client("secretsmanager", endpoint)
     secret = secrets.get_secret_value(SecretId="etikett/printer-token")
     assert secret["SecretString"] == "s3cr3t"
+
+    ssm = client("ssm", endpoint)
+    assert ssm.get_parameter(Name="/etikett/feature")["Parameter"]["Value"] == "on"
+    tags = ssm.list_tags_for_resource(ResourceType="Parameter", ResourceId="/etikett/feature")
+    assert tags["TagList"] == [{"Key": "k", "Value": "v"}]
+    ssm.put_parameter(Name="/etikett/other", Value="x", Type="String")  # defaults still work
 
 
 def test_state_survives_restarts_in_fresh_processes(tmp_path: Path) -> None:

@@ -43,19 +43,27 @@ def test_no_route_is_declared_twice_and_default_goes_to_misc(repo: Path) -> None
     assert [template.functions[r.function].code_uri.name for r in defaults] == ["misc"]
 
 
-def test_functions_get_only_their_own_tables(repo: Path) -> None:
+def test_functions_get_least_privilege_policies(repo: Path) -> None:
+    """Every policy names its resource; nothing is granted on `*`."""
     import yaml
 
     from etikett.local.template import _CfnLoader
 
-    document = yaml.load((repo / "template.yaml").read_text(), Loader=_CfnLoader)
+    document = yaml.load((repo / "template.yaml").read_text(), Loader=_CfnLoader)  # noqa: S506
+    resource_key = {"DynamoDB": "TableName", "S3": "BucketName", "KMS": "KeyId"}
     for name, resource in document["Resources"].items():
         if resource["Type"] != "AWS::Serverless::Function":
             continue
         for policy in resource["Properties"]["Policies"]:
             ((kind, spec),) = policy.items()
-            assert kind.startswith("DynamoDB"), (name, kind)
-            assert spec["TableName"] != "*" and "Ref" in spec["TableName"], (name, spec)
+            if kind == "Statement":
+                for statement in spec:
+                    assert statement["Resource"] != "*", name
+                    assert "Fn::Sub" in statement["Resource"], (name, statement)
+                    assert all(a.startswith("sqs:") for a in statement["Action"]), name
+                continue
+            prefix = next(p for p in resource_key if kind.startswith(p))
+            assert "Ref" in spec[resource_key[prefix]], (name, kind, spec)
 
 
 def test_cfn_lint_accepts_the_template(repo: Path) -> None:
@@ -119,7 +127,9 @@ def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
     ):
         assert (render / module).exists(), module
     assert list(render.glob("google_re2-1.1*.dist-info")), "google-re2 1.1 for glibc 2.26"
+    package = build_dir / "RunnerPackageLayer" / "runner-package"
+    assert (package / "pyproject.toml").is_file() and (package / "etikett_runner").is_dir()
     for group in GROUPS:
-        function = next(p for p in build_dir.iterdir() if p.name.lower() == f"{group}function")
+        function = next(p for p in build_dir.iterdir() if p.name.lower() == f"{group.replace('_', '')}function")
         assert (function / "app.py").is_file()
     shutil.rmtree(build_dir, ignore_errors=True)

@@ -1,0 +1,70 @@
+"""Routes of the Printers group (deployment printer assignments come with deployments)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Query, Response
+
+from etikett.api.access import any_caller, requires
+from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.routing import router
+from etikett.domain import printers
+from etikett.domain.actors import Invocation
+
+routes = router(prefix="/api/v1/printers", tags=["Printers"])
+Operator = Annotated[Invocation, requires("operator")]
+
+
+@routes.get(
+    "",
+    operation_id="listPrinters",
+    response_model=ItemList[printers.Printer],
+    summary="Known print targets by name, with their last reported status",
+)
+def list_printers(
+    invocation: Annotated[Invocation, any_caller()],
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+    runner_id: Annotated[str | None, Query()] = None,
+) -> ItemList[printers.Printer]:
+    return ItemList[printers.Printer].of(printers.list_printers(limit, cursor, runner_id))
+
+
+@routes.post(
+    "",
+    operation_id="createPrinter",
+    response_model=printers.Printer,
+    status_code=201,
+    summary="Adopt a discovery finding (or declare a printer) as a named print target",
+    responses={
+        404: {"description": "`finding.not_found`, `runner.not_found`"},
+        409: {"description": "Name taken (`printer.name_taken`)"},
+    },
+)
+def create_printer(body: printers.NewPrinter, invocation: Operator) -> printers.Printer:
+    return printers.create(invocation, body)
+
+
+@routes.post(
+    "/discover",
+    operation_id="postPrintersDiscover",
+    response_model=printers.DiscoveryJobs,
+    status_code=202,
+    summary="Search for printers at every online Runner of a group",
+    responses={409: {"description": "No Runner online (`runner_group.no_online_runner`)"}},
+)
+def discover(body: printers.GroupDiscoveryRequest, invocation: Operator) -> printers.DiscoveryJobs:
+    return printers.discover_in_group(invocation, body)
+
+
+@routes.delete(
+    "/{printerId}",
+    operation_id="deletePrinter",
+    status_code=204,
+    summary="Remove an adopted print target",
+    responses={404: {"description": "Unknown printer (`printer.not_found`)"}},
+)
+def delete_printer(printerId: str, invocation: Operator) -> Response:
+    printers.delete(invocation, printerId)
+    return Response(status_code=204)

@@ -1,0 +1,402 @@
+"""Routes of the Runners and enrollment group, and jobs (getJob, postJobCancel)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Header, Path, Query, Request, Response
+from pydantic import BaseModel
+
+from etikett.api.access import (
+    any_caller,
+    enrollment_reader,
+    enrollment_token,
+    requires,
+)
+from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.routing import not_in_mcp, router
+from etikett.domain import installers, jobs, printers, runner_enrollment, runners
+from etikett.domain.actors import Invocation
+from etikett.errors import Unauthenticated
+
+routes = router(prefix="/api/v1", tags=["Runners and enrollment"])
+
+Admin = Annotated[Invocation, requires("admin")]
+Operator = Annotated[Invocation, requires("operator")]
+RunnerReader = Annotated[Invocation, requires("operator", "approver", "designer")]
+ContextReader = Annotated[Invocation, requires("operator", "designer")]
+ContextName = Annotated[
+    str,
+    Path(pattern=runners.CONTEXT_NAME, description="Letters, digits, _ . -; up to 64 characters."),
+]
+_GROUP_404 = {404: {"description": "Unknown group (`runner_group.not_found`)"}}
+_RUNNER_404 = {404: {"description": "Unknown Runner (`runner.not_found`)"}}
+
+
+class Deployments(BaseModel):
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+# --- groups ----------------------------------------------------------------------------------
+
+
+@routes.get(
+    "/runner-groups",
+    operation_id="listRunnerGroups",
+    response_model=ItemList[runners.RunnerGroup],
+    summary="List Runner groups by name",
+)
+def list_groups(
+    invocation: Annotated[Invocation, any_caller()], limit: Limit = DEFAULT, cursor: Cursor = None
+) -> ItemList[runners.RunnerGroup]:
+    return ItemList[runners.RunnerGroup].of(runners.list_groups(limit, cursor))
+
+
+@routes.post(
+    "/runner-groups",
+    operation_id="createRunnerGroup",
+    response_model=runners.RunnerGroup,
+    status_code=201,
+    summary="Create a Runner group (a site or line whose Runners share work)",
+)
+def create_group(body: runners.NewRunnerGroup, invocation: Admin) -> runners.RunnerGroup:
+    return runners.create_group(invocation, body)
+
+
+@routes.get(
+    "/runner-groups/{groupId}/deployments",
+    operation_id="listRunnerGroupDeployments",
+    response_model=Deployments,
+    summary="Rollout state of one group",
+    description="Flows deployed to the group's Runners, newest first.",
+    responses=_GROUP_404,
+)
+def list_group_deployments(
+    groupId: str,
+    invocation: Annotated[Invocation, any_caller()],
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+) -> Deployments:
+    runners.load_group(groupId)
+    return Deployments(items=[], next_cursor=None)  # deployments arrive with flows
+
+
+@routes.post(
+    "/runner-groups/{groupId}/enrollment-tokens",
+    operation_id="createEnrollmentToken",
+    response_model=runner_enrollment.IssuedEnrollmentToken,
+    status_code=201,
+    summary="Issue a one-time enrollment token for a new Runner of the group",
+    responses=_GROUP_404,
+)
+def create_token(
+    groupId: str,
+    body: runner_enrollment.NewEnrollmentToken,
+    invocation: Admin,
+) -> runner_enrollment.IssuedEnrollmentToken:
+    return runner_enrollment.issue_token(invocation, groupId, body)
+
+
+@routes.post(
+    "/runner-groups/{groupId}/installer",
+    operation_id="postRunnerGroupInstaller",
+    response_model=installers.Installer,
+    status_code=201,
+    summary="Build an installer (Linux and Windows) for a new Runner of the group",
+    description="A zip with the Runner package, its configuration (server URL, CA "
+    "bundle), a fresh enrollment token and install scripts; answered as a "
+    "presigned download URL.",
+    responses=_GROUP_404,
+)
+def create_installer(
+    groupId: str,
+    request: Request,
+    invocation: Admin,
+    body: installers.InstallerRequest | None = None,
+) -> installers.Installer:
+    return installers.build(
+        invocation,
+        groupId,
+        body or installers.InstallerRequest(),
+        str(request.base_url).rstrip("/"),
+    )
+
+
+@routes.get(
+    "/runner-groups/{groupId}/context",
+    operation_id="getRunnerGroupContext",
+    response_model=ItemList[runners.ContextParameter],
+    summary="Group-level context parameters",
+    responses=_GROUP_404,
+)
+def get_group_context(
+    groupId: str,
+    invocation: ContextReader,
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+) -> ItemList[runners.ContextParameter]:
+    return ItemList[runners.ContextParameter].of(runners.list_context(groupId, limit, cursor))
+
+
+@routes.put(
+    "/runner-groups/{groupId}/context/{name}",
+    operation_id="putRunnerGroupContextParameter",
+    response_model=runners.ContextParameter,
+    summary="Set a group-level context parameter",
+    responses=_GROUP_404,
+)
+def put_group_context(
+    groupId: str,
+    name: ContextName,
+    body: runners.ContextValue,
+    invocation: Operator,
+) -> runners.ContextParameter:
+    return runners.put_context(invocation, groupId, name, body)
+
+
+@routes.delete(
+    "/runner-groups/{groupId}/context/{name}",
+    operation_id="deleteRunnerGroupContextParameter",
+    status_code=204,
+    summary="Remove a group-level context parameter",
+    responses=_GROUP_404,
+)
+def delete_group_context(groupId: str, name: str, invocation: Operator) -> Response:
+    runners.delete_context(invocation, groupId, name)
+    return Response(status_code=204)
+
+
+# --- enrollment ------------------------------------------------------------------------------
+
+
+@routes.post(
+    "/runner-enrollments",
+    operation_id="createRunnerEnrollment",
+    response_model=runner_enrollment.EnrollmentCreated,
+    status_code=201,
+    summary="Runner bootstrap: exchange an enrollment token and a CSR for a certificate",
+    description="Authorization: Bearer <enrollment token>. Answers the certificate at "
+    "once, or `pending` when the token needs approval (poll "
+    "getRunnerEnrollment with X-Enrollment-Secret).",
+    responses={401: {"description": "`enrollment.token_invalid`, `.token_used`, `.token_expired`"}},
+    openapi_extra=not_in_mcp(),
+)
+def enroll(
+    body: runner_enrollment.EnrollmentRequest,
+    invocation: Annotated[Invocation, enrollment_token()],
+    authorization: Annotated[str | None, Header()] = None,
+) -> runner_enrollment.EnrollmentCreated:
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated(
+            "Present the enrollment token as `Authorization: Bearer etkr_…`.",
+            "enrollment.token_invalid",
+        )
+    return runner_enrollment.enroll(invocation, token.strip(), body)
+
+
+@routes.get(
+    "/runner-enrollments",
+    operation_id="listRunnerEnrollments",
+    response_model=ItemList[runner_enrollment.Enrollment],
+    summary="Enrollments, newest first (`?status=pending` for those awaiting approval)",
+)
+def list_enrollments(
+    invocation: Annotated[Invocation, requires("admin", "operator")],
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+    status: Annotated[str | None, Query(pattern="^(pending|approved)$")] = None,
+) -> ItemList[runner_enrollment.Enrollment]:
+    page = runner_enrollment.list_enrollments(limit, cursor, status)
+    return ItemList[runner_enrollment.Enrollment].of(page)
+
+
+@routes.get(
+    "/runner-enrollments/{id}",
+    operation_id="getRunnerEnrollment",
+    response_model=runner_enrollment.Enrollment,
+    summary="State of one enrollment",
+    responses={404: {"description": "Unknown enrollment (`enrollment.not_found`)"}},
+)
+def get_enrollment(
+    id: str,
+    invocation: Annotated[Invocation, enrollment_reader()],
+    x_enrollment_secret: Annotated[str | None, Header()] = None,
+) -> runner_enrollment.Enrollment:
+    if invocation.caller is None and x_enrollment_secret:
+        return runner_enrollment.get_with_secret(id, x_enrollment_secret)
+    return runner_enrollment.get(id)
+
+
+@routes.post(
+    "/runner-enrollments/{id}/approval",
+    operation_id="postRunnerEnrollmentApproval",
+    response_model=runner_enrollment.Enrollment,
+    summary="Approve a waiting enrollment: the Runner gets its certificate",
+    responses={404: {"description": "Unknown enrollment (`enrollment.not_found`)"}},
+)
+def approve_enrollment(id: str, invocation: Admin) -> runner_enrollment.Enrollment:
+    return runner_enrollment.approve(invocation, id)
+
+
+# --- runners ---------------------------------------------------------------------------------
+
+
+@routes.get(
+    "/runners",
+    operation_id="listRunners",
+    response_model=ItemList[runners.Runner],
+    summary="List Runners with their status (online, offline, pending) and last contact",
+)
+def list_runners(
+    invocation: RunnerReader,
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+    group_id: Annotated[str | None, Query()] = None,
+) -> ItemList[runners.Runner]:
+    return ItemList[runners.Runner].of(runners.list_runners(limit, cursor, group_id))
+
+
+@routes.get(
+    "/runners/{runnerId}",
+    operation_id="getRunner",
+    response_model=runners.Runner,
+    summary="One Runner: status, last contact, version, host",
+    responses=_RUNNER_404,
+)
+def get_runner(runnerId: str, invocation: RunnerReader) -> runners.Runner:
+    return runners.get_runner(runnerId)
+
+
+@routes.delete(
+    "/runners/{runnerId}",
+    operation_id="deleteRunner",
+    status_code=204,
+    summary="Remove a Runner: its certificate is refused from now on",
+    responses=_RUNNER_404,
+)
+def delete_runner(runnerId: str, invocation: Admin) -> Response:
+    runners.remove_runner(invocation, runnerId)
+    return Response(status_code=204)
+
+
+@routes.post(
+    "/runners/{runnerId}/discovery",
+    operation_id="postRunnerDiscovery",
+    response_model=jobs.Job,
+    status_code=202,
+    summary="Search for printers on the Runner's network",
+    description="Probes each target (port 9100 by default) with ~HI/~HS; the job's "
+    "result lists findings to adopt with createPrinter.",
+    responses=_RUNNER_404,
+)
+def discover(
+    runnerId: str,
+    body: printers.DiscoveryRequest,
+    invocation: Operator,
+) -> jobs.Job:
+    return printers.discover_at(invocation, runnerId, body)
+
+
+@routes.post(
+    "/runners/{runnerId}/jobs",
+    operation_id="createRunnerJob",
+    response_model=jobs.Job,
+    status_code=202,
+    summary="Hand a raw print job (printer-language bytes) to a Runner",
+    responses=_RUNNER_404,
+)
+def create_job(runnerId: str, body: jobs.RawJobRequest, invocation: Operator) -> jobs.Job:
+    return jobs.submit_raw(invocation, runnerId, body)
+
+
+@routes.get(
+    "/runners/{runnerId}/jobs",
+    operation_id="listRunnerJobs",
+    response_model=ItemList[jobs.Job],
+    summary="Jobs of a Runner, newest first",
+    responses=_RUNNER_404,
+)
+def list_jobs(
+    runnerId: str,
+    invocation: Operator,
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+) -> ItemList[jobs.Job]:
+    return ItemList[jobs.Job].of(jobs.list_for_runner(runnerId, limit, cursor))
+
+
+@routes.get(
+    "/runners/{runnerId}/context",
+    operation_id="getRunnerContext",
+    response_model=ItemList[runners.ContextParameter],
+    summary="Runner-level context parameters",
+    responses=_RUNNER_404,
+)
+def get_runner_context(
+    runnerId: str,
+    invocation: ContextReader,
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+) -> ItemList[runners.ContextParameter]:
+    return ItemList[runners.ContextParameter].of(runners.list_context(runnerId, limit, cursor))
+
+
+@routes.put(
+    "/runners/{runnerId}/context/{name}",
+    operation_id="putRunnerContextParameter",
+    response_model=runners.ContextParameter,
+    summary="Set a Runner-level context parameter",
+    responses=_RUNNER_404,
+)
+def put_runner_context(
+    runnerId: str,
+    name: ContextName,
+    body: runners.ContextValue,
+    invocation: Operator,
+) -> runners.ContextParameter:
+    return runners.put_context(invocation, runnerId, name, body)
+
+
+@routes.delete(
+    "/runners/{runnerId}/context/{name}",
+    operation_id="deleteRunnerContextParameter",
+    status_code=204,
+    summary="Remove a Runner-level context parameter",
+    responses=_RUNNER_404,
+)
+def delete_runner_context(runnerId: str, name: str, invocation: Operator) -> Response:
+    runners.delete_context(invocation, runnerId, name)
+    return Response(status_code=204)
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+@routes.get(
+    "/jobs/{jobId}",
+    operation_id="getJob",
+    response_model=jobs.Job,
+    summary="A job with its message history and outcome",
+    responses={404: {"description": "Unknown job (`job.not_found`)"}},
+)
+def get_job(
+    jobId: str,
+    invocation: Annotated[Invocation, requires("operator", "designer", "approver")],
+) -> jobs.Job:
+    return jobs.get(jobId)
+
+
+@routes.post(
+    "/jobs/{jobId}/cancel",
+    operation_id="postJobCancel",
+    response_model=jobs.Job,
+    summary="Cancel a job whose bytes have not reached a printer",
+    responses={
+        404: {"description": "Unknown job (`job.not_found`)"},
+        409: {"description": "Already sent (`job.not_cancellable`)"},
+    },
+)
+def cancel_job(jobId: str, invocation: Operator) -> jobs.Job:
+    return jobs.cancel(invocation, jobId)

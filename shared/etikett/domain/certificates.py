@@ -1,0 +1,296 @@
+"""The service CA that identifies Runners: created on first use, its private key encrypted with
+KMS (moto's KMS in local mode), CSRs signed into client certificates, certificates checked.
+
+Runner certificates carry the Runner id as their common name; the Runner's record keeps the
+serial of the one certificate it may use, so a removed Runner's certificate is refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from etikett import clock, config
+from etikett.errors import EtikettError, InvalidRequest
+
+CA_NAME = "Etikett Runner CA"
+CLIENT_VALIDITY = dt.timedelta(days=365)
+CA_VALIDITY = dt.timedelta(days=3650)
+KMS_CONTEXT = {"purpose": "etikett-runner-ca"}
+
+
+class CertificateRefused(EtikettError):
+    status, code, title = 401, "runner.certificate_invalid", "Client certificate refused"
+
+
+@dataclass(frozen=True)
+class Authority:
+    certificate_pem: str
+    certificate: Any  # cryptography.x509.Certificate
+    private_key: Any
+
+
+def _kms() -> Any:
+    import boto3
+
+    return boto3.client("kms", region_name=config.region())
+
+
+def _generate(kms_key_id: str) -> Any:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    from etikett.store.ca import CaRecord
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, CA_NAME),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Etikett"),
+        ]
+    )
+    now = clock.now()
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + CA_VALIDITY)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    der = key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    encrypted = _kms().encrypt(KeyId=kms_key_id, Plaintext=der, EncryptionContext=KMS_CONTEXT)[
+        "CiphertextBlob"
+    ]
+    return CaRecord(
+        certificate_pem=certificate.public_bytes(serialization.Encoding.PEM).decode(),
+        encrypted_key=encrypted,
+        kms_key_id=kms_key_id,
+        created_at=now,
+    )
+
+
+@lru_cache(maxsize=1)
+def _record() -> Any:
+    """The CA's record, created (once, whoever is first) when a Runner first needs it."""
+    from pynamodb.exceptions import PutError
+
+    from etikett.store.ca import CA_KEY, CaRecord
+
+    try:
+        return CaRecord.get(CA_KEY, CA_KEY)
+    except CaRecord.DoesNotExist:
+        pass
+    record = _generate(config.env("ETIKETT_CA_KMS_KEY"))
+    try:
+        record.save(condition=CaRecord.pk.does_not_exist())
+    except PutError:
+        return CaRecord.get(CA_KEY, CA_KEY)  # another instance won the race: use its CA
+    _publish_truststore(record.certificate_pem)
+    return record
+
+
+@lru_cache(maxsize=1)
+def ca_certificate() -> Any:
+    """The CA certificate only: checking a Runner's certificate needs no private key (nor KMS)."""
+    from cryptography import x509
+
+    from etikett.store.ca import CA_KEY, CaRecord
+
+    try:
+        record = CaRecord.get(CA_KEY, CA_KEY)
+    except CaRecord.DoesNotExist:
+        raise CertificateRefused("No Runner has been enrolled yet.") from None
+    return x509.load_pem_x509_certificate(record.certificate_pem.encode())
+
+
+@lru_cache(maxsize=1)
+def authority() -> Authority:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    record = _record()
+    der = _kms().decrypt(
+        CiphertextBlob=record.encrypted_key, EncryptionContext=KMS_CONTEXT, KeyId=record.kms_key_id
+    )["Plaintext"]
+    return Authority(
+        certificate_pem=record.certificate_pem,
+        certificate=x509.load_pem_x509_certificate(record.certificate_pem.encode()),
+        private_key=serialization.load_der_private_key(der, password=None),
+    )
+
+
+def _publish_truststore(pem: str) -> None:
+    """API Gateway's mutual TLS reads its truststore from S3."""
+    bucket = os.environ.get("ETIKETT_ASSETS_BUCKET")
+    if bucket:
+        import boto3
+
+        boto3.client("s3", region_name=config.region()).put_object(
+            Bucket=bucket,
+            Key="truststore/ca.pem",
+            Body=pem.encode(),
+            ContentType="application/x-pem-file",
+        )
+
+
+def ca_pem() -> str:
+    return str(_record().certificate_pem)
+
+
+def sign_csr(csr_pem: str, runner_id: str) -> tuple[str, str, dt.datetime]:
+    """A client certificate for `runner_id` from the Runner's CSR: (PEM, serial hex, not after).
+    Only the CSR's public key is used; its subject is replaced by ours."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    try:
+        csr = x509.load_pem_x509_csr(csr_pem.encode())
+    except ValueError:
+        raise InvalidRequest.field(
+            "body.csr_pem", "not a PEM certificate signing request"
+        ) from None
+    if not csr.is_signature_valid:
+        raise InvalidRequest.field("body.csr_pem", "the CSR's signature does not verify")
+    public_key = csr.public_key()
+    if isinstance(public_key, rsa.RSAPublicKey) and public_key.key_size < 2048:
+        raise InvalidRequest.field("body.csr_pem", "RSA keys need at least 2048 bits")
+    if not isinstance(public_key, (rsa.RSAPublicKey, ec.EllipticCurvePublicKey)):
+        raise InvalidRequest.field("body.csr_pem", "use an EC (P-256) or RSA key")
+    ca = authority()
+    now = clock.now()
+    not_after = now + CLIENT_VALIDITY
+    serial = int.from_bytes(secrets.token_bytes(16), "big") >> 1
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(
+            x509.Name(
+                [
+                    x509.NameAttribute(NameOID.COMMON_NAME, runner_id),
+                    x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Etikett Runner"),
+                ]
+            )
+        )
+        .issuer_name(ca.certificate.subject)
+        .public_key(public_key)
+        .serial_number(serial)
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.private_key.public_key()),
+            critical=False,
+        )
+        .sign(ca.private_key, hashes.SHA256())
+    )
+    pem = certificate.public_bytes(serialization.Encoding.PEM).decode()
+    return pem, format(serial, "x"), not_after
+
+
+def issue_server_certificate(hostnames: list[str]) -> tuple[str, str]:
+    """(certificate PEM, key PEM) for an HTTPS endpoint, e.g. the local gateway's mTLS port."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    ca = authority()
+    key = ec.generate_private_key(ec.SECP256R1())
+    names: list[x509.GeneralName] = []
+    for host in hostnames:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    now = clock.now()
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostnames[0])]))
+        .issuer_name(ca.certificate.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + CLIENT_VALIDITY)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca.private_key, hashes.SHA256())
+    )
+    return (
+        certificate.public_bytes(serialization.Encoding.PEM).decode(),
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ).decode(),
+    )
+
+
+@dataclass(frozen=True)
+class PresentedCertificate:
+    runner_id: str
+    serial: str
+
+
+def verify_client_certificate(pem: str) -> PresentedCertificate:
+    """Check a client certificate as API Gateway passed it (it has verified the chain already;
+    we check again: issuer signature, validity, key usage) and read the Runner id from it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    try:
+        certificate = x509.load_pem_x509_certificate(pem.encode())
+    except ValueError:
+        raise CertificateRefused("The client certificate is not readable.") from None
+    ca = ca_certificate()
+    if certificate.issuer != ca.subject:
+        raise CertificateRefused("The client certificate was not issued by this service.")
+    try:
+        ca.public_key().verify(
+            certificate.signature,
+            certificate.tbs_certificate_bytes,
+            ec.ECDSA(certificate.signature_hash_algorithm),
+        )
+    except Exception:
+        raise CertificateRefused("The client certificate was not issued by this service.") from None
+    now = clock.now()
+    if not (certificate.not_valid_before_utc <= now <= certificate.not_valid_after_utc):
+        raise CertificateRefused(
+            "The client certificate has expired.", "runner.certificate_expired"
+        )
+    names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    runner_id = str(names[0].value) if names else ""
+    if not runner_id.startswith("run_"):
+        raise CertificateRefused("The client certificate does not name a Runner.")
+    return PresentedCertificate(runner_id=runner_id, serial=format(certificate.serial_number, "x"))

@@ -1,0 +1,243 @@
+"""Jobs handed to Runners: creation onto the Runner's queue, reading, listing and cancelling.
+The Runner's side (claiming, reporting) is in `runner_agent`."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from etikett import clock, config
+from etikett.domain import audit, runner_queues, runners
+from etikett.domain.actors import Invocation
+from etikett.errors import Conflict, InvalidRequest, NotFound
+from etikett.ids import new_id
+from etikett.store.base import transaction
+from etikett.store.jobs import JobMessage, JobRecord
+from etikett.store.pages import Page, read_page
+
+JobStatus = Literal[
+    "queued", "running", "held", "sent", "confirmed", "succeeded", "failed", "cancelled"
+]
+FINAL = frozenset({"confirmed", "succeeded", "failed", "cancelled"})
+CANCELLABLE = frozenset({"queued", "held", "running"})
+MAX_RAW_BYTES = 4 * 1024 * 1024
+
+
+class JobMessageView(BaseModel):
+    at: str
+    level: Literal["info", "warning", "error"]
+    text: str
+
+
+class Job(BaseModel):
+    id: str
+    kind: Literal["discovery", "raw", "print"]
+    status: JobStatus
+    runner_id: str
+    printer_id: str | None = None
+    messages: list[JobMessageView]
+    outcome: str | None = Field(description="The last outcome the Runner reported.")
+    outcome_reason: str | None = None
+    result: dict[str, Any] | None = None
+    attempts: int
+    created_at: str
+    updated_at: str
+    finished_at: str | None = None
+
+
+class RawJobRequest(BaseModel):
+    model_config = {"extra": "forbid"}
+    kind: Literal["raw"] = "raw"
+    printer_id: str = Field(description="An adopted printer of this Runner.")
+    data_base64: str = Field(
+        min_length=4,
+        max_length=MAX_RAW_BYTES * 4 // 3 + 4,
+        description="The bytes to send to the printer, base64.",
+    )
+    expected_labels: int | None = Field(
+        default=None,
+        ge=0,
+        le=100000,
+        description="Labels these bytes print; lets the Runner confirm by the printer's counter.",
+    )
+
+
+def message(level: str, text: str) -> JobMessage:
+    return JobMessage(at=clock.now(), level=level, text=text[:2000])
+
+
+def view(record: JobRecord) -> Job:
+    return Job(
+        id=record.id,
+        kind=record.kind,
+        status=record.status,  # type: ignore[arg-type]
+        runner_id=record.runner_id,
+        printer_id=record.printer_id,
+        messages=[
+            JobMessageView(at=clock.rfc3339(m.at), level=m.level, text=m.text)  # type: ignore[arg-type]
+            for m in record.messages
+        ],
+        outcome=record.outcome,
+        outcome_reason=record.outcome_reason,
+        result=record.result,
+        attempts=int(record.attempts),
+        created_at=clock.rfc3339(record.created_at),
+        updated_at=clock.rfc3339(record.updated_at),
+        finished_at=clock.rfc3339(record.finished_at) if record.finished_at else None,
+    )
+
+
+def load(job_id: str) -> JobRecord:
+    try:
+        return JobRecord.get(job_id)
+    except JobRecord.DoesNotExist:
+        raise NotFound(f"No job {job_id}.", "job.not_found", job_id=job_id) from None
+
+
+def get(job_id: str) -> Job:
+    return view(load(job_id))
+
+
+def _store_data(job_id: str, data: bytes) -> str:
+    """Job bytes go to S3, not into the queue (256 KB) or the table (400 KB)."""
+    import boto3
+
+    key = f"jobs/{job_id}/data"
+    boto3.client("s3", region_name=config.region()).put_object(
+        Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key, Body=data
+    )
+    return key
+
+
+def load_data(key: str) -> bytes:
+    import boto3
+
+    response = boto3.client("s3", region_name=config.region()).get_object(
+        Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key
+    )
+    return bytes(response["Body"].read())
+
+
+def submit(
+    invocation: Invocation,
+    runner_id: str,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    printer_id: str | None = None,
+    data: bytes | None = None,
+    audit_details: dict[str, Any] | None = None,
+) -> Job:
+    """A job on the Runner's queue. A Runner that is offline finds it when it comes back."""
+    runner = runners.load_runner(runner_id)
+    if runner.state != "active" or not runner.queue_url:
+        raise Conflict(
+            f"Runner {runner_id} is not admitted yet.", "runner.not_active", runner_id=runner_id
+        )
+    job_id = new_id("job")
+    if data is not None:
+        payload = {**payload, "data_key": _store_data(job_id, data), "data_bytes": len(data)}
+    now = clock.now()
+    online = runners.status_of(runner, now) == "online"
+    record = JobRecord(
+        id=job_id,
+        kind=kind,
+        status="queued" if online else "held",
+        runner_id=runner_id,
+        printer_id=printer_id,
+        payload=payload,
+        created_at=now,
+        updated_at=now,
+        created_by=invocation.caller.subject if invocation.caller else "system",
+        outcome_reason=None if online else "runner_offline",
+        messages=[
+            message(
+                "info",
+                "Queued for the Runner."
+                if online
+                else "The Runner is offline; the job waits in its queue until it is back.",
+            )
+        ],
+    )
+    with transaction() as tx:
+        tx.save(record, condition=JobRecord.id.does_not_exist())
+        tx.save(
+            audit.entry(
+                invocation,
+                job_id,
+                details={
+                    "kind": kind,
+                    "runner_id": runner_id,
+                    "printer_id": printer_id,
+                    **(audit_details or {}),
+                },
+            )
+        )
+    runner_queues.send(runner.queue_url, job_id)
+    return view(record)
+
+
+def submit_raw(invocation: Invocation, runner_id: str, request: RawJobRequest) -> Job:
+    from etikett.domain import printers
+
+    printer = printers.load(request.printer_id)
+    if printer.runner_id != runner_id:
+        raise InvalidRequest.field("body.printer_id", f"the printer belongs to {printer.runner_id}")
+    try:
+        data = base64.b64decode(request.data_base64, validate=True)
+    except ValueError:
+        raise InvalidRequest.field("body.data_base64", "not valid base64") from None
+    payload = {"printer": printers.target(printer), "expected_labels": request.expected_labels}
+    return submit(
+        invocation,
+        runner_id,
+        "raw",
+        payload,
+        printer_id=printer.pk,
+        data=data,
+        audit_details={"bytes": len(data)},
+    )
+
+
+def list_for_runner(runner_id: str, limit: int, cursor: str | None) -> Page[Job]:
+    runners.load_runner(runner_id)
+
+    def query(**page: object) -> object:
+        return JobRecord.by_runner.query(runner_id, scan_index_forward=False, **page)
+
+    return read_page(query, {"id", "runner_id"}, limit, cursor, view)
+
+
+def cancel(invocation: Invocation, job_id: str) -> Job:
+    """Cancels a job whose bytes have not reached a printer; the Runner drops it when it sees it."""
+    record = load(job_id)
+    if record.status == "cancelled":
+        return view(record)
+    if record.status not in CANCELLABLE:
+        raise Conflict(
+            f"The job is {record.status}; only jobs not yet sent can be cancelled.",
+            "job.not_cancellable",
+            job_id=job_id,
+            status=record.status,
+        )
+    now = clock.now()
+    caller = invocation.caller
+    with transaction() as tx:
+        tx.update(
+            record,
+            actions=[
+                JobRecord.status.set("cancelled"),
+                JobRecord.updated_at.set(now),
+                JobRecord.finished_at.set(now),
+                JobRecord.messages.set(
+                    JobRecord.messages.append(
+                        [message("warning", f"Cancelled by {caller.subject if caller else '?'}.")]
+                    )
+                ),
+            ],
+            condition=JobRecord.status.is_in(*CANCELLABLE),
+        )
+        tx.save(audit.entry(invocation, job_id, details={"before": record.status}))
+    return get(job_id)

@@ -1,0 +1,330 @@
+"""Print targets: printers adopted from discovery findings (or declared by hand), and discovery
+itself, which Runners do on their local networks."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+from pynamodb.exceptions import TransactWriteError
+
+from etikett import clock
+from etikett.domain import audit, jobs, runners
+from etikett.domain.actors import Invocation
+from etikett.errors import Conflict, NotFound
+from etikett.ids import new_id
+from etikett.store.base import cancellation_codes, transaction
+from etikett.store.pages import Page, read_page
+from etikett.store.printers import FindingRecord, PrinterNameClaim, PrinterRecord
+
+Language = Literal["zpl", "tspl", "epl"]
+URI = re.compile(r"^tcp://(?P<host>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
+FINDING_LIFETIME = timedelta(days=7)
+MAX_ADDRESSES = 256
+
+
+class Printer(BaseModel):
+    id: str
+    name: str
+    runner_id: str
+    uri: str
+    language: Language
+    dpi: int
+    model: str | None
+    status: str | None = Field(description="As the Runner last reported it: ready, paper_out, …")
+    status_at: str | None = None
+    created_at: str
+
+
+class NewPrinter(BaseModel):
+    """Adopt a finding (`finding_id`, `name`) or declare a printer (`name`, `runner_id`, `uri`,
+    `language`, `dpi`)."""
+
+    model_config = {"extra": "forbid"}
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^\s/][^/]*$")
+    finding_id: str | None = None
+    runner_id: str | None = None
+    uri: str | None = Field(default=None, examples=["tcp://192.168.1.50:9100"])
+    language: Language | None = None
+    dpi: Literal[203, 300, 600] | None = None
+    model: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> NewPrinter:
+        declared = (self.runner_id, self.uri, self.language, self.dpi)
+        if self.finding_id is None and any(v is None for v in declared):
+            raise ValueError("give finding_id, or runner_id, uri, language and dpi")
+        if self.finding_id is not None and any(v is not None for v in declared):
+            raise ValueError("give finding_id or the printer's details, not both")
+        if self.uri is not None and not URI.match(self.uri):
+            raise ValueError("uri must look like tcp://host:9100")
+        return self
+
+
+class DiscoveryRequest(BaseModel):
+    model_config = {"extra": "forbid"}
+    targets: list[str] = Field(
+        min_length=1,
+        max_length=32,
+        description="host, host:port or an IPv4 CIDR of at most /24 "
+        "(port 9100 by default), on the Runner's network.",
+    )
+
+    @field_validator("targets")
+    @classmethod
+    def _valid_targets(cls, targets: list[str]) -> list[str]:
+        return [str(t) for t in expand_targets(targets, count_only=True)]
+
+
+class GroupDiscoveryRequest(DiscoveryRequest):
+    group_id: str
+
+
+class DiscoveryJobs(BaseModel):
+    jobs: list[jobs.Job]
+
+
+def expand_targets(targets: list[str], *, count_only: bool = False) -> list[str]:
+    """Validate targets; private, loopback or link-local networks only (no scanning the
+    internet from a customer's site), at most 256 addresses in all."""
+    total = 0
+    for target in targets:
+        host, _, port = target.partition(":") if target.count(":") == 1 else (target, "", "")
+        if port and not (port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(f"{target!r}: bad port")
+        if "/" in host:
+            try:
+                network = ipaddress.ip_network(host, strict=False)
+            except ValueError:
+                raise ValueError(f"{target!r}: not a CIDR") from None
+            if network.version != 4 or network.prefixlen < 24:
+                raise ValueError(f"{target!r}: a CIDR may span at most a /24")
+            if not (network.is_private or network.is_loopback or network.is_link_local):
+                raise ValueError(f"{target!r}: only private, loopback or link-local networks")
+            total += network.num_addresses
+        else:
+            try:
+                address = ipaddress.ip_address(host)
+                if not (address.is_private or address.is_loopback or address.is_link_local):
+                    raise ValueError(f"{target!r}: only private, loopback or link-local addresses")
+            except ValueError as error:
+                if "only private" in str(error):
+                    raise
+                if not re.fullmatch(r"[A-Za-z0-9.\-]{1,253}", host):
+                    raise ValueError(f"{target!r}: not a host name or address") from None
+            total += 1
+    if total > MAX_ADDRESSES:
+        raise ValueError(f"the targets cover {total} addresses; at most {MAX_ADDRESSES}")
+    return targets
+
+
+def view(record: PrinterRecord) -> Printer:
+    return Printer(
+        id=record.pk,
+        name=record.name,
+        runner_id=record.runner_id,
+        uri=record.uri,
+        language=record.language,
+        dpi=int(record.dpi),  # type: ignore[arg-type]
+        model=record.model,
+        status=record.status,
+        status_at=clock.rfc3339(record.status_at) if record.status_at else None,
+        created_at=clock.rfc3339(record.created_at),
+    )
+
+
+def target(record: PrinterRecord) -> dict[str, Any]:
+    """What a Runner needs to reach the printer."""
+    return {
+        "printer_id": record.pk,
+        "name": record.name,
+        "uri": record.uri,
+        "language": record.language,
+        "dpi": int(record.dpi),
+    }
+
+
+def load(printer_id: str) -> PrinterRecord:
+    try:
+        record = PrinterRecord.get(printer_id)
+    except PrinterRecord.DoesNotExist:
+        record = None
+    if record is None or not printer_id.startswith("prn_"):
+        raise NotFound(f"No printer {printer_id}.", "printer.not_found", printer_id=printer_id)
+    return record
+
+
+def by_name(name: str) -> PrinterRecord:
+    try:
+        claim = PrinterNameClaim.get(PrinterNameClaim.key_for(name))
+    except PrinterNameClaim.DoesNotExist:
+        raise NotFound(f"No printer named {name!r}.", "printer.not_found", name=name) from None
+    return load(claim.printer_id)
+
+
+def list_printers(limit: int, cursor: str | None, runner_id: str | None) -> Page[Printer]:
+    condition = PrinterRecord.runner_id == runner_id if runner_id else None
+
+    def query(**page: object) -> object:
+        return PrinterRecord.by_name.query("printer", filter_condition=condition, **page)
+
+    return read_page(query, {"pk", "kind", "name_key"}, limit, cursor, view)
+
+
+def create(invocation: Invocation, request: NewPrinter) -> Printer:
+    if request.finding_id is not None:
+        try:
+            finding = FindingRecord.get(FindingRecord.key_for(request.finding_id))
+        except FindingRecord.DoesNotExist:
+            raise NotFound(
+                f"No discovery finding {request.finding_id}.",
+                "finding.not_found",
+                finding_id=request.finding_id,
+            ) from None
+        host, _, port = finding.address.rpartition(":")
+        runner_id, uri = finding.runner_id, f"tcp://{host}:{port or 9100}"
+        language, dpi, model = finding.language, int(finding.dpi or 203), finding.model
+    else:
+        runner_id, uri = str(request.runner_id), str(request.uri)
+        language, dpi, model = str(request.language), int(request.dpi or 203), request.model
+    runner = runners.load_runner(runner_id)
+    if runner.state != "active":
+        raise Conflict("The Runner is not admitted yet.", "runner.not_active", runner_id=runner_id)
+    printer_id = new_id("prn")
+    record = PrinterRecord(
+        pk=printer_id,
+        kind="printer",
+        name=request.name,
+        name_key=request.name.casefold(),
+        runner_id=runner_id,
+        uri=uri,
+        language=language,
+        dpi=dpi,
+        model=model,
+        finding_id=request.finding_id,
+        created_at=clock.now(),
+    )
+    try:
+        with transaction() as tx:
+            tx.save(record, condition=PrinterRecord.pk.does_not_exist())
+            tx.save(
+                PrinterNameClaim(pk=PrinterNameClaim.key_for(request.name), printer_id=printer_id),
+                condition=PrinterNameClaim.pk.does_not_exist(),
+            )
+            tx.save(
+                audit.entry(
+                    invocation,
+                    printer_id,
+                    details={
+                        "name": request.name,
+                        "runner_id": runner_id,
+                        "uri": uri,
+                        "finding_id": request.finding_id,
+                    },
+                )
+            )
+    except TransactWriteError as error:
+        codes = cancellation_codes(error)
+        if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+            raise Conflict(
+                f"A printer is already named {request.name!r}.",
+                "printer.name_taken",
+                name=request.name,
+            ) from None
+        raise
+    return view(record)
+
+
+def delete(invocation: Invocation, printer_id: str) -> None:
+    record = load(printer_id)
+    with transaction() as tx:
+        tx.delete(record)
+        tx.delete(PrinterNameClaim(pk=PrinterNameClaim.key_for(record.name)))
+        tx.save(
+            audit.entry(invocation, printer_id, details={"name": record.name, "uri": record.uri})
+        )
+
+
+def discover_at(invocation: Invocation, runner_id: str, request: DiscoveryRequest) -> jobs.Job:
+    return jobs.submit(
+        invocation,
+        runner_id,
+        "discovery",
+        {"targets": request.targets},
+        audit_details={"targets": request.targets},
+    )
+
+
+def discover_in_group(invocation: Invocation, request: GroupDiscoveryRequest) -> DiscoveryJobs:
+    runners.load_group(request.group_id)
+    online = runners.online_runners(request.group_id)
+    if not online:
+        raise Conflict(
+            "No Runner of the group is online.",
+            "runner_group.no_online_runner",
+            group_id=request.group_id,
+        )
+    return DiscoveryJobs(jobs=[discover_at(invocation, r.pk, request) for r in online])
+
+
+def record_findings(
+    runner_id: str, job_id: str, findings: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Give each finding an id for createPrinter; answers the findings as the job's result."""
+    now = clock.now()
+    stored = []
+    with FindingRecord.batch_write() as batch:
+        for finding in findings[:MAX_ADDRESSES]:
+            finding_id = new_id("fnd")
+            dpi = finding.get("dpi")
+            record = FindingRecord(
+                pk=FindingRecord.key_for(finding_id),
+                id=finding_id,
+                runner_id=runner_id,
+                job_id=job_id,
+                address=str(finding.get("address", ""))[:300],
+                model=_text(finding.get("model")),
+                firmware=_text(finding.get("firmware")),
+                dpi=int(dpi) if isinstance(dpi, int) and dpi in (152, 203, 300, 600) else None,
+                status=_text(finding.get("status")),
+                language="zpl",
+                found_at=now,
+                expires=now + FINDING_LIFETIME,
+            )
+            batch.save(record)
+            stored.append(
+                {
+                    "id": finding_id,
+                    "address": record.address,
+                    "model": record.model,
+                    "firmware": record.firmware,
+                    "dpi": record.dpi,
+                    "status": record.status,
+                }
+            )
+    return stored
+
+
+def _text(value: Any) -> str | None:
+    return str(value)[:200] if value is not None else None
+
+
+def update_status(runner_id: str, statuses: list[dict[str, Any]]) -> None:
+    now = clock.now()
+    for item in statuses[:100]:
+        printer_id = str(item.get("printer_id", ""))
+        if not printer_id.startswith("prn_"):
+            continue
+        try:
+            PrinterRecord(pk=printer_id).update(
+                actions=[
+                    PrinterRecord.status.set(_text(item.get("status")) or "unknown"),
+                    PrinterRecord.status_at.set(now),
+                ],
+                condition=PrinterRecord.runner_id == runner_id,
+            )
+        except Exception:
+            continue

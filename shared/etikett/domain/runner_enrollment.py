@@ -1,0 +1,334 @@
+"""Enrolling Runners: one-time enrollment tokens per group, the exchange of a token and a CSR for
+a client certificate, and approval of enrollments that need it."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pynamodb.exceptions import TransactWriteError
+
+from etikett import clock
+from etikett.domain import audit, certificates, runner_queues
+from etikett.domain.actors import Invocation
+from etikett.domain.runners import load_group
+from etikett.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
+from etikett.ids import new_id
+from etikett.store.base import cancellation_codes, transaction
+from etikett.store.pages import Page, read_page
+from etikett.store.runners import (
+    ENROLLMENT_SK,
+    RUNNER_SK,
+    TOKEN_SK,
+    EnrollmentRecord,
+    EnrollmentTokenRecord,
+    RunnerRecord,
+)
+
+TOKEN_PREFIX = "etkr_"
+SECRET_PREFIX = "etkn_"
+DEFAULT_TOKEN_LIFETIME = timedelta(hours=24)
+MAX_TOKEN_LIFETIME = timedelta(days=30)
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class NewEnrollmentToken(BaseModel):
+    model_config = {"extra": "forbid"}
+    expires_at: datetime | None = Field(
+        default=None, description="Default: in 24 hours; at most 30 days."
+    )
+    needs_approval: bool = Field(
+        default=False, description="An admin must approve the enrollment first."
+    )
+
+
+class IssuedEnrollmentToken(BaseModel):
+    id: str
+    group_id: str
+    token: str = Field(description="One-time secret; shown in this answer only.")
+    expires_at: str
+    needs_approval: bool
+
+
+class EnrollmentRequest(BaseModel):
+    model_config = {"extra": "forbid"}
+    csr_pem: str = Field(
+        min_length=100,
+        max_length=20000,
+        description="PEM CSR of the key the Runner generated and keeps.",
+    )
+    hostname: str | None = Field(default=None, max_length=255)
+    version: str | None = Field(default=None, max_length=64)
+    name: str | None = Field(default=None, max_length=200, description="Default: the hostname.")
+
+
+class Enrollment(BaseModel):
+    id: str
+    group_id: str
+    runner_id: str
+    status: Literal["pending", "approved"]
+    hostname: str | None
+    version: str | None
+    created_at: str
+    approved_at: str | None = None
+    approved_by: str | None = None
+    certificate_pem: str | None = Field(default=None, description="Once approved.")
+    ca_pem: str | None = Field(default=None, description="The service CA, to trust the server.")
+
+
+class EnrollmentCreated(Enrollment):
+    secret: str = Field(description="Lets the Runner poll getRunnerEnrollment; shown only here.")
+
+
+def issue_token(
+    invocation: Invocation, group_id: str, request: NewEnrollmentToken
+) -> IssuedEnrollmentToken:
+    load_group(group_id)
+    now = clock.now()
+    expires_at = request.expires_at or now + DEFAULT_TOKEN_LIFETIME
+    if expires_at.tzinfo is None:
+        raise InvalidRequest.field("body.expires_at", "needs a time zone offset")
+    if not now < expires_at <= now + MAX_TOKEN_LIFETIME:
+        raise InvalidRequest.field("body.expires_at", "must lie in the next 30 days")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token_id = new_id("enr").replace("enr_", "ent_")
+    record = EnrollmentTokenRecord(
+        pk=f"enrollment-token#{_hash(token)}",
+        sk=TOKEN_SK,
+        id=token_id,
+        group_id=group_id,
+        needs_approval=request.needs_approval,
+        expires_at=expires_at,
+        created_at=now,
+        created_by=invocation.caller.subject if invocation.caller else "unknown",
+        expires=expires_at + timedelta(days=7),
+    )
+    with transaction() as tx:
+        tx.save(record, condition=EnrollmentTokenRecord.pk.does_not_exist())
+        tx.save(
+            audit.entry(
+                invocation,
+                group_id,
+                details={
+                    "token_id": token_id,
+                    "needs_approval": request.needs_approval,
+                    "expires_at": clock.rfc3339(expires_at),
+                },
+            )
+        )
+    return IssuedEnrollmentToken(
+        id=token_id,
+        group_id=group_id,
+        token=token,
+        expires_at=clock.rfc3339(expires_at),
+        needs_approval=request.needs_approval,
+    )
+
+
+def _view(record: EnrollmentRecord, *, with_certificate: bool) -> Enrollment:
+    return Enrollment(
+        id=record.pk,
+        group_id=record.group_id,
+        runner_id=record.runner_id,
+        status=record.status,  # type: ignore[arg-type]
+        hostname=record.hostname,
+        version=record.version,
+        created_at=clock.rfc3339(record.created_at),
+        approved_at=clock.rfc3339(record.approved_at) if record.approved_at else None,
+        approved_by=record.approved_by,
+        certificate_pem=record.certificate_pem if with_certificate else None,
+        ca_pem=certificates.ca_pem() if with_certificate and record.certificate_pem else None,
+    )
+
+
+def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> EnrollmentCreated:
+    """Exchange a one-time token and a CSR: a Runner (pending, or admitted at once) and its
+    enrollment; all or nothing, and the token is spent in the same transaction."""
+    if not token.startswith(TOKEN_PREFIX):
+        raise Unauthenticated(
+            "Present an enrollment token as `Authorization: Bearer etkr_…`.",
+            "enrollment.token_invalid",
+        )
+    try:
+        token_record = EnrollmentTokenRecord.get(f"enrollment-token#{_hash(token)}", TOKEN_SK)
+    except EnrollmentTokenRecord.DoesNotExist:
+        raise Unauthenticated(
+            "The enrollment token is unknown.", "enrollment.token_invalid"
+        ) from None
+    now = clock.now()
+    if token_record.used_at is not None:
+        raise Unauthenticated(
+            "The enrollment token was used already; issue a new one.",
+            "enrollment.token_used",
+            token_id=token_record.id,
+        )
+    if token_record.expires_at <= now:
+        raise Unauthenticated(
+            "The enrollment token has expired; issue a new one.",
+            "enrollment.token_expired",
+            token_id=token_record.id,
+            expired_at=clock.rfc3339(token_record.expires_at),
+        )
+    runner_id, enrollment_id = new_id("run"), new_id("enr")
+    approved = not token_record.needs_approval
+    certificate_pem = serial = None
+    not_after = None
+    if approved:
+        certificate_pem, serial, not_after = certificates.sign_csr(request.csr_pem, runner_id)
+    else:
+        certificates.sign_csr(request.csr_pem, "run_check")  # refuse a bad CSR now, not later
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    queue_url = runner_queues.create(runner_id) if approved else None
+    runner = RunnerRecord(
+        pk=runner_id,
+        sk=RUNNER_SK,
+        kind="runner",
+        sort_key=runner_id,
+        group_id=token_record.group_id,
+        name=request.name or request.hostname or runner_id,
+        hostname=request.hostname,
+        version=request.version,
+        state="active" if approved else "pending",
+        certificate_serial=serial,
+        certificate_not_after=not_after,
+        queue_url=queue_url,
+        created_at=now,
+    )
+    enrollment = EnrollmentRecord(
+        pk=enrollment_id,
+        sk=ENROLLMENT_SK,
+        kind="enrollment",
+        sort_key=enrollment_id,
+        group_id=token_record.group_id,
+        runner_id=runner_id,
+        status="approved" if approved else "pending",
+        secret_hash=_hash(secret),
+        csr_pem=request.csr_pem,
+        certificate_pem=certificate_pem,
+        hostname=request.hostname,
+        version=request.version,
+        created_at=now,
+        approved_at=now if approved else None,
+        approved_by="enrollment token" if approved else None,
+    )
+    try:
+        with transaction() as tx:
+            tx.update(
+                token_record,
+                actions=[
+                    EnrollmentTokenRecord.used_at.set(now),
+                    EnrollmentTokenRecord.used_by.set(enrollment_id),
+                ],
+                condition=EnrollmentTokenRecord.used_at.does_not_exist(),
+            )
+            tx.save(runner, condition=RunnerRecord.pk.does_not_exist())
+            tx.save(enrollment, condition=EnrollmentRecord.pk.does_not_exist())
+            tx.save(
+                audit.entry(
+                    invocation,
+                    runner_id,
+                    subject=f"enrollment-token:{token_record.id}",
+                    details={
+                        "enrollment_id": enrollment_id,
+                        "approved": approved,
+                        "hostname": request.hostname,
+                    },
+                )
+            )
+    except TransactWriteError as error:
+        if queue_url:
+            runner_queues.delete(queue_url)
+        if "ConditionalCheckFailed" in cancellation_codes(error):
+            raise Unauthenticated(
+                "The enrollment token was used already; issue a new one.",
+                "enrollment.token_used",
+                token_id=token_record.id,
+            ) from None
+        raise
+    return EnrollmentCreated(**_view(enrollment, with_certificate=True).model_dump(), secret=secret)
+
+
+def _load(enrollment_id: str) -> EnrollmentRecord:
+    try:
+        return EnrollmentRecord.get(enrollment_id, ENROLLMENT_SK)
+    except EnrollmentRecord.DoesNotExist:
+        raise NotFound(
+            f"No enrollment {enrollment_id}.", "enrollment.not_found", enrollment_id=enrollment_id
+        ) from None
+
+
+def get(enrollment_id: str) -> Enrollment:
+    return _view(_load(enrollment_id), with_certificate=True)
+
+
+def get_with_secret(enrollment_id: str, secret: str) -> Enrollment:
+    """The enrolling Runner polls with its enrollment secret until it is approved."""
+    record = _load(enrollment_id)
+    if not secrets.compare_digest(record.secret_hash, _hash(secret)):
+        raise Unauthenticated("The enrollment secret does not match.", "enrollment.secret_invalid")
+    return _view(record, with_certificate=True)
+
+
+def list_enrollments(limit: int, cursor: str | None, status: str | None) -> Page[Enrollment]:
+    condition = EnrollmentRecord.status == status if status else None
+
+    def query(**page: object) -> object:
+        return EnrollmentRecord.by_kind.query(
+            "enrollment", filter_condition=condition, scan_index_forward=False, **page
+        )
+
+    return read_page(
+        query,
+        {"pk", "sk", "kind", "sort_key"},
+        limit,
+        cursor,
+        lambda r: _view(r, with_certificate=False),
+    )
+
+
+def approve(invocation: Invocation, enrollment_id: str) -> Enrollment:
+    record = _load(enrollment_id)
+    if record.status == "approved":
+        return _view(record, with_certificate=True)
+    try:
+        runner = RunnerRecord.get(record.runner_id, RUNNER_SK)
+    except RunnerRecord.DoesNotExist:
+        raise Conflict(
+            "The enrollment's Runner was removed.",
+            "enrollment.runner_removed",
+            runner_id=record.runner_id,
+        ) from None
+    certificate_pem, serial, not_after = certificates.sign_csr(record.csr_pem, record.runner_id)
+    queue_url = runner_queues.create(record.runner_id)
+    now = clock.now()
+    caller = invocation.caller
+    assert caller is not None
+    with transaction() as tx:
+        tx.update(
+            record,
+            actions=[
+                EnrollmentRecord.status.set("approved"),
+                EnrollmentRecord.certificate_pem.set(certificate_pem),
+                EnrollmentRecord.approved_at.set(now),
+                EnrollmentRecord.approved_by.set(caller.subject),
+            ],
+            condition=EnrollmentRecord.status == "pending",
+        )
+        tx.update(
+            runner,
+            actions=[
+                RunnerRecord.state.set("active"),
+                RunnerRecord.certificate_serial.set(serial),
+                RunnerRecord.certificate_not_after.set(not_after),
+                RunnerRecord.queue_url.set(queue_url),
+            ],
+            condition=RunnerRecord.pk.exists(),
+        )
+        tx.save(audit.entry(invocation, enrollment_id, details={"runner_id": record.runner_id}))
+    return get(enrollment_id)

@@ -1,0 +1,403 @@
+"""The tool catalog, generated from the OpenAPI document: one tool per operation marked
+`x-etikett-mcp`, named by its operationId. Path, query and header parameters become top-level
+arguments, the request body goes under `body` with every `$ref` resolved, and a multipart file field
+becomes `{name, contentBase64}`. Built once per cold start (`catalog()`), never per request."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Any, Literal
+
+from jsonschema import Draft202012Validator, ValidationError
+
+from etikett.api.access import Access
+from etikett.domain.actors import Caller
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+ARGUMENT_LOCATIONS = ("path", "query", "header")
+BODY = "body"
+JSON_MEDIA_TYPE = "application/json"
+MULTIPART = "multipart/form-data"
+FORM = "application/x-www-form-urlencoded"
+# Keywords whose values are data, not schemas: a `$ref` key inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "example", "examples"})
+
+FILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A file: its name and its content, base64-encoded. Sent as a multipart file.",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 255},
+        "contentBase64": {"type": "string", "contentEncoding": "base64"},
+    },
+    "required": ["name", "contentBase64"],
+    "additionalProperties": False,
+}
+
+HUMAN_ONLY_NOTE = (
+    "Only a person signed in with a session may do this. Every MCP request is an agent's (a "
+    "service actor), so a call is refused with `auth.human_required`: ask a person to do it."
+)
+
+
+class CatalogError(ValueError):
+    """The OpenAPI document has an operation that cannot become a tool."""
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A top-level argument that travels as a path, query or header parameter."""
+
+    name: str
+    location: Literal["path", "query", "header"]
+    required: bool
+
+
+@dataclass(frozen=True)
+class Body:
+    """How the `body` argument travels: JSON, or form fields with `file_fields` as files."""
+
+    media_type: str
+    required: bool
+    file_fields: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: the operation it runs and the schema its arguments must fit."""
+
+    name: str
+    title: str
+    description: str
+    method: str
+    path: str
+    arguments: tuple[Argument, ...]
+    body: Body | None
+    input_schema: dict[str, Any]
+    access: Access = field(compare=False)
+    validator: Draft202012Validator = field(compare=False, repr=False)
+
+    def visible_to(self, caller: Caller) -> bool:
+        """Whether `tools/list` shows this tool to `caller` (always a service actor here).
+
+        The operation's own rule decides. An operation only a person may do is still listed for
+        the roles it needs, so that an agent learns it exists; calling it is refused with
+        `auth.human_required` by the same rule, at call time.
+        """
+        service = replace(caller, actor="service")
+        if self.access.permits(service):
+            return True
+        return self.access.human and self.access.permits(replace(service, actor="human"))
+
+    def argument_errors(self, arguments: Mapping[str, Any]) -> list[dict[str, str]]:
+        """Every way `arguments` miss the input schema, as `request.invalid` fields."""
+        fields = []
+        for error in map(_most_specific, self.validator.iter_errors(dict(arguments))):
+            path = [str(part) for part in error.absolute_path]
+            kind = str(error.validator)
+            if kind == "required":
+                missing = [name for name in error.validator_value if name not in error.instance]
+                path += missing[:1]
+            elif kind == "additionalProperties" and isinstance(error.instance, Mapping):
+                allowed = (error.schema or {}).get("properties", {})
+                extra = [name for name in error.instance if name not in allowed]
+                path += [str(name) for name in extra[:1]]
+            fields.append(
+                {"field": ".".join(path) or "arguments", "message": error.message, "type": kind}
+            )
+        return sorted(fields, key=lambda item: item["field"])
+
+
+def _most_specific(error: ValidationError) -> ValidationError:
+    """Into `anyOf`/`oneOf`: the deepest error of a branch whose type fits the argument, so that
+    `body.variables` is named rather than "body is not valid under any of the given schemas"."""
+    while error.context:
+        here = list(error.absolute_path)
+        candidates = [
+            e
+            for e in error.context
+            if not (e.validator == "type" and list(e.absolute_path) == here)
+        ]
+        if not candidates:
+            break
+        error = max(candidates, key=lambda e: len(e.absolute_path))
+    return error
+
+
+@dataclass(frozen=True)
+class Catalog:
+    tools: dict[str, ToolSpec]
+
+    def visible_to(self, caller: Caller) -> list[ToolSpec]:
+        return [tool for tool in self.tools.values() if tool.visible_to(caller)]
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.tools.get(name)
+        return tool.input_schema if tool else None
+
+
+@cache
+def catalog() -> Catalog:
+    """The catalog of the service's own OpenAPI document, built once per process (cold start)."""
+    from etikett.api.openapi import document
+
+    return build(document(), route_rules())
+
+
+def route_rules() -> dict[str, Access]:
+    """Each operation's access rule: the very object its route checks REST requests with."""
+    from etikett.api.groups import all_routes
+    from etikett.api.routing import EtikettRoute
+
+    return {
+        str(route.operation_id): route.access
+        for router in all_routes()
+        for route in router.routes
+        if isinstance(route, EtikettRoute)
+    }
+
+
+def build(document: Mapping[str, Any], rules: Mapping[str, Access] | None = None) -> Catalog:
+    """The tools of `document`; each one's access rule from `rules` by operationId, else read back
+    from the operation's published `x-etikett-access`."""
+    tools: dict[str, ToolSpec] = {}
+    for path, method, operation in _operations(document):
+        if operation.get("x-etikett-mcp") is not True:
+            continue
+        rule = (rules or {}).get(str(operation.get("operationId")))
+        tool = _tool(document, path, method, operation, rule)
+        if tool.name in tools:
+            raise CatalogError(f"operationId {tool.name} is used twice")
+        tools[tool.name] = tool
+    return Catalog(tools)
+
+
+class _Nobody(Access):
+    """A rule met by a credential other than a token (a Runner certificate, an enrollment
+    token): no MCP caller ever meets it."""
+
+    def __init__(self) -> None:
+        super().__init__(frozenset())
+
+    def permits(self, caller: Caller) -> bool:
+        return False
+
+
+def access_rule(described: Mapping[str, Any]) -> Access:
+    """The `Access` rule an operation publishes as `x-etikett-access`, as an object again."""
+    if described.get("via"):
+        return _Nobody()
+    if not described.get("authenticated", True):
+        return Access(None, authenticated=False)
+    roles = list(described.get("roles") or ["any"])
+    return Access(
+        None if roles == ["any"] else frozenset(roles), human=bool(described.get("human"))
+    )
+
+
+def _operations(document: Mapping[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in (document.get("paths") or {}).items():
+        for method in HTTP_METHODS:
+            if method in item:
+                yield path, method.upper(), item[method]
+
+
+def _tool(
+    document: Mapping[str, Any],
+    path: str,
+    method: str,
+    operation: Mapping[str, Any],
+    rule: Access | None,
+) -> ToolSpec:
+    name = operation.get("operationId")
+    if not name:
+        raise CatalogError(f"{method} {path} has no operationId")
+    resolver = _Resolver(document)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    arguments: list[Argument] = []
+    for parameter in operation.get("parameters") or []:
+        parameter = resolver.resolve(parameter)
+        location = parameter.get("in")
+        if location not in ARGUMENT_LOCATIONS:
+            continue  # cookies never reach the MCP endpoint's operations
+        argument = Argument(parameter["name"], location, bool(parameter.get("required")))
+        if argument.name in properties or argument.name == BODY:
+            raise CatalogError(f"{name}: argument {argument.name!r} is defined twice")
+        schema = resolver.resolve(parameter.get("schema") or {})
+        schema.pop("title", None)  # FastAPI's "Labelid" says less than the name itself
+        if parameter.get("description") and "description" not in schema:
+            schema["description"] = parameter["description"]
+        properties[argument.name] = schema
+        arguments.append(argument)
+        if argument.required:
+            required.append(argument.name)
+
+    body = None
+    request_body = resolver.resolve(operation.get("requestBody") or {})
+    if request_body:
+        media_type, schema = _body_schema(name, request_body, resolver)
+        schema.pop("title", None)
+        file_fields = frozenset()
+        if media_type == MULTIPART:
+            schema, file_fields = _with_file_objects(schema)
+        body = Body(media_type, bool(request_body.get("required")), file_fields)
+        properties[BODY] = schema
+        if body.required:
+            required.append(BODY)
+
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        input_schema["required"] = required
+    definitions = resolver.definitions()
+    if definitions:
+        input_schema["$defs"] = definitions
+    access = rule or access_rule(operation.get("x-etikett-access") or {})
+    summary = str(operation.get("summary") or name)
+    return ToolSpec(
+        name=name,
+        title=summary,
+        description=_description(operation, access),
+        method=method,
+        path=path,
+        arguments=tuple(arguments),
+        body=body,
+        input_schema=input_schema,
+        access=access,
+        validator=Draft202012Validator(input_schema),
+    )
+
+
+def _description(operation: Mapping[str, Any], access: Access) -> str:
+    parts = [str(operation.get("summary") or "").strip(), str(operation.get("description") or "")]
+    text = "\n\n".join(part.strip() for part in parts if part.strip())
+    if not text.endswith((".", ")", "!", "?")):
+        text += "."
+    if access.human:
+        text += "\n\n" + HUMAN_ONLY_NOTE
+    return text
+
+
+def _body_schema(
+    name: str, request_body: Mapping[str, Any], resolver: _Resolver
+) -> tuple[str, dict[str, Any]]:
+    content = request_body.get("content") or {}
+    for media_type in (JSON_MEDIA_TYPE, MULTIPART, FORM):
+        if media_type in content:
+            return media_type, resolver.resolve((content[media_type] or {}).get("schema") or {})
+    raise CatalogError(f"{name}: no request body type an MCP tool can send ({sorted(content)})")
+
+
+# --- file fields -------------------------------------------------------------------------------
+
+
+def _is_binary(schema: Any) -> bool:
+    if not isinstance(schema, Mapping) or schema.get("type") != "string":
+        return False
+    return schema.get("format") == "binary" or (
+        "contentMediaType" in schema and "contentEncoding" not in schema
+    )
+
+
+def _as_file_object(schema: Any) -> Any:
+    """A binary string (or a list of them, or either nullable) with file objects in its place."""
+    if _is_binary(schema):
+        return _file_schema(schema)
+    if isinstance(schema, Mapping):
+        if schema.get("type") == "array" and _is_binary(schema.get("items")):
+            return {**schema, "items": _file_schema(schema["items"])}
+        for keyword in ("anyOf", "oneOf"):
+            options = schema.get(keyword)
+            if isinstance(options, list):
+                converted = [_as_file_object(option) for option in options]
+                if converted != options:
+                    return {**schema, keyword: converted}
+    return schema
+
+
+def _file_schema(binary: Mapping[str, Any]) -> dict[str, Any]:
+    schema = copy.deepcopy(FILE_SCHEMA)
+    if binary.get("description"):
+        schema["description"] = f"{binary['description']} {schema['description']}"
+    return schema
+
+
+def _with_file_objects(schema: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+    properties = dict(schema.get("properties") or {})
+    files = set()
+    for field_name, field_schema in properties.items():
+        converted = _as_file_object(field_schema)
+        if converted is not field_schema:
+            properties[field_name] = converted
+            files.add(field_name)
+    return {**schema, "properties": properties}, frozenset(files)
+
+
+# --- references --------------------------------------------------------------------------------
+
+
+class _Resolver:
+    """Inlines `#/components/...` references. A schema that contains itself cannot be inlined: it
+    goes to the tool schema's own `$defs` and is referenced there, so no reference dangles."""
+
+    def __init__(self, document: Mapping[str, Any]) -> None:
+        self._document = document
+        self._recursive: dict[str, str] = {}  # component pointer -> name in $defs
+
+    def resolve(self, value: Any, stack: tuple[str, ...] = ()) -> Any:
+        if isinstance(value, list):
+            return [self.resolve(item, stack) for item in value]
+        if not isinstance(value, Mapping):
+            return value
+        reference = value.get("$ref")
+        if isinstance(reference, str):
+            siblings = {k: self.resolve(v, stack) for k, v in value.items() if k != "$ref"}
+            if reference in stack:
+                name = self._recursive.setdefault(reference, reference.rsplit("/", 1)[-1])
+                return {"$ref": f"#/$defs/{name}", **siblings}
+            target = self.resolve(self._target(reference), (*stack, reference))
+            if not isinstance(target, dict):
+                raise CatalogError(f"{reference} is not an object")
+            return {**target, **siblings}
+        return {
+            key: item if key in _DATA_KEYWORDS else self.resolve(item, stack)
+            for key, item in value.items()
+        }
+
+    def definitions(self) -> dict[str, Any]:
+        done: dict[str, Any] = {}
+        while len(done) < len(self._recursive):
+            for reference, name in list(self._recursive.items()):
+                if name not in done:
+                    done[name] = self.resolve(self._target(reference), (reference,))
+        return done
+
+    def _target(self, reference: str) -> Any:
+        if not reference.startswith("#/"):
+            raise CatalogError(f"only local references can be resolved, not {reference}")
+        node: Any = self._document
+        for part in reference[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, Mapping) or part not in node:
+                raise CatalogError(f"{reference} points nowhere")
+            node = node[part]
+        return node
+
+
+def references(schema: Any) -> Iterable[str]:
+    """Every `$ref` in a schema (tests use it to show none dangles)."""
+    if isinstance(schema, list):
+        for item in schema:
+            yield from references(item)
+    elif isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            elif key not in _DATA_KEYWORDS:
+                yield from references(value)

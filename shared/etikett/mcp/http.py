@@ -1,0 +1,81 @@
+"""The HTTP side of `POST /mcp`: authenticate the bearer token before the SDK sees the request, then
+serve it with a stateless, JSON-answering `StreamableHTTPSessionManager` made for this request.
+
+A manager's `run()` may be entered once, and under Mangum (lifespan off) there is no application
+lifespan to hold one open across warm invocations; a manager per request costs about 2 ms."""
+
+from __future__ import annotations
+
+import logging
+
+from anyio import to_thread
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from etikett.api.access import VIA_MCP_SCOPE_KEY, authenticate, request_id
+from etikett.api.problems import problem_response
+from etikett.errors import EtikettError
+from etikett.mcp import catalog, invoke, resources
+from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
+
+logger = logging.getLogger("etikett.mcp")
+# The SDK logs every manager start and stop at INFO: with a manager per request, that is noise.
+logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
+
+# DNS-rebinding protection guards servers that trust whoever can reach them (a local server a web
+# page could reach through a rebound name). Ours trusts only a bearer token, never a cookie, so a
+# rebound page gains nothing; and behind API Gateway the Host is the API's own (or a custom)
+# domain, which the SDK's localhost allow-list would answer with 421. So: off, deliberately.
+SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+# Lambda's limit for a synchronous invocation's payload (6 MB) bounds the body anyway.
+MAX_BODY_BYTES = 6 * 1024 * 1024
+
+
+def warm() -> None:
+    """Build what every request needs once per cold start: the tool catalog, the MCP tool list,
+    the app that runs the operations, and the resources."""
+    catalog.catalog()
+    wire_tools()
+    invoke.operations_app()
+    server()
+    for spec in resources.RESOURCES:
+        resources.text(spec.uri)
+
+
+async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    # From here on this is an MCP request: a session cookie is ignored, the caller is an agent.
+    scope[VIA_MCP_SCOPE_KEY] = True
+    request = Request(scope, receive)
+    try:
+        caller = await to_thread.run_sync(authenticate, request)
+    except EtikettError as error:
+        response = problem_response(
+            error.status, error.code, error.title, error.detail, error.params, error.headers
+        )
+        await response(scope, receive, send)
+        return
+    except Exception:
+        logger.exception("could not authenticate an MCP request")
+        response = problem_response(
+            500,
+            "internal.error",
+            "Internal error",
+            "An unexpected error happened; nothing was changed by this request.",
+            {"request_id": request_id(request)},
+        )
+        await response(scope, receive, send)
+        return
+    scope[CALLER_KEY] = caller
+    scope[TOKEN_KEY] = request.headers["authorization"].partition(" ")[2].strip()
+    scope[REQUEST_ID_KEY] = request_id(request)
+    manager = StreamableHTTPSessionManager(
+        app=server(),
+        stateless=True,
+        json_response=True,
+        security_settings=SECURITY,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)

@@ -1,0 +1,149 @@
+"""The MCP resources: the document schemas, the registries of label object types and flow nodes,
+and the OpenAPI document. All derived from the code that defines them, and read once per process."""
+
+from __future__ import annotations
+
+import json
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    uri: str
+    name: str
+    title: str
+    description: str
+    read: Callable[[], Any]
+
+
+def _label_registry() -> dict[str, Any]:
+    """Each label object type with its fields, straight from the label document's models."""
+    from etikett.dsl import label
+
+    schema = label.LabelDocument.model_json_schema(ref_template="#/$defs/{model}")
+    definitions = schema.get("$defs", {})
+    object_types = []
+    for model in label.OBJECT_TYPES:
+        model_schema = definitions.get(model.__name__) or model.model_json_schema()
+        properties = model_schema.get("properties", {})
+        required = set(model_schema.get("required", []))
+        (type_name,) = typing.get_args(model.model_fields["type"].annotation)
+        object_types.append(
+            {
+                "type": type_name,
+                "fields": {
+                    name: {
+                        **{k: v for k, v in field.items() if k != "title"},
+                        "required": name in required,
+                    }
+                    for name, field in properties.items()
+                },
+            }
+        )
+    return {
+        "object_types": object_types,
+        "rules": [
+            "Every object has a stable `id`; patches must keep it (document.id_changed).",
+            "A text or barcode object takes its value from `content` (a literal) or "
+            "`expression` (CEL over the variables, `counters` and `now`), exactly one of them.",
+            "Unknown fields are refused (document.invalid names the JSON path).",
+        ],
+        "symbologies": list(typing.get_args(label.Symbology)),
+        "fonts": list(typing.get_args(label.FontFamily)),
+        "dpi": list(typing.get_args(label.DPI)),
+        "rotations": list(typing.get_args(label.Rotation)),
+        "variable_types": list(typing.get_args(label.VariableType)),
+        "schema": "svc://schema/label",
+    }
+
+
+def _flow_registry() -> dict[str, Any]:
+    from etikett.dsl import flow
+
+    return {**flow.registry(), "schema": "svc://schema/flow"}
+
+
+def _label_schema() -> dict[str, Any]:
+    from etikett.dsl import label
+
+    return label.json_schema()
+
+
+def _form_schema() -> dict[str, Any]:
+    from etikett.dsl import form
+
+    return form.json_schema()
+
+
+def _flow_schema() -> dict[str, Any]:
+    from etikett.dsl import flow
+
+    return flow.json_schema()
+
+
+def _openapi() -> dict[str, Any]:
+    from etikett.api.openapi import document
+
+    return document()
+
+
+RESOURCES: tuple[ResourceSpec, ...] = (
+    ResourceSpec(
+        "svc://registry/labels",
+        "label-object-types",
+        "Label object types",
+        "The object types a label document supports (text, barcode, box, line, ellipse, image) "
+        "with their fields, plus symbologies, fonts and densities.",
+        _label_registry,
+    ),
+    ResourceSpec(
+        "svc://registry/flows",
+        "flow-node-types",
+        "Flow node types",
+        "The node types a flow document may use, with their fields (empty until flows exist).",
+        _flow_registry,
+    ),
+    ResourceSpec(
+        "svc://schema/label",
+        "label-schema",
+        "Label document schema",
+        "JSON Schema 2020-12 of the label document (getLabelDocument, patchLabelDocument).",
+        _label_schema,
+    ),
+    ResourceSpec(
+        "svc://schema/flow",
+        "flow-schema",
+        "Flow document schema",
+        "JSON Schema 2020-12 of the flow document: nodes with stable ids, a type and wires.",
+        _flow_schema,
+    ),
+    ResourceSpec(
+        "svc://schema/form",
+        "form-schema",
+        "Form document schema",
+        "JSON Schema 2020-12 of a label's print form (getLabelForm, patchLabelForm).",
+        _form_schema,
+    ),
+    ResourceSpec(
+        "svc://openapi",
+        "openapi",
+        "OpenAPI document",
+        "The OpenAPI 3.1 document of every operation: roles (x-etikett-access), MCP tools "
+        "(x-etikett-mcp) and the problem codes (x-etikett-problem-codes).",
+        _openapi,
+    ),
+)
+
+BY_URI = {resource.uri: resource for resource in RESOURCES}
+
+
+@cache
+def text(uri: str) -> str:
+    """The resource's JSON text; raises KeyError for a URI that names no resource."""
+    return json.dumps(BY_URI[uri].read(), ensure_ascii=False, indent=1)

@@ -1,0 +1,182 @@
+"""The MCP server: the SDK's low-level `Server` with our handlers. `tools/list` shows the caller the
+tools its current roles allow; `tools/call` runs the operation in process; resources serve the
+schemas, registries and the OpenAPI document."""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from etikett import API_VERSION
+from etikett.domain.actors import Caller
+from etikett.errors import EtikettError, InvalidRequest
+from etikett.mcp import catalog as catalogs
+from etikett.mcp import invoke, resources, results
+
+logger = logging.getLogger("etikett.mcp")
+
+# Set by the HTTP endpoint once the bearer token is authenticated; read by the handlers.
+CALLER_KEY = "etikett.mcp.caller"
+TOKEN_KEY = "etikett.mcp.token"
+REQUEST_ID_KEY = "etikett.mcp.request_id"
+
+INSTRUCTIONS = """\
+Etikett designs labels and prints them. Each tool is one operation of the Etikett API, named by its \
+operationId; tools/list shows the tools your roles allow, and every call is checked again when it \
+runs. You always act as an agent (a service actor): under the approval policy aiFreigabePflicht, \
+label versions you author stay drafts until a person approves them.
+
+Your first label:
+1. listLabelVorlagen: choose a real Vorlage `id` from `items`.
+2. createLabelFromVorlage {"body": {"vorlageId": "<id>", "name": "<name>"}}: keep the returned \
+label `id`.
+3. getLabelDocument {"labelId": "<id>"} and read the resource svc://schema/label (object types: \
+svc://registry/labels). Save your revision with patchLabelDocument {"labelId": "<id>", "body": \
+{"operations": [RFC 6902 operations], "base_version": <the version you read>}}.
+4. postLabelPreview {"labelId": "<id>", "body": {"variables": {...}}} with values for the \
+variables the label declares: the answer is the print raster as a PNG image; the status block \
+gives X-Label-Dots and X-Label-Dpi.
+5. A person reviews the preview and approves the version (postLabelStatus). An agent's approval \
+of an agent-authored version is refused with policy.human_required: ask a person.
+
+Rules:
+- Keep every object, form field and flow node `id`: a patch must never change or drop one \
+(document.id_changed). Give new objects new ids; remove an object with `remove /objects/<index>`.
+- Arguments: path, query and header parameters are top-level; the JSON request body goes under \
+`body`; a file is {"name", "contentBase64"}.
+- Results: the JSON answer as text, then a block with the HTTP status, content type and headers. \
+A failure has isError with the problem `code` and `params`; the codes are listed in svc://openapi \
+(x-etikett-problem-codes).
+- Resources: svc://schema/label, svc://schema/form, svc://schema/flow, svc://registry/labels, \
+svc://registry/flows, svc://openapi."""
+
+
+def _scope_value(ctx: ServerRequestContext[Any, Any], key: str) -> Any:
+    request = ctx.request
+    scope = getattr(request, "scope", None) or {}
+    if key not in scope:
+        raise RuntimeError(f"{key} missing: the MCP server runs only behind the /mcp endpoint")
+    return scope[key]
+
+
+@cache
+def wire_tools() -> dict[str, types.Tool]:
+    """The catalog as MCP `Tool`s, built once per process."""
+    tools = {}
+    for spec in catalogs.catalog().tools.values():
+        read_only = spec.method in ("GET", "HEAD")
+        tools[spec.name] = types.Tool(
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            annotations=types.ToolAnnotations(
+                title=spec.title,
+                read_only_hint=read_only,
+                destructive_hint=True if spec.method == "DELETE" else None,
+                idempotent_hint=True if spec.method in ("GET", "HEAD", "PUT", "DELETE") else None,
+                open_world_hint=False,
+            ),
+        )
+    return tools
+
+
+async def list_tools(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    caller: Caller = _scope_value(ctx, CALLER_KEY)
+    tools = wire_tools()
+    # Private and immediately stale: the list follows the caller's roles as they are now.
+    return types.ListToolsResult(
+        tools=[tools[spec.name] for spec in catalogs.catalog().visible_to(caller)],
+        ttl_ms=0,
+        cache_scope="private",
+    )
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    """Never raises: every failure is a result with `isError`, which an agent can act on."""
+    request_id: str | None = None
+    try:
+        request_id = _scope_value(ctx, REQUEST_ID_KEY)
+        spec = catalogs.catalog().tools.get(params.name)
+        if spec is None:
+            raise InvalidRequest(
+                f"No tool is named {params.name!r}; tools/list lists the tools your roles allow.",
+                fields=[{"field": "name", "message": "unknown tool", "type": "unknown_tool"}],
+            )
+        arguments = params.arguments or {}
+        fields = spec.argument_errors(arguments)
+        if fields:
+            names = ", ".join(dict.fromkeys(item["field"] for item in fields))
+            raise InvalidRequest(f"Invalid arguments: {names}.", fields=fields)
+        prepared = invoke.prepare(spec, arguments)
+        response = await invoke.execute(prepared, _scope_value(ctx, TOKEN_KEY), request_id)
+        return results.from_response(response.status_code, response.headers, response.content)
+    except EtikettError as error:
+        return results.error_result(error)
+    except Exception:
+        logger.exception("tool %s failed", params.name)
+        return results.internal_error(request_id)
+
+
+async def list_resources(
+    ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    return types.ListResourcesResult(
+        resources=[
+            types.Resource(
+                uri=spec.uri,
+                name=spec.name,
+                title=spec.title,
+                description=spec.description,
+                mime_type=resources.JSON,
+            )
+            for spec in resources.RESOURCES
+        ]
+    )
+
+
+async def read_resource(
+    ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
+    uri = str(params.uri)
+    if uri not in resources.BY_URI:
+        known = ", ".join(spec.uri for spec in resources.RESOURCES)
+        raise MCPError(
+            types.INVALID_PARAMS, f"Unknown resource {uri}; known: {known}", {"uri": uri}
+        )
+    return types.ReadResourceResult(
+        contents=[
+            types.TextResourceContents(uri=uri, mime_type=resources.JSON, text=resources.text(uri))
+        ]
+    )
+
+
+def _tool_input_schema(name: str) -> dict[str, Any] | None:
+    return catalogs.catalog().input_schema(name)
+
+
+@cache
+def server() -> Server[Any]:
+    """One server per process: it holds only handlers, so every request's manager can share it."""
+    return Server(
+        "etikett",
+        version=API_VERSION,
+        title="Etikett",
+        description="Label design, print automation and print management.",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=_tool_input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
