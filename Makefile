@@ -6,10 +6,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: dev test lint format bench clean
 
-$(STAMP): pyproject.toml layers/deps/requirements.txt
+$(STAMP): pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e runner
 	@touch $(STAMP)
 
 dev: $(STAMP)

@@ -21,7 +21,7 @@ class Api:
         self.http = httpx.Client(base_url=base_url, timeout=30)
 
     def headers(self, token: str | None = None) -> dict[str, str]:
-        token = token or self.token
+        token = self.token if token is None else token  # "" sends no token at all
         return {"Authorization": f"Bearer {token}"} if token else {}
 
     def request(

@@ -22,6 +22,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+class PortTaken(RuntimeError):
+    pass
+
+
 class DevServer:
     def __init__(
         self, home: Path, port: int | None = None, env: dict[str, str] | None = None
@@ -53,7 +57,20 @@ class DevServer:
         raise LookupError("no AWS endpoint in the log")
 
     def start(self, timeout: float = 60) -> str:
-        """Start and wait until the API answers; returns what the server printed so far."""
+        """Start and wait until the API answers; returns what the server printed so far.
+
+        Free ports are picked before the server binds them, so another process can take one
+        meanwhile: then pick new ones and try again."""
+        for attempt in range(3):
+            try:
+                return self._start(timeout)
+            except PortTaken:
+                if attempt == 2:
+                    raise
+                self.port, self.agent_port = free_port(), free_port()
+        raise AssertionError("unreachable")
+
+    def _start(self, timeout: float) -> str:
         env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
             env.pop(name, None)
@@ -67,6 +84,8 @@ class DevServer:
                 "dev",
                 "--port",
                 str(self.port),
+                "--agent-port",
+                str(self.agent_port),
                 "--home",
                 str(self.home),
                 "--template",
@@ -81,7 +100,11 @@ class DevServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"etikett dev exited:\n{self.log.read_text()}")
+                self._log_file.close()
+                output = self.log.read_text()[offset:]
+                if "address already in use" in output:
+                    raise PortTaken(output)
+                raise RuntimeError(f"etikett dev exited:\n{output}")
             try:
                 ready = httpx.get(f"{self.url}/api/v1/version", timeout=2).status_code == 200
                 output = self.log.read_text()[offset:]

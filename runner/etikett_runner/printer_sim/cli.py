@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     try:
         simulator.start()
-    except OSError as exc:
-        log.error("cannot listen on %s:%s: %s", args.host, args.port, exc)
+    except OSError as exc:  # the port (or the control port) is taken or not ours
+        log.error("cannot start: %s", exc)
         return 1
     if simulator.out_dir is None:
         log.info("no --out: labels are decoded and counted, not written")

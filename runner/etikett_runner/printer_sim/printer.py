@@ -76,7 +76,7 @@ def validate_conditions(values: Mapping[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class SimError:
     at: datetime
-    kind: str  # crc, byte_count, syntax, zlib, unsupported, incomplete_format, stream
+    kind: str  # crc, byte_count, syntax, zlib, unsupported, incomplete_format, stream, internal
     message: str
     peer: str | None = None
 
@@ -190,7 +190,7 @@ class PrintEngine:
             self._errors.append(SimError(datetime.now(UTC), kind, message, peer))
             self._error_total += 1
             self._cv.notify_all()
-        log.error("dropped (%s) from %s: %s", kind, peer or "?", message)
+        log.error("%s error from %s: %s", kind, peer or "?", message)
 
     def cancel_all(self) -> None:
         """~JA: the buffer and the rest of the batch being printed are cancelled."""

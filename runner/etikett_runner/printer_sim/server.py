@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from etikett_runner.printer_sim.control import ControlServer
 from etikett_runner.printer_sim.formats import (
     FormatBuilder,
     LabelFormat,
@@ -79,13 +80,14 @@ class PrinterSimulator:
         self.firmware = firmware
         self.memory = memory
         self.out_dir = Path(out_dir) if out_dir is not None else None
-        # A ZT411: 4.09 in (104 mm) printhead, labels up to 39 in long; 4x6 in until ^LL says.
+        # A ZT411's printhead is 4.09 in (104 mm) wide. Labels are capped at 39 in, so a bad ^LL
+        # cannot allocate a huge raster; 4x6 in until a ^LL says otherwise.
         self.head_width = dots_per_mm(dpi) * 104
         self.max_length = 39 * dpi
         self._layout = LayoutStore(Layout(print_width=self.head_width, label_length=6 * dpi))
         self.engine = PrintEngine(dpi=dpi, out_dir=self.out_dir, keep=keep, odometer=odometer)
         self._control_port_wanted = control_port
-        self._control: Any = None  # control.ControlServer, imported on use
+        self._control: ControlServer | None = None
         self._lock = threading.RLock()  # state shared with connection threads: held briefly
         self._port_lock = threading.Lock()  # opening/closing the port: may wait for threads
         self._running = False
@@ -122,9 +124,11 @@ class PrinterSimulator:
             self.engine.start()
             self._running = True
         if self._control_port_wanted is not None and self._control is None:
-            from etikett_runner.printer_sim.control import ControlServer
-
-            self._control = ControlServer(self, self._control_port_wanted)
+            try:
+                self._control = ControlServer(self, self._control_port_wanted)
+            except OSError:
+                self.stop()  # all or nothing: no printer without the control asked for
+                raise
             self._control.start()
         log.info(
             "%s (%d dpi, %s) on tcp://%s:%d",
@@ -326,17 +330,15 @@ class PrinterSimulator:
                     reply = self._dispatch(item, builder, peer)
                     if reply:
                         conn.sendall(reply)
-                with self._lock:
-                    if builder.in_format:
-                        self._open_formats.add(key)
-                    else:
-                        self._open_formats.discard(key)
                 if not data:
                     break
         except StreamError as exc:
             self.engine.record_error("stream", f"{exc}; connection closed", peer)
         except OSError as exc:
             log.debug("connection from %s: %s", peer, exc)
+        except Exception:  # a bug here must not pass silently, nor take other connections down
+            log.exception("connection from %s failed", peer)
+            self.engine.record_error("internal", "the simulator failed on this input", peer)
         finally:
             with self._lock:
                 self._open_formats.discard(key)
@@ -360,6 +362,12 @@ class PrinterSimulator:
         if name.startswith("~"):
             return self._control_command(item, peer)
         result = builder.handle(item)
+        if name in ("^XA", "^XZ"):  # keep the ~HS "partial format" flag current
+            with self._lock:
+                if builder.in_format:
+                    self._open_formats.add(id(builder))
+                else:
+                    self._open_formats.discard(id(builder))
         if isinstance(result, GraphicError):
             self.engine.record_error(result.kind, f"graphic dropped: {result}", peer)
         elif isinstance(result, LabelFormat):

@@ -74,7 +74,8 @@ def error_status(s: StatusSnapshot) -> bytes:
 
 def host_identification(model: str, firmware: str, dpi: int, memory: str) -> bytes:
     """`~HI`: `<STX>model,firmware,dots per mm,memory<ETX>`."""
-    return STX + f"{model},{firmware},{dots_per_mm(dpi)},{memory}".encode("ascii") + ETX
+    text = f"{model},{firmware},{dots_per_mm(dpi)},{memory}"
+    return STX + text.encode("ascii", "replace") + ETX
 
 
 def getvar(name: str, status: StatusSnapshot, values: dict[str, str]) -> bytes:

@@ -116,7 +116,7 @@ class ZplStream:
         buf = self._buf
         if len(buf) < 4:
             return (None, len(buf)) if final else (None, 0)
-        if buf[3:4].upper() not in (b"B", b"C"):
+        if bytes(buf[3:4]).upper() not in (b"B", b"C"):
             return None
         header = _GFB_HEADER.match(buf)
         if header is None:

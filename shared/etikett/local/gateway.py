@@ -93,13 +93,18 @@ def build_event(
             cookies.extend(part.strip() for part in value.split(";") if part.strip())
             continue
         headers[name] = f"{headers[name]},{value}" if name in headers else value
+    # As API Gateway does: the functions learn the client's scheme, port and address.
+    client = scope.get("client") or ("127.0.0.1", 0)
+    server = scope.get("server") or ("127.0.0.1", 80)
+    headers["x-forwarded-proto"] = scope.get("scheme", "http")
+    headers["x-forwarded-port"] = str(server[1])
+    headers["x-forwarded-for"] = client[0]
     raw_query = scope.get("query_string", b"").decode("latin-1")
     query: dict[str, str] = {}
     for key, value in parse_qsl(raw_query, keep_blank_values=True):
         query[key] = f"{query[key]},{value}" if key in query else value
     method = scope["method"]
     route_key = "$default" if route.path == "$default" else f"{route.method} {route.path}"
-    client = scope.get("client") or ("127.0.0.1", 0)
     now = time.time()
     content_type = headers.get("content-type", "")
     is_text = not body or _is_text(content_type)

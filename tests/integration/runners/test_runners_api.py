@@ -1,0 +1,536 @@
+"""Runners over the API and the agent channel: this test plays the Runner with a real key, CSR
+and client certificate over mutual TLS (the Runner agent process has its own e2e tests)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import ssl
+import zipfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from support.client import Api, problem, unique
+from support.server import DevServer
+
+
+class FakeSite:
+    """Key, CSR and certificate of one Runner, kept like the agent keeps them."""
+
+    def __init__(self, tmp: Path, name: str) -> None:
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.csr = (
+            x509.CertificateSigningRequestBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+            .sign(self.key, hashes.SHA256())
+            .public_bytes(serialization.Encoding.PEM)
+            .decode()
+        )
+        self.folder = tmp / name
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.enrollment: dict[str, Any] = {}
+
+    def enroll(self, api: Api, token: str, **extra: Any) -> httpx.Response:
+        response = api.post(
+            "/runner-enrollments",
+            token=token,
+            json={"csr_pem": self.csr, "hostname": "site-pc", "version": "0.1", **extra},
+        )
+        if response.status_code == 201:
+            self.enrollment = response.json()
+        return response
+
+    def agent(self, server: DevServer, certificate_pem: str | None = None) -> httpx.Client:
+        pem = certificate_pem or self.enrollment["certificate_pem"]
+        (self.folder / "cert.pem").write_text(pem)
+        (self.folder / "key.pem").write_bytes(
+            self.key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+        context = ssl.create_default_context(cafile=str(server.ca_file))
+        context.load_cert_chain(self.folder / "cert.pem", self.folder / "key.pem")
+        return httpx.Client(
+            base_url=f"{server.agent_url}/api/v1/runner-agent", verify=context, timeout=30
+        )
+
+
+@pytest.fixture(scope="module")
+def operator(admin: Api) -> Api:
+    return admin.user_session(["operator"])[1]
+
+
+def _group(admin: Api) -> dict[str, Any]:
+    response = admin.post("/runner-groups", json={"name": unique("Halle"), "description": "Line 1"})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _token(admin: Api, group_id: str, **body: Any) -> dict[str, Any]:
+    response = admin.post(f"/runner-groups/{group_id}/enrollment-tokens", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _admitted(admin: Api, dev_server: DevServer, tmp_path: Path) -> tuple[FakeSite, httpx.Client]:
+    group = _group(admin)
+    site = FakeSite(tmp_path, unique("site"))
+    assert site.enroll(admin, _token(admin, group["id"])["token"]).status_code == 201
+    agent = site.agent(dev_server)
+    assert agent.post("/heartbeat", json={"hostname": "site-pc"}).status_code == 200
+    return site, agent
+
+
+def test_enrollment_token_is_one_time(admin: Api, tmp_path: Path) -> None:
+    group = _group(admin)
+    issued = _token(admin, group["id"])
+    assert issued["token"].startswith("etkr_") and issued["needs_approval"] is False
+    site = FakeSite(tmp_path, "once")
+    response = site.enroll(admin, issued["token"])
+    assert response.status_code == 201, response.text
+    enrollment = response.json()
+    assert enrollment["status"] == "approved" and enrollment["runner_id"].startswith("run_")
+    certificate = x509.load_pem_x509_certificate(enrollment["certificate_pem"].encode())
+    assert (
+        certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+        == enrollment["runner_id"]
+    )
+    assert certificate.public_key().public_numbers() == site.key.public_key().public_numbers()
+    ca = x509.load_pem_x509_certificate(enrollment["ca_pem"].encode())
+    certificate.verify_directly_issued_by(ca)
+
+    before = admin.get("/runners", params={"limit": 200}).json()["items"]
+    problem(
+        FakeSite(tmp_path, "twice").enroll(admin, issued["token"]), 401, "enrollment.token_used"
+    )
+    problem(
+        FakeSite(tmp_path, "unknown").enroll(admin, "etkr_" + "x" * 43),
+        401,
+        "enrollment.token_invalid",
+    )
+    problem(
+        FakeSite(tmp_path, "user").enroll(admin, admin.token or ""), 401, "enrollment.token_invalid"
+    )
+    after = admin.get("/runners", params={"limit": 200}).json()["items"]
+    assert len(after) == len(before)  # refused enrollments created nothing
+
+
+def test_expired_token_and_bad_csr_create_nothing(admin: Api, tmp_path: Path) -> None:
+    group = _group(admin)
+    soon = datetime.now(UTC) + timedelta(seconds=1)
+    issued = _token(admin, group["id"], expires_at=soon.isoformat())
+    bad = admin.post(
+        "/runner-enrollments",
+        token=issued["token"],
+        json={
+            "csr_pem": "-----BEGIN CERTIFICATE REQUEST-----\n"
+            + "A" * 120
+            + "\n-----END CERTIFICATE REQUEST-----\n"
+        },
+    )
+    body = problem(bad, 422, "request.invalid")
+    assert body["params"]["fields"][0]["field"] == "body.csr_pem"
+    import time
+
+    time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.2)
+    problem(
+        FakeSite(tmp_path, "late").enroll(admin, issued["token"]), 401, "enrollment.token_expired"
+    )
+    problem(
+        admin.post(
+            f"/runner-groups/{group['id']}/enrollment-tokens",
+            json={"expires_at": (datetime.now(UTC) + timedelta(days=40)).isoformat()},
+        ),
+        422,
+        "request.invalid",
+    )
+    problem(
+        admin.post("/runner-groups/rgp_nope/enrollment-tokens", json={}),
+        404,
+        "runner_group.not_found",
+    )
+
+
+def test_enrollment_that_needs_approval(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    group = _group(admin)
+    site = FakeSite(tmp_path, "approve-me")
+    response = site.enroll(admin, _token(admin, group["id"], needs_approval=True)["token"])
+    assert response.status_code == 201
+    enrollment = response.json()
+    assert enrollment["status"] == "pending" and enrollment["certificate_pem"] is None
+    runner = operator.get(f"/runners/{enrollment['runner_id']}").json()
+    assert runner["status"] == "pending"
+
+    # The Runner polls with its secret; a wrong secret learns nothing.
+    polled = admin.get(
+        f"/runner-enrollments/{enrollment['id']}",
+        token="",
+        headers={"X-Enrollment-Secret": enrollment["secret"]},
+    )
+    assert polled.status_code == 200 and polled.json()["status"] == "pending"
+    problem(
+        admin.get(
+            f"/runner-enrollments/{enrollment['id']}",
+            token="",
+            headers={"X-Enrollment-Secret": "etkn_wrong"},
+        ),
+        401,
+        "enrollment.secret_invalid",
+    )
+    problem(
+        admin.get(f"/runner-enrollments/{enrollment['id']}", token=""), 401, "auth.unauthenticated"
+    )
+
+    pending = operator.get(
+        "/runner-enrollments", params={"status": "pending", "limit": 200}
+    ).json()["items"]
+    assert enrollment["id"] in {e["id"] for e in pending}
+    problem(
+        operator.post(f"/runner-enrollments/{enrollment['id']}/approval"), 403, "auth.forbidden"
+    )
+    approved = admin.post(f"/runner-enrollments/{enrollment['id']}/approval")
+    assert approved.status_code == 200 and approved.json()["status"] == "approved"
+    polled = admin.get(
+        f"/runner-enrollments/{enrollment['id']}",
+        token="",
+        headers={"X-Enrollment-Secret": enrollment["secret"]},
+    ).json()
+    assert polled["certificate_pem"].startswith("-----BEGIN CERTIFICATE-----")
+    agent = site.agent(dev_server, polled["certificate_pem"])
+    assert agent.post("/heartbeat", json={}).status_code == 200
+    assert operator.get(f"/runners/{enrollment['runner_id']}").json()["status"] == "online"
+
+
+def test_agent_channel_refuses_tokens_and_removed_runners(
+    admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    plain = httpx.post(
+        f"{dev_server.url}/api/v1/runner-agent/heartbeat",
+        json={},
+        headers={"Authorization": f"Bearer {admin.token}"},
+    )
+    problem(plain, 401, "runner.certificate_required")
+    # A certificate from another CA never gets past the TLS handshake.
+    stranger = FakeSite(tmp_path, "stranger")
+    key = stranger.key
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, site.enrollment["runner_id"])])
+    now = datetime.now(UTC)
+    forged = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now)
+        .not_valid_after(now + timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    with pytest.raises(httpx.TransportError):
+        stranger.agent(dev_server, forged.public_bytes(serialization.Encoding.PEM).decode()).post(
+            "/heartbeat", json={}
+        )
+
+    assert admin.delete(f"/runners/{site.enrollment['runner_id']}").status_code == 204
+    problem(agent.post("/heartbeat", json={}), 401, "runner.removed")
+    problem(admin.get(f"/runners/{site.enrollment['runner_id']}"), 404, "runner.not_found")
+
+
+def test_context_parameters_merge_into_the_runner_configuration(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id, group_id = site.enrollment["runner_id"], site.enrollment["group_id"]
+    assert (
+        operator.request(
+            "PUT", f"/runner-groups/{group_id}/context/site", json={"value": "Werk Nord"}
+        ).status_code
+        == 200
+    )
+    assert (
+        operator.request(
+            "PUT", f"/runner-groups/{group_id}/context/darkness", json={"value": 20}
+        ).status_code
+        == 200
+    )
+    put = operator.request("PUT", f"/runners/{runner_id}/context/darkness", json={"value": 25})
+    assert put.json()["value"] == 25 and put.json()["name"] == "darkness"
+    assert agent.get("/config").json()["context"] == {"site": "Werk Nord", "darkness": 25}
+    names = [p["name"] for p in operator.get(f"/runner-groups/{group_id}/context").json()["items"]]
+    assert names == ["darkness", "site"]
+    assert operator.delete(f"/runners/{runner_id}/context/darkness").status_code == 204
+    assert agent.get("/config").json()["context"] == {"site": "Werk Nord", "darkness": 20}
+    problem(operator.delete(f"/runners/{runner_id}/context/darkness"), 404, "context.not_found")
+    problem(
+        operator.request("PUT", f"/runners/{runner_id}/context/bad name!", json={"value": 1}),
+        422,
+        "request.invalid",
+    )
+    _, designer = admin.user_session(["designer"])
+    assert designer.get(f"/runners/{runner_id}/context").status_code == 200
+    problem(
+        designer.request("PUT", f"/runners/{runner_id}/context/x", json={"value": 1}),
+        403,
+        "auth.forbidden",
+    )
+
+
+def test_discovery_findings_are_adopted_as_printers(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    for targets in (["8.8.8.8"], ["10.0.0.0/16"], ["10.0.0.0/24", "10.0.1.1"], ["bad host!"]):
+        problem(
+            operator.post(f"/runners/{runner_id}/discovery", json={"targets": targets}),
+            422,
+            "request.invalid",
+        )
+    job = operator.post(
+        f"/runners/{runner_id}/discovery", json={"targets": ["127.0.0.1:9100", "192.168.5.0/28"]}
+    )
+    assert job.status_code == 202 and job.json()["kind"] == "discovery"
+    claimed = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"]
+    assert [c["job_id"] for c in claimed] == [job.json()["id"]]
+    assert claimed[0]["payload"] == {"targets": ["127.0.0.1:9100", "192.168.5.0/28"]}
+    reported = agent.post(
+        f"/jobs/{claimed[0]['job_id']}/report",
+        json={
+            "receipt": claimed[0]["receipt"],
+            "status": "succeeded",
+            "final": True,
+            "result": {
+                "findings": [
+                    {
+                        "address": "127.0.0.1:9100",
+                        "model": "ZT411",
+                        "dpi": 300,
+                        "firmware": "V84.20",
+                        "status": "ready",
+                    }
+                ]
+            },
+        },
+    ).json()
+    finding = reported["result"]["findings"][0]
+    assert finding["id"].startswith("fnd_") and finding["model"] == "ZT411"
+    name = unique("Zebra")
+    printer = operator.post("/printers", json={"finding_id": finding["id"], "name": name})
+    assert printer.status_code == 201, printer.text
+    assert printer.json() | {"id": "x", "created_at": "x"} == {
+        "id": "x",
+        "name": name,
+        "runner_id": runner_id,
+        "uri": "tcp://127.0.0.1:9100",
+        "language": "zpl",
+        "dpi": 300,
+        "model": "ZT411",
+        "status": None,
+        "status_at": None,
+        "created_at": "x",
+    }
+    problem(
+        operator.post("/printers", json={"finding_id": finding["id"], "name": name.upper()}),
+        409,
+        "printer.name_taken",
+    )
+    problem(
+        operator.post("/printers", json={"finding_id": "fnd_nope", "name": "x"}),
+        404,
+        "finding.not_found",
+    )
+    problem(
+        operator.post(
+            "/printers",
+            json={"name": "y", "finding_id": finding["id"], "uri": "tcp://1.2.3.4:9100"},
+        ),
+        422,
+        "request.invalid",
+    )
+    assert [p["name"] for p in agent.get("/config").json()["printers"]] == [name]
+    # The heartbeat carries the printer's state into listPrinters.
+    agent.post(
+        "/heartbeat",
+        json={"printers": [{"printer_id": printer.json()["id"], "status": "paper_out"}]},
+    )
+    listed = operator.get("/printers", params={"runner_id": runner_id}).json()["items"]
+    assert [(p["name"], p["status"]) for p in listed] == [(name, "paper_out")]
+    assert operator.delete(f"/printers/{printer.json()['id']}").status_code == 204
+    assert agent.get("/config").json()["printers"] == []
+
+
+def test_group_discovery_fans_out_to_online_runners(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, _agent = _admitted(admin, dev_server, tmp_path)
+    group_id = site.enrollment["group_id"]
+    answer = operator.post(
+        "/printers/discover", json={"group_id": group_id, "targets": ["127.0.0.1"]}
+    )
+    assert answer.status_code == 202
+    assert [j["runner_id"] for j in answer.json()["jobs"]] == [site.enrollment["runner_id"]]
+    empty = _group(admin)
+    problem(
+        operator.post(
+            "/printers/discover", json={"group_id": empty["id"], "targets": ["127.0.0.1"]}
+        ),
+        409,
+        "runner_group.no_online_runner",
+    )
+
+
+def test_raw_jobs_flow_through_the_queue_and_report_once(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    printer = operator.post(
+        "/printers",
+        json={
+            "name": unique("declared"),
+            "runner_id": runner_id,
+            "uri": "tcp://127.0.0.1:9100",
+            "language": "zpl",
+            "dpi": 203,
+        },
+    ).json()
+    data = b"^XA^FO10,10^GB100,100,4^FS^XZ"
+    job = operator.post(
+        f"/runners/{runner_id}/jobs",
+        json={
+            "printer_id": printer["id"],
+            "data_base64": base64.b64encode(data).decode(),
+            "expected_labels": 1,
+        },
+    ).json()
+    assert job["status"] == "queued" and job["printer_id"] == printer["id"]
+    claimed = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"][0]
+    assert base64.b64decode(claimed["data_base64"]) == data
+    assert claimed["payload"]["printer"]["uri"] == "tcp://127.0.0.1:9100"
+    assert claimed["payload"]["expected_labels"] == 1
+    assert operator.get(f"/jobs/{job['id']}").json()["status"] == "running"
+
+    held = agent.post(
+        f"/jobs/{job['id']}/report",
+        json={
+            "receipt": claimed["receipt"],
+            "status": "held",
+            "reason": "paper_out",
+            "messages": [{"level": "warning", "text": "Printer out of paper"}],
+        },
+    ).json()
+    assert held["status"] == "held" and held["outcome_reason"] == "paper_out"
+    agent.post(f"/jobs/{job['id']}/report", json={"receipt": claimed["receipt"], "status": "sent"})
+    problem(operator.post(f"/jobs/{job['id']}/cancel"), 409, "job.not_cancellable")
+    done = agent.post(
+        f"/jobs/{job['id']}/report",
+        json={"receipt": claimed["receipt"], "status": "confirmed", "final": True},
+    ).json()
+    assert done["status"] == "confirmed" and done["finished_at"]
+    # The Runner repeats a report it was unsure had arrived: harmless.
+    again = agent.post(
+        f"/jobs/{job['id']}/report",
+        json={"receipt": claimed["receipt"], "status": "confirmed", "final": True},
+    )
+    assert again.status_code == 200 and again.json()["status"] == "confirmed"
+    problem(
+        agent.post(f"/jobs/{job['id']}/report", json={"status": "failed", "final": True}),
+        409,
+        "job.finished",
+    )
+    texts = [m["text"] for m in operator.get(f"/jobs/{job['id']}").json()["messages"]]
+    assert texts[:2] == ["Queued for the Runner.", "Claimed by the Runner."]
+    assert "Printer out of paper" in texts and "Held: paper_out." in texts
+    # Nothing is left in the queue: a later claim gets no job again.
+    assert agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
+    listed = operator.get(f"/runners/{runner_id}/jobs").json()["items"]
+    assert [j["id"] for j in listed] == [job["id"]]
+
+
+def test_cancelled_jobs_never_reach_the_runner(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    job = operator.post(f"/runners/{runner_id}/discovery", json={"targets": ["127.0.0.1"]}).json()
+    cancelled = operator.post(f"/jobs/{job['id']}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    assert agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
+    problem(operator.post("/jobs/job_nope/cancel"), 404, "job.not_found")
+
+
+def test_jobs_for_an_offline_runner_wait(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    group = _group(admin)
+    site = FakeSite(tmp_path, "offline")
+    site.enroll(admin, _token(admin, group["id"])["token"])
+    runner_id = site.enrollment["runner_id"]
+    assert operator.get(f"/runners/{runner_id}").json()["status"] == "offline"
+    job = operator.post(f"/runners/{runner_id}/discovery", json={"targets": ["127.0.0.1"]}).json()
+    assert job["status"] == "held" and job["outcome_reason"] == "runner_offline"
+    claimed = site.agent(dev_server).post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"]
+    assert [c["job_id"] for c in claimed] == [job["id"]]
+    assert operator.get(f"/jobs/{job['id']}").json()["status"] == "running"
+
+
+def test_installer_contains_package_config_ca_and_a_fresh_token(
+    admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    group = _group(admin)
+    response = admin.post(f"/runner-groups/{group['id']}/installer", json={"needs_approval": True})
+    assert response.status_code == 201, response.text
+    installer = response.json()
+    archive = zipfile.ZipFile(io.BytesIO(httpx.get(installer["download_url"]).content))
+    names = set(archive.namelist())
+    assert {
+        "etikett-runner/install.sh",
+        "etikett-runner/install.ps1",
+        "etikett-runner/config.json",
+        "etikett-runner/ca.pem",
+        "etikett-runner/enrollment-token",
+        "etikett-runner/runner/pyproject.toml",
+    } <= names
+    assert not any("__pycache__" in n or "/tests/" in n for n in names)
+    config = json.loads(archive.read("etikett-runner/config.json"))
+    assert config["server_url"] == dev_server.url and config["agent_url"] == dev_server.agent_url
+    assert config["group_id"] == group["id"]
+    assert archive.read("etikett-runner/ca.pem").decode() == dev_server.ca_file.read_text()
+    token = archive.read("etikett-runner/enrollment-token").decode().strip()
+    assert archive.getinfo("etikett-runner/enrollment-token").external_attr >> 16 == 0o600
+    assert "systemctl enable" in archive.read("etikett-runner/install.sh").decode()
+    assert "Start-Service EtikettRunner" in archive.read("etikett-runner/install.ps1").decode()
+    pending = FakeSite(tmp_path, "installed").enroll(admin, token)
+    assert pending.status_code == 201 and pending.json()["status"] == "pending"
+
+
+def test_runner_roles(admin: Api, dev_server: DevServer, tmp_path: Path) -> None:
+    site, _ = _admitted(admin, dev_server, tmp_path)
+    _, designer = admin.user_session(["designer"])
+    assert designer.get("/runners").status_code == 200
+    assert designer.get("/runner-groups").status_code == 200
+    problem(designer.post("/runner-groups", json={"name": "x"}), 403, "auth.forbidden")
+    problem(
+        designer.post(
+            f"/runners/{site.enrollment['runner_id']}/discovery", json={"targets": ["127.0.0.1"]}
+        ),
+        403,
+        "auth.forbidden",
+    )
+    problem(designer.delete(f"/runners/{site.enrollment['runner_id']}"), 403, "auth.forbidden")
+    assert designer.get(f"/runner-groups/{site.enrollment['group_id']}/deployments").json() == {
+        "items": [],
+        "next_cursor": None,
+    }
