@@ -24,6 +24,7 @@ MULTIPART = "multipart/form-data"
 FORM = "application/x-www-form-urlencoded"
 # Keywords whose values are data, not schemas: a `$ref` key inside them is not a reference.
 _DATA_KEYWORDS = frozenset({"const", "default", "enum", "example", "examples"})
+LOCAL_DEFS = "#/$defs/"  # references into the tool schema's own definitions (recursive schemas)
 
 FILE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -226,7 +227,7 @@ def _tool(
         argument = Argument(parameter["name"], location, bool(parameter.get("required")))
         if argument.name in properties or argument.name == BODY:
             raise CatalogError(f"{name}: argument {argument.name!r} is defined twice")
-        schema = resolver.resolve(parameter.get("schema") or {})
+        schema = dict(parameter.get("schema") or {})
         schema.pop("title", None)  # FastAPI's "Labelid" says less than the name itself
         if parameter.get("description") and "description" not in schema:
             schema["description"] = parameter["description"]
@@ -238,7 +239,7 @@ def _tool(
     body = None
     request_body = resolver.resolve(operation.get("requestBody") or {})
     if request_body:
-        media_type, schema = _body_schema(name, request_body, resolver)
+        media_type, schema = _body_schema(name, request_body)
         schema.pop("title", None)
         file_fields = frozenset()
         if media_type == MULTIPART:
@@ -284,13 +285,12 @@ def _description(operation: Mapping[str, Any], access: Access) -> str:
     return text
 
 
-def _body_schema(
-    name: str, request_body: Mapping[str, Any], resolver: _Resolver
-) -> tuple[str, dict[str, Any]]:
+def _body_schema(name: str, request_body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The media type and schema of an already resolved request body."""
     content = request_body.get("content") or {}
     for media_type in (JSON_MEDIA_TYPE, MULTIPART, FORM):
         if media_type in content:
-            return media_type, resolver.resolve((content[media_type] or {}).get("schema") or {})
+            return media_type, dict((content[media_type] or {}).get("schema") or {})
     raise CatalogError(f"{name}: no request body type an MCP tool can send ({sorted(content)})")
 
 
@@ -356,11 +356,11 @@ class _Resolver:
         if not isinstance(value, Mapping):
             return value
         reference = value.get("$ref")
-        if isinstance(reference, str):
+        if isinstance(reference, str) and not reference.startswith(LOCAL_DEFS):
             siblings = {k: self.resolve(v, stack) for k, v in value.items() if k != "$ref"}
             if reference in stack:
                 name = self._recursive.setdefault(reference, reference.rsplit("/", 1)[-1])
-                return {"$ref": f"#/$defs/{name}", **siblings}
+                return {"$ref": LOCAL_DEFS + name, **siblings}
             target = self.resolve(self._target(reference), (*stack, reference))
             if not isinstance(target, dict):
                 raise CatalogError(f"{reference} is not an object")

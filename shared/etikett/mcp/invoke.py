@@ -75,7 +75,13 @@ def prepare(tool: ToolSpec, arguments: Mapping[str, Any]) -> PreparedRequest:
     return request
 
 
-async def execute(request: PreparedRequest, token: str, request_id: str | None) -> httpx2.Response:
+async def execute(
+    request: PreparedRequest,
+    token: str,
+    request_id: str | None,
+    transport: httpx2.AsyncBaseTransport | None = None,
+) -> httpx2.Response:
+    """Send `request` in process to the operations app (or `transport`), as the caller."""
     headers = {
         **request.headers,
         "authorization": f"Bearer {token}",
@@ -84,7 +90,7 @@ async def execute(request: PreparedRequest, token: str, request_id: str | None) 
     if request_id:
         headers["x-request-id"] = request_id  # the /mcp request's id, so the audit log ties up
     async with httpx2.AsyncClient(
-        transport=_transport(), base_url=BASE_URL, trust_env=False, timeout=None
+        transport=transport or _transport(), base_url=BASE_URL, trust_env=False, timeout=None
     ) as client:
         kwargs: dict[str, Any] = {"params": request.params, "headers": headers}
         if request.has_json:

@@ -27,34 +27,35 @@ TOKEN_KEY = "etikett.mcp.token"
 REQUEST_ID_KEY = "etikett.mcp.request_id"
 
 INSTRUCTIONS = """\
-Etikett designs labels and prints them. Each tool is one operation of the Etikett API, named by its \
-operationId; tools/list shows the tools your roles allow, and every call is checked again when it \
-runs. You always act as an agent (a service actor): under the approval policy aiFreigabePflicht, \
-label versions you author stay drafts until a person approves them.
+Etikett designs labels and prints them. Each tool is one operation of the Etikett API, named \
+by its operationId; tools/list shows the tools your roles allow, and every call is checked \
+again when it runs. You always act as an agent (a service actor): under the approval policy \
+aiFreigabePflicht, label versions you author stay drafts until a person approves them.
 
 Your first label:
 1. listLabelVorlagen: choose a real Vorlage `id` from `items`.
-2. createLabelFromVorlage {"body": {"vorlageId": "<id>", "name": "<name>"}}: keep the returned \
-label `id`.
-3. getLabelDocument {"labelId": "<id>"} and read the resource svc://schema/label (object types: \
-svc://registry/labels). Save your revision with patchLabelDocument {"labelId": "<id>", "body": \
-{"operations": [RFC 6902 operations], "base_version": <the version you read>}}.
+2. createLabelFromVorlage {"body": {"vorlageId": "<id>", "name": "<name>"}}: keep the \
+returned label `id`.
+3. getLabelDocument {"labelId": "<id>"} and read the resource svc://schema/label (object \
+types: svc://registry/labels). Save your revision with patchLabelDocument {"labelId": "<id>", \
+"body": {"operations": [RFC 6902 operations], "base_version": <the version you read>}}.
 4. postLabelPreview {"labelId": "<id>", "body": {"variables": {...}}} with values for the \
-variables the label declares: the answer is the print raster as a PNG image; the status block \
-gives X-Label-Dots and X-Label-Dpi.
-5. A person reviews the preview and approves the version (postLabelStatus). An agent's approval \
-of an agent-authored version is refused with policy.human_required: ask a person.
+variables the label declares: the answer is the print raster as a PNG image; the status \
+block gives X-Label-Dots and X-Label-Dpi.
+5. A person reviews the preview and approves the version (postLabelStatus). An agent's \
+approval of an agent-authored version is refused with policy.human_required: ask a person.
 
 Rules:
 - Keep every object, form field and flow node `id`: a patch must never change or drop one \
-(document.id_changed). Give new objects new ids; remove an object with `remove /objects/<index>`.
-- Arguments: path, query and header parameters are top-level; the JSON request body goes under \
-`body`; a file is {"name", "contentBase64"}.
-- Results: the JSON answer as text, then a block with the HTTP status, content type and headers. \
-A failure has isError with the problem `code` and `params`; the codes are listed in svc://openapi \
-(x-etikett-problem-codes).
-- Resources: svc://schema/label, svc://schema/form, svc://schema/flow, svc://registry/labels, \
-svc://registry/flows, svc://openapi."""
+(document.id_changed). Give new objects new ids; remove an object with \
+`remove /objects/<index>`.
+- Arguments: path, query and header parameters are top-level; the JSON request body goes \
+under `body`; a file is {"name", "contentBase64"}.
+- Results: the JSON answer as text, then a block with the HTTP status, content type and \
+headers. A failure has isError with the problem `code` and `params`; the codes are listed in \
+svc://openapi (x-etikett-problem-codes).
+- Resources: svc://schema/label, svc://schema/form, svc://schema/flow, \
+svc://registry/labels, svc://registry/flows, svc://openapi."""
 
 
 def _scope_value(ctx: ServerRequestContext[Any, Any], key: str) -> Any:
