@@ -54,3 +54,29 @@ def http_handler(app: FastAPI, service: str) -> Handler:
 
 def tracing_enabled() -> bool:
     return os.environ.get("POWERTOOLS_TRACE_DISABLED", "").lower() not in ("true", "1")
+
+
+def sqs_handler(work: Callable[[dict[str, Any]], None], service: str) -> Handler:
+    """An SQS consumer: `work(body)` per message; a failing message is reported as a batch item
+    failure, so only it is retried (and dead-lettered after the queue's last try)."""
+    import json
+
+    from aws_lambda_powertools.utilities.batch import (
+        BatchProcessor,
+        EventType,
+        process_partial_response,
+    )
+
+    logger = Logger(service=f"etikett-{service}")
+    processor = BatchProcessor(event_type=EventType.SQS)
+
+    def record_handler(record: Any) -> None:
+        work(json.loads(record.body))
+
+    @logger.inject_lambda_context
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+
+    return handler

@@ -16,6 +16,8 @@ GROUPS: dict[str, str] = {
     "runners": "etikett.api.runners",
     "printers": "etikett.api.printers",
     "runner_agent": "etikett.api.runner_agent",
+    "printing": "etikett.api.printing",
+    "counters": "etikett.api.counters",
     "mcp": "etikett.api.mcp",  # the MCP endpoint: plain routes, no operations of its own
 }
 

@@ -18,10 +18,18 @@ from etikett.store.jobs import JobMessage, JobRecord
 from etikett.store.pages import Page, read_page
 
 JobStatus = Literal[
-    "queued", "running", "held", "sent", "confirmed", "succeeded", "failed", "cancelled"
+    "rendering",
+    "queued",
+    "running",
+    "held",
+    "sent",
+    "confirmed",
+    "succeeded",
+    "failed",
+    "cancelled",
 ]
 FINAL = frozenset({"confirmed", "succeeded", "failed", "cancelled"})
-CANCELLABLE = frozenset({"queued", "held", "running"})
+CANCELLABLE = frozenset({"rendering", "queued", "held", "running"})
 MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
@@ -111,6 +119,18 @@ def _store_data(job_id: str, data: bytes) -> str:
     return key
 
 
+def data_url(key: str) -> str:
+    import boto3
+
+    return str(
+        boto3.client("s3", region_name=config.region()).generate_presigned_url(
+            "get_object",
+            Params={"Bucket": config.env("ETIKETT_ASSETS_BUCKET"), "Key": key},
+            ExpiresIn=3600,
+        )
+    )
+
+
 def load_data(key: str) -> bytes:
     import boto3
 
@@ -177,6 +197,97 @@ def submit(
         )
     runner_queues.send(runner.queue_url, job_id)
     return view(record)
+
+
+def create(
+    invocation: Invocation,
+    runner_id: str,
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    printer_id: str | None = None,
+    audit_details: dict[str, Any] | None = None,
+    extra_writes: Any = None,
+) -> JobRecord:
+    """A job whose printer data is still being prepared (`rendering`): its record, its audit
+    entry and `extra_writes(tx, record)` in one transaction; `dispatch` queues it later."""
+    runner = runners.load_runner(runner_id)
+    if runner.state != "active" or not runner.queue_url:
+        raise Conflict(
+            f"Runner {runner_id} is not admitted yet.", "runner.not_active", runner_id=runner_id
+        )
+    now = clock.now()
+    record = JobRecord(
+        id=new_id("job"),
+        kind=kind,
+        status="rendering",
+        runner_id=runner_id,
+        printer_id=printer_id,
+        payload=payload,
+        created_at=now,
+        updated_at=now,
+        created_by=invocation.caller.subject if invocation.caller else "system",
+        messages=[message("info", "Accepted; rendering the labels.")],
+    )
+    with transaction() as tx:
+        tx.save(record, condition=JobRecord.id.does_not_exist())
+        tx.save(
+            audit.entry(
+                invocation,
+                record.id,
+                details={
+                    "kind": kind,
+                    "runner_id": runner_id,
+                    "printer_id": printer_id,
+                    **(audit_details or {}),
+                },
+            )
+        )
+        if extra_writes is not None:
+            extra_writes(tx, record)
+    return record
+
+
+def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
+    """Store the job's printer data and put the job on its Runner's queue. A Runner that is
+    offline finds it there when it is back; until then the job is `held` (runner_offline)."""
+    runner = runners.load_runner(record.runner_id)
+    key = _store_data(record.id, data)
+    online = runners.status_of(runner) == "online"
+    note = (
+        "Rendered; queued for the Runner."
+        if online
+        else "Rendered; the Runner is offline, so the job waits in its queue until it is back."
+    )
+    actions: list[Any] = [
+        JobRecord.updated_at.set(clock.now()),
+        JobRecord.payload.set({**record.payload, "data_key": key, "data_bytes": len(data)}),
+        JobRecord.status.set("queued" if online else "held"),
+        JobRecord.messages.set(JobRecord.messages.append([message("info", note)])),
+    ]
+    if not online:
+        actions += [JobRecord.outcome.set("held"), JobRecord.outcome_reason.set("runner_offline")]
+    with transaction() as tx:
+        tx.update(record, actions=actions, condition=JobRecord.status == "rendering")
+        if not online and on_held is not None:
+            on_held(tx, record)
+    if runner.queue_url:
+        runner_queues.send(runner.queue_url, record.id)
+    return get(record.id)
+
+
+def fail(record: JobRecord, reason: str, text: str) -> None:
+    now = clock.now()
+    record.update(
+        actions=[
+            JobRecord.status.set("failed"),
+            JobRecord.outcome.set("failed"),
+            JobRecord.outcome_reason.set(reason),
+            JobRecord.finished_at.set(now),
+            JobRecord.updated_at.set(now),
+            JobRecord.messages.set(JobRecord.messages.append([message("error", text)])),
+        ]
+    )
 
 
 def submit_raw(invocation: Invocation, runner_id: str, request: RawJobRequest) -> Job:

@@ -23,8 +23,9 @@ def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Pr
     from etikett.render import render, resolve_variables, to_png
 
     number, document = label_versions.label_document(label_id, version)
-    values = resolve_variables(document, variables, use_samples=True)
-    image = render(document, values)
+    serials = next_serials(document)
+    values = resolve_variables(document, variables, use_samples=True, counters=serials)
+    image = render(document, values, counters=serials)
     return Preview(
         png=to_png(image),
         width_dots=image.width,
@@ -32,3 +33,21 @@ def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Pr
         dpi=document.dpi,
         version=number,
     )
+
+
+def next_serials(document: Any) -> dict[str, Any]:
+    """The values the label's counters would give the next printed label (nothing is taken);
+    a counter that does not exist yet previews as 1."""
+    from etikett.domain import counters
+    from etikett.domain.printing import expressions_of
+    from etikett.errors import NotFound
+
+    serials: dict[str, Any] = {}
+    for name in counters.referenced(expressions_of(document)):
+        try:
+            record = counters.load(name)
+        except NotFound:
+            serials[name] = 1
+            continue
+        serials[name] = counters.formatted(record.format, counters.peek(record))
+    return serials

@@ -22,6 +22,7 @@ from etikett.store.printers import PrinterRecord
 from etikett.store.runners import RUNNER_SK, RunnerRecord
 
 MAX_WAIT_SECONDS = 20  # API Gateway answers within 30 s
+INLINE_DATA_BYTES = 1_000_000  # larger job data is fetched from S3 (responses stop at 6 MB)
 
 
 class Heartbeat(BaseModel):
@@ -54,6 +55,10 @@ class ClaimedJob(BaseModel):
     delivery: int = Field(description="How often the queue has delivered this job (1 = first).")
     payload: dict[str, Any]
     data_base64: str | None = None
+    data_url: str | None = Field(
+        default=None,
+        description="Large data: a presigned GET URL (valid 1 h) instead of data_base64.",
+    )
 
 
 class Claimed(BaseModel):
@@ -150,6 +155,7 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
             actions.append(JobRecord.status.set("running"))
         record.update(actions=actions)
         data = record.payload.get("data_key")
+        inline = data and int(record.payload.get("data_bytes", 0)) <= INLINE_DATA_BYTES
         claimed.append(
             ClaimedJob(
                 job_id=job_id,
@@ -157,7 +163,8 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
                 receipt=receipt,
                 delivery=delivery,
                 payload={k: v for k, v in record.payload.items() if k != "data_key"},
-                data_base64=base64.b64encode(jobs.load_data(data)).decode() if data else None,
+                data_base64=base64.b64encode(jobs.load_data(data)).decode() if inline else None,
+                data_url=jobs.data_url(data) if data and not inline else None,
             )
         )
     return Claimed(jobs=claimed)
@@ -212,7 +219,14 @@ def report(
         final = report.final
     if notes:
         actions.append(JobRecord.messages.set(JobRecord.messages.append(notes)))
+    event = None
+    if status is not None and (status != record.status or report.reason != record.outcome_reason):
+        from etikett.domain.printing import outcome_event
+
+        event = outcome_event(record, status, report.reason)
     with transaction() as tx:
+        if event is not None:
+            tx.save(event)
         tx.update(
             record,
             actions=actions,

@@ -49,7 +49,7 @@ def test_functions_get_least_privilege_policies(repo: Path) -> None:
 
     from etikett.local.template import _CfnLoader
 
-    document = yaml.load((repo / "template.yaml").read_text(), Loader=_CfnLoader)  # noqa: S506
+    document = yaml.load((repo / "template.yaml").read_text(), Loader=_CfnLoader)
     resource_key = {"DynamoDB": "TableName", "S3": "BucketName", "KMS": "KeyId"}
     for name, resource in document["Resources"].items():
         if resource["Type"] != "AWS::Serverless::Function":
@@ -130,6 +130,7 @@ def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
     package = build_dir / "RunnerPackageLayer" / "runner-package"
     assert (package / "pyproject.toml").is_file() and (package / "etikett_runner").is_dir()
     for group in GROUPS:
-        function = next(p for p in build_dir.iterdir() if p.name.lower() == f"{group.replace('_', '')}function")
+        folder = f"{group.replace('_', '')}function"
+        function = next(p for p in build_dir.iterdir() if p.name.lower() == folder)
         assert (function / "app.py").is_file()
     shutil.rmtree(build_dir, ignore_errors=True)

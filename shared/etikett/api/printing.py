@@ -1,0 +1,78 @@
+"""Routes of the Printing group: print jobs and the print archive."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Query, Request
+from fastapi.responses import JSONResponse
+
+from etikett.api.access import requires
+from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.routing import router
+from etikett.domain import print_idempotency, printing
+from etikett.domain.actors import Invocation
+
+routes = router(prefix="/api/v1", tags=["Printing"])
+Reviewer = Annotated[Invocation, requires("operator", "approver")]
+
+
+@routes.post(
+    "/print",
+    operation_id="postPrint",
+    response_model=printing.PrintAccepted,
+    status_code=202,
+    summary="Print a released label version with variables or a data stream on a printer",
+    description="Checks the whole request first (label reference, printer, every "
+    "record's variables), takes counter values, records one archive entry "
+    "per record and hands the job to the printer's Runner. Outcomes "
+    "(held, sent, confirmed, failed) appear on the job (getJob), in the "
+    "archive and as webhook events. With `idempotency_key`, a retry answers "
+    "the first answer and prints nothing more.",
+    responses={
+        404: {"description": "`label.not_found`, `printer.not_found`"},
+        409: {
+            "description": "`print.label_not_released`, "
+            "`print.idempotency_conflict`, `print.in_progress`, "
+            "`print.density_mismatch`, `counter.inactive`"
+        },
+        413: {"description": "More than 10,000 records (`print.too_many_records`)"},
+    },
+)
+def post_print(
+    body: printing.PrintRequest,
+    request: Request,
+    invocation: Annotated[Invocation, requires("operator")],
+) -> Any:
+    if body.idempotency_key is None:
+        return JSONResponse(printing.submit(invocation, body).model_dump(), status_code=202)
+    answer = print_idempotency.submit_once(invocation, body, request.scope.get("aws.context"))
+    return JSONResponse(answer, status_code=202)
+
+
+@routes.get(
+    "/print-archive",
+    operation_id="listPrintArchive",
+    response_model=ItemList[printing.ArchiveEntry],
+    summary="The print archive, newest first (or a job's labels in print order)",
+)
+def list_archive(
+    invocation: Reviewer,
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+    label_id: Annotated[str | None, Query()] = None,
+    job_id: Annotated[str | None, Query()] = None,
+) -> ItemList[printing.ArchiveEntry]:
+    page = printing.list_entries(limit, cursor, label_id=label_id, job_id=job_id)
+    return ItemList[printing.ArchiveEntry].of(page)
+
+
+@routes.get(
+    "/print-archive/{entryId}",
+    operation_id="getPrintArchiveEntry",
+    response_model=printing.ArchiveEntry,
+    summary="One print-archive entry",
+    responses={404: {"description": "Unknown entry (`archive.not_found`)"}},
+)
+def get_archive_entry(entryId: str, invocation: Reviewer) -> printing.ArchiveEntry:  # noqa: N803
+    return printing.get_entry(entryId)

@@ -1,0 +1,76 @@
+"""`idempotency_key` on print requests, with Powertools Idempotency on DynamoDB: the same caller,
+key and body answer the first answer and print nothing more; another body under the same key
+is refused, as is a retry while the first request is still running."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from etikett import config
+from etikett.domain import printing
+from etikett.domain.actors import Invocation
+from etikett.errors import Conflict
+
+KEY_LIFETIME_SECONDS = 24 * 3600
+
+
+@cache
+def _persistence() -> Any:
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(table_name=config.env("ETIKETT_IDEMPOTENCY_TABLE"))
+
+
+def _config() -> Any:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+    # The key is the caller and their key; the body is checked against the stored request.
+    return IdempotencyConfig(
+        event_key_jmespath="[caller, key]",
+        payload_validation_jmespath="request",
+        raise_on_no_idempotency_key=True,
+        expires_after_seconds=KEY_LIFETIME_SECONDS,
+    )
+
+
+def submit_once(
+    invocation: Invocation, request: printing.PrintRequest, lambda_context: Any | None
+) -> dict[str, Any]:
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
+    from aws_lambda_powertools.utilities.idempotency.exceptions import (
+        IdempotencyAlreadyInProgressError,
+        IdempotencyValidationError,
+    )
+
+    settings = _config()
+    if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
+        settings.register_lambda_context(lambda_context)  # a crash frees the key in time
+
+    @idempotent_function(
+        data_keyword_argument="envelope", config=settings, persistence_store=_persistence()
+    )
+    def print_once(envelope: dict[str, Any]) -> dict[str, Any]:
+        return printing.submit(invocation, request).model_dump()
+
+    caller = invocation.caller
+    assert caller is not None
+    envelope = {
+        "caller": caller.subject,
+        "key": request.idempotency_key,
+        "request": request.model_dump(mode="json", exclude={"idempotency_key"}),
+    }
+    try:
+        return print_once(envelope=envelope)
+    except IdempotencyValidationError:
+        raise Conflict(
+            "This idempotency key was used for another request.",
+            "print.idempotency_conflict",
+            idempotency_key=request.idempotency_key,
+        ) from None
+    except IdempotencyAlreadyInProgressError:
+        raise Conflict(
+            "A request with this idempotency key is still running; retry shortly.",
+            "print.in_progress",
+            idempotency_key=request.idempotency_key,
+        ) from None

@@ -1,0 +1,448 @@
+"""Printing: `POST /print` turns a released label version and data into labels at a printer,
+exactly once, with every label recorded in the print archive.
+
+The request is checked whole before anything happens (label reference, printer, every record's
+variables); then counter values are taken atomically, the job and one archive entry per record
+are written, and the labels are rendered — once per distinct record — and encoded in the
+printer's language. Small requests render at once; large ones render in the print-render
+function (an SQS consumer), so a request never waits for ten thousand rasters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from etikett import clock, config
+from etikett.domain import counters, jobs, label_versions, labels, printers
+from etikett.domain.actors import Invocation
+from etikett.dsl.label import LabelDocument
+from etikett.errors import Conflict, EtikettError, InvalidRequest, NotFound, PayloadTooLarge
+from etikett.ids import new_id
+from etikett.store.archive import ArchiveRecord
+from etikett.store.events import EventRecord
+from etikett.store.jobs import JobRecord
+
+MAX_RECORDS = 10_000
+INLINE_RECORDS = 25  # up to this many records render within the request
+REFERENCE = re.compile(r"^(?P<label>lbl_[0-9A-HJKMNP-TV-Z]{26})(?:@(?P<version>[1-9][0-9]{0,8}))?$")
+
+
+class PrintRequest(BaseModel):
+    model_config = {"extra": "forbid"}
+    label_id: str = Field(
+        description="`lbl_…` prints the released version, `lbl_…@N` version N "
+        "(which must be approved).",
+        examples=["lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5@3"],
+    )
+    printer: str = Field(min_length=1, max_length=100, description="An adopted printer's name.")
+    copies: int = Field(default=1, ge=1, le=10_000, description="Copies of each label.")
+    variables: dict[str, Any] | None = Field(default=None, description="One label's values.")
+    data: list[dict[str, Any]] | None = Field(
+        default=None, description=f"A stream of records, one label each (up to {MAX_RECORDS})."
+    )
+    idempotency_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="The same key and body answer the first answer again and print nothing "
+        "more; the same key with another body is refused (409).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> PrintRequest:
+        if self.variables is not None and self.data is not None:
+            raise ValueError("give `variables` (one label) or `data` (a stream), not both")
+        if self.data is not None and not self.data:
+            raise ValueError("`data` needs at least one record")
+        return self
+
+    def records(self) -> list[dict[str, Any]]:
+        if self.data is not None:
+            return self.data
+        return [self.variables or {}]
+
+
+class PrintAccepted(BaseModel):
+    job_id: str
+    archive_entry_ids: list[str]
+    status: str = Field(description="The job's status: rendering, queued or held.")
+
+
+class ArchiveEntry(BaseModel):
+    id: str
+    job_id: str
+    label_id: str
+    label_version: int
+    printer: str
+    copies: int
+    variables: dict[str, Any]
+    serials: dict[str, Any]
+    outcome: Literal["failed", "held", "sent", "confirmed"] | None = Field(
+        description="The latest outcome of the job that carries this label (null: not yet)."
+    )
+    outcome_reason: str | None = None
+    outcome_at: str | None = None
+    actor: dict[str, str]
+    created_at: str
+
+
+class LabelNotReleased(EtikettError):
+    status, code, title = 409, "print.label_not_released", "Label version not released"
+
+
+def parse_reference(reference: str) -> tuple[str, int | None]:
+    match = REFERENCE.match(reference)
+    if match is None:
+        raise InvalidRequest.field("body.label_id", "must be lbl_… or lbl_…@N")
+    version = match.group("version")
+    return match.group("label"), int(version) if version else None
+
+
+def resolve_version(reference: str) -> tuple[str, int, LabelDocument]:
+    label_id, version = parse_reference(reference)
+    meta = labels.load(label_id)
+    if version is None:
+        if not meta.released_version:
+            raise LabelNotReleased(
+                f"{label_id} has no released version; approve one first or "
+                "name an approved version.",
+                label_id=label_id,
+            )
+        version = int(meta.released_version)
+    else:
+        record = label_versions.load_version(label_id, "label", version)
+        if record.status != "approved":
+            raise LabelNotReleased(
+                f"Version {version} of {label_id} is {record.status}; only "
+                "approved versions print.",
+                label_id=label_id,
+                version=version,
+                status=record.status,
+            )
+    _, document = label_versions.label_document(label_id, version)
+    return label_id, version, document
+
+
+def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) -> None:
+    """Every record's entered values, checked before a counter value is taken."""
+    from etikett.render import VariablesInvalid, resolve_variables
+
+    entered_only = document.model_copy(
+        update={"variables": [v for v in document.variables if v.expression is None]}
+    )
+    errors: list[dict[str, Any]] = []
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            errors.append({"record": index, "variable": None, "message": "is not an object"})
+            continue
+        computed = {v.name for v in document.variables if v.expression is not None}
+        try:
+            resolve_variables(
+                entered_only,
+                {k: v for k, v in record.items() if k not in computed},
+                use_samples=False,
+            )
+        except VariablesInvalid as error:
+            errors += [{"record": index, **item} for item in error.params["errors"]]
+        errors += [
+            {
+                "record": index,
+                "variable": name,
+                "message": "is computed by its expression and cannot be provided",
+            }
+            for name in record
+            if name in computed
+        ]
+        if len(errors) >= 100:
+            break
+    if errors:
+        summary = "; ".join(
+            f"record {e['record']}: {e['variable']} {e['message']}" for e in errors[:5]
+        )
+        raise InvalidRequest(
+            f"Invalid print data: {summary}.", "print.variables_invalid", errors=errors[:100]
+        )
+
+
+def expressions_of(document: LabelDocument) -> list[str]:
+    sources = [v.expression for v in document.variables if v.expression]
+    sources += [o.expression for o in document.objects if getattr(o, "expression", None)]
+    return sources
+
+
+def _event(kind: str, job: JobRecord, extra: dict[str, Any]) -> EventRecord:
+    payload = job.payload
+    return EventRecord(
+        id=new_id("evt"),
+        kind=kind,
+        at=clock.now(),
+        subject_id=job.id,
+        data={
+            "job_id": job.id,
+            "label_id": payload.get("label_id"),
+            "label_version": payload.get("label_version"),
+            "printer": payload.get("printer", {}).get("name"),
+            "labels": payload.get("labels"),
+            "copies": payload.get("copies"),
+            **extra,
+        },
+    )
+
+
+def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecord | None:
+    """The `print.<outcome>` event of a print job's new outcome (none for other statuses)."""
+    if job.kind != "print" or status not in ("held", "sent", "confirmed", "failed"):
+        return None
+    return _event(f"print.{status}", job, {"outcome": status, "reason": reason})
+
+
+def submit(
+    invocation: Invocation,
+    request: PrintRequest,
+    *,
+    now: datetime | None = None,
+) -> PrintAccepted:
+    records = request.records()
+    if len(records) > MAX_RECORDS:
+        raise PayloadTooLarge(
+            f"{len(records)} records; at most {MAX_RECORDS} per request.",
+            "print.too_many_records",
+            records=len(records),
+            limit=MAX_RECORDS,
+        )
+    label_id, version, document = resolve_version(request.label_id)
+    printer = printers.by_name(request.printer)
+    if int(printer.dpi) != document.dpi:
+        raise Conflict(
+            f"The label is designed at {document.dpi} dpi, the printer prints "
+            f"{int(printer.dpi)} dpi; choose a printer of the label's density.",
+            "print.density_mismatch",
+            label_dpi=document.dpi,
+            printer_dpi=int(printer.dpi),
+        )
+    _validate_records(document, records)
+
+    names = counters.referenced(expressions_of(document))
+    taken = {name: counters.take(name, len(records)) for name in names}
+    formats = counters.formats(names)
+    serials = [
+        {name: counters.formatted(formats[name], taken[name][i]) for name in names}
+        for i in range(len(records))
+    ]
+    moment = now or clock.now()
+    caller = invocation.caller
+    assert caller is not None
+    entries = [
+        ArchiveRecord(
+            id=new_id("arc"),
+            job_id="",
+            record_index=i,
+            label_id=label_id,
+            label_version=version,
+            printer=printer.name,
+            printer_id=printer.pk,
+            copies=request.copies,
+            variables=record,
+            serials=serials[i],
+            actor=caller.actor,
+            subject=caller.subject,
+            created_at=moment,
+        )
+        for i, record in enumerate(records)
+    ]
+    payload = {
+        "label_id": label_id,
+        "label_version": version,
+        "printer": printers.target(printer),
+        "labels": len(records),
+        "copies": request.copies,
+        "expected_labels": len(records) * request.copies,
+        "rendered_at": None,
+    }
+    job = jobs.create(
+        invocation,
+        printer.runner_id,
+        "print",
+        payload,
+        printer_id=printer.pk,
+        audit_details={
+            "label_id": label_id,
+            "label_version": version,
+            "printer": printer.name,
+            "labels": len(records),
+            "copies": request.copies,
+            "serials": {name: [values[0], values[-1]] for name, values in taken.items()},
+        },
+    )
+    with ArchiveRecord.batch_write() as batch:
+        for entry in entries:
+            entry.job_id = job.id
+            batch.save(entry)
+    work = {
+        "job_id": job.id,
+        "document": document.model_dump(mode="json", exclude_none=True),
+        "records": records,
+        "serials": serials,
+        "copies": request.copies,
+        "language": printer.language,
+        "now": clock.rfc3339(moment),
+    }
+    if len(records) <= INLINE_RECORDS:
+        status = render_and_dispatch(job, work).status
+    else:
+        _store_work(job.id, work)
+        _enqueue_render(job.id)
+        status = "rendering"
+    return PrintAccepted(job_id=job.id, archive_entry_ids=[e.id for e in entries], status=status)
+
+
+def render_and_dispatch(job: JobRecord, work: dict[str, Any]) -> jobs.Job:
+    """Render every distinct record once, encode, and queue the job for its Runner."""
+    from etikett.render import encode_epl, encode_tspl, encode_zpl, render, resolve_variables
+
+    document = LabelDocument.model_validate(work["document"])
+    now = clock.parse_rfc3339(work["now"])
+    copies = int(work["copies"])
+    language = work["language"]
+    encoded: dict[str, bytes] = {}
+    chunks: list[bytes] = []
+    try:
+        for record, serials in zip(work["records"], work["serials"], strict=True):
+            key = json.dumps([record, serials], sort_keys=True, default=str)
+            if key not in encoded:
+                values = resolve_variables(
+                    document, record, use_samples=False, now=now, counters=serials
+                )
+                image = render(document, values, now=now, counters=serials)
+                if language == "tspl":
+                    encoded[key] = encode_tspl(image, copies=copies, dpi=document.dpi)
+                elif language == "epl":
+                    encoded[key] = encode_epl(image, copies=copies, dpi=document.dpi)
+                else:
+                    encoded[key] = encode_zpl(image, copies=copies)
+            chunks.append(encoded[key])
+    except EtikettError as error:
+        jobs.fail(job, "render_failed", f"Rendering failed: {error.detail}")
+        with_event = outcome_event(job, "failed", "render_failed")
+        if with_event is not None:
+            with_event.save()
+        raise
+    return jobs.dispatch(job, b"".join(chunks), on_held=_held_event)
+
+
+def _held_event(tx: Any, job: JobRecord) -> None:
+    event = outcome_event(job, "held", "runner_offline")
+    if event is not None:
+        tx.save(event)
+
+
+def _store_work(job_id: str, work: dict[str, Any]) -> None:
+    import boto3
+
+    boto3.client("s3", region_name=config.region()).put_object(
+        Bucket=config.env("ETIKETT_ASSETS_BUCKET"),
+        Key=f"prints/{job_id}/work.json",
+        Body=json.dumps(work, default=str).encode(),
+    )
+
+
+def load_work(job_id: str) -> dict[str, Any]:
+    return json.loads(jobs.load_data(f"prints/{job_id}/work.json"))
+
+
+def _enqueue_render(job_id: str) -> None:
+    import boto3
+
+    boto3.client("sqs", region_name=config.region()).send_message(
+        QueueUrl=config.env("ETIKETT_PRINT_RENDER_QUEUE"),
+        MessageBody=json.dumps({"job_id": job_id}),
+    )
+
+
+def render_queued(job_id: str) -> None:
+    """The print-render function's work for one message; a job already past rendering (a
+    redelivered message) is left alone, so its labels are never queued twice."""
+    record = jobs.load(job_id)
+    if record.status != "rendering":
+        return
+    try:
+        render_and_dispatch(record, load_work(job_id))
+    except EtikettError:
+        return  # the job is failed with its reason; retrying cannot help
+
+
+# --- the archive -----------------------------------------------------------------------------
+
+_OUTCOMES = {
+    "held": "held",
+    "sent": "sent",
+    "confirmed": "confirmed",
+    "failed": "failed",
+    "cancelled": "failed",
+}
+
+
+def _entry_view(record: ArchiveRecord, job: JobRecord | None) -> ArchiveEntry:
+    outcome = _OUTCOMES.get(job.status) if job is not None else "failed"
+    reason = job.outcome_reason if job is not None else "job_missing"
+    if job is not None and job.status == "cancelled":
+        reason = "cancelled"
+    outcome_at = None
+    if job is not None and outcome is not None:
+        outcome_at = clock.rfc3339(job.finished_at or job.updated_at)
+    return ArchiveEntry(
+        id=record.id,
+        job_id=record.job_id,
+        label_id=record.label_id,
+        label_version=int(record.label_version),
+        printer=record.printer,
+        copies=int(record.copies),
+        variables=record.variables,
+        serials=record.serials,
+        outcome=outcome,
+        outcome_reason=reason if outcome else None,  # type: ignore[arg-type]
+        outcome_at=outcome_at,
+        actor={"actor": record.actor, "subject": record.subject},
+        created_at=clock.rfc3339(record.created_at),
+    )
+
+
+def _with_jobs(records: list[ArchiveRecord]) -> list[ArchiveEntry]:
+    job_ids = {r.job_id for r in records}
+    found = {job.id: job for job in JobRecord.batch_get(list(job_ids))} if job_ids else {}
+    return [_entry_view(r, found.get(r.job_id)) for r in records]
+
+
+def get_entry(entry_id: str) -> ArchiveEntry:
+    try:
+        record = ArchiveRecord.get(entry_id)
+    except ArchiveRecord.DoesNotExist:
+        raise NotFound(
+            f"No print-archive entry {entry_id}.", "archive.not_found", entry_id=entry_id
+        ) from None
+    return _with_jobs([record])[0]
+
+
+def list_entries(
+    limit: int, cursor: str | None, *, label_id: str | None = None, job_id: str | None = None
+) -> Any:
+    from etikett.store.pages import Page, read_page
+
+    if job_id is not None:
+        index, value, keys = ArchiveRecord.by_job, job_id, {"id", "job_id"}
+    elif label_id is not None:
+        index, value, keys = ArchiveRecord.by_label, label_id, {"id", "label_id"}
+    else:
+        index, value, keys = ArchiveRecord.by_time, "archive", {"id", "stream"}
+    scan_forward = job_id is not None  # a job's labels in print order, everything else newest first
+
+    def query(**page: object) -> object:
+        return index.query(value, scan_index_forward=scan_forward, **page)
+
+    page = read_page(query, keys, limit, cursor, lambda r: r)
+    return Page(items=_with_jobs(page.items), next_cursor=page.next_cursor)
