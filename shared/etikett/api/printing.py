@@ -74,5 +74,5 @@ def list_archive(
     summary="One print-archive entry",
     responses={404: {"description": "Unknown entry (`archive.not_found`)"}},
 )
-def get_archive_entry(entryId: str, invocation: Reviewer) -> printing.ArchiveEntry:  # noqa: N803
+def get_archive_entry(entryId: str, invocation: Reviewer) -> printing.ArchiveEntry:
     return printing.get_entry(entryId)
