@@ -1,0 +1,472 @@
+"""MCP endpoint benchmark: `tools/list` latency, and a `tools/call` of getLabelDocument through
+/mcp against the same REST GET, through the local gateway (`etikett dev`); then a check that the
+tool catalog is generated once per cold start, not per request. Prints its figures as tables.
+
+    .venv/bin/python bench/mcp_bench.py                     # 300 timed requests per series
+    .venv/bin/python bench/mcp_bench.py --requests 1000
+
+Each series: 20 untimed warm-up requests, then N sequential timed requests on one keep-alive
+connection (raw JSON-RPC posts with httpx, so the figures are the server's, not an SDK client's;
+one series also times the SDK client for comparison). Only loopback traffic. Exit status 0 when
+every measurement ran, 1 when one could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+MARKER = "MCP-BENCH-RESULT "
+WARMUP = 20
+START_TIMEOUT_S = 90.0
+MODERN = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+ACCEPT = "application/json, text/event-stream"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "mcp-bench", "version": "1"},
+}
+PASSWORD = "bench password 1"
+
+
+class BenchError(RuntimeError):
+    """A measurement could not run."""
+
+
+def progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low, high = int(position), min(int(position) + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[f"{v:.1f}" if isinstance(v, float) else str(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+
+    def line(values: list[str]) -> str:
+        parts = [values[0].ljust(widths[0])]
+        parts += [v.rjust(w) for v, w in zip(values[1:], widths[1:], strict=True)]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *map(line, cells)])
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# ---------------------------------------------------------------- the dev server
+
+
+class DevServer:
+    """`etikett dev` as a subprocess, as a developer runs it; stopped with SIGINT (Ctrl-C)."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = home.parent / "etikett-dev.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB")
+        }
+        env.update(PYTHONUNBUFFERED="1", AGENT_PORT=str(free_port()))
+        command = [sys.executable, "-m", "etikett.local.cli", "dev", "--port", str(self.port)]
+        command += ["--home", str(self.home), "--template", str(REPO / "template.yaml")]
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        with httpx.Client(trust_env=False, timeout=2) as client:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise BenchError(f"etikett dev exited:\n{self.output()[-3000:]}")
+                try:
+                    ready = client.get(f"{self.url}/api/v1/version").status_code == 200
+                except httpx.TransportError:
+                    ready = False
+                if ready and "Press Ctrl-C to stop." in self.output():
+                    return
+                time.sleep(0.1)
+        raise BenchError(f"etikett dev did not answer in {START_TIMEOUT_S:.0f} s")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def stop(self) -> int | None:
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+# ---------------------------------------------------------------- requests
+
+
+@dataclass
+class Series:
+    label: str
+    samples_ms: list[float]
+
+    def p(self, q: float) -> float:
+        return percentile(self.samples_ms, q)
+
+
+def timed(label: str, send: Callable[[], Any], check: Callable[[Any], bool], n: int) -> Series:
+    for _ in range(WARMUP):
+        if not check(send()):
+            raise BenchError(f"{label}: warm-up request failed")
+    samples = []
+    for _ in range(n):
+        begin = time.perf_counter()
+        answer = send()
+        samples.append((time.perf_counter() - begin) * 1000)
+        if not check(answer):
+            raise BenchError(f"{label}: {str(answer)[:500]}")
+    return Series(label, samples)
+
+
+class Mcp:
+    """Raw JSON-RPC posts to /mcp on one keep-alive connection, in either protocol era."""
+
+    def __init__(self, client: httpx.Client, token: str, era: str) -> None:
+        self.client, self.era, self.ids = client, era, 0
+        self.headers = {"authorization": f"Bearer {token}", "accept": ACCEPT}
+        if era == HANDSHAKE:
+            initialized = self._post(
+                "initialize",
+                {
+                    "protocolVersion": HANDSHAKE,
+                    "capabilities": {},
+                    "clientInfo": {"name": "mcp-bench", "version": "1"},
+                },
+            )
+            if initialized.status_code != 200:
+                raise BenchError(f"initialize: {initialized.status_code} {initialized.text[:300]}")
+
+    def _post(self, method: str, params: dict[str, Any], name: str | None = None) -> httpx.Response:
+        self.ids += 1
+        headers = dict(self.headers)
+        if self.era == MODERN:
+            params = {**params, "_meta": META}
+            headers.update({"mcp-protocol-version": MODERN, "mcp-method": method})
+            if name:
+                headers["mcp-name"] = name
+        elif method != "initialize":
+            headers["mcp-protocol-version"] = HANDSHAKE
+        message = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}
+        return self.client.post("/mcp", json=message, headers=headers)
+
+    def list_tools(self) -> dict[str, Any]:
+        return self._post("tools/list", {}).json()
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self._post("tools/call", {"name": name, "arguments": arguments}, name).json()
+
+
+def _tools(answer: dict[str, Any]) -> int:
+    return len(answer.get("result", {}).get("tools", []))
+
+
+def _document_ok(answer: dict[str, Any]) -> bool:
+    result = answer.get("result") or {}
+    if result.get("isError") is not False:
+        return False
+    return "document" in json.loads(result["content"][0]["text"])
+
+
+def measure(url: str, n: int) -> list[Series]:
+    with httpx.Client(base_url=url, trust_env=False, timeout=30) as client:
+        setup = client.post("/api/v1/auth/setup", json={"username": "bench", "password": PASSWORD})
+        if setup.status_code != 201:
+            raise BenchError(f"setup: {setup.status_code} {setup.text[:300]}")
+        admin = {"authorization": f"Bearer {setup.json()['token']}"}
+
+        def token(role: str) -> str:
+            issued = client.post(
+                "/api/v1/auth/tokens",
+                json={"subject": f"bench-{role}", "role": role},
+                headers=admin,
+            )
+            if issued.status_code != 201:
+                raise BenchError(f"token: {issued.status_code} {issued.text[:300]}")
+            return str(issued.json()["token"])
+
+        designer, admin_token = token("designer"), token("admin")
+        rest = {"authorization": f"Bearer {designer}"}
+        vorlage = client.get("/api/v1/label-vorlagen", headers=rest).json()["items"][0]["id"]
+        label = client.post(
+            "/api/v1/labels/from-vorlage",
+            json={"vorlageId": vorlage, "name": "bench"},
+            headers=rest,
+        ).json()["id"]
+
+        modern, legacy = Mcp(client, designer, MODERN), Mcp(client, designer, HANDSHAKE)
+        modern_admin = Mcp(client, admin_token, MODERN)
+        counts = {
+            "designer": _tools(modern.list_tools()),
+            "admin": _tools(modern_admin.list_tools()),
+        }
+        arguments = {"labelId": label}
+        progress(f"timing 6 series of {n} requests")
+        series = [
+            timed(
+                "REST GET /api/v1/labels/{id}/document",
+                lambda: client.get(f"/api/v1/labels/{label}/document", headers=rest),
+                lambda r: r.status_code == 200 and "document" in r.json(),
+                n,
+            ),
+            timed(
+                "MCP tools/call getLabelDocument (2026-07-28)",
+                lambda: modern.call("getLabelDocument", arguments),
+                _document_ok,
+                n,
+            ),
+            timed(
+                "MCP tools/call getLabelDocument (2025-11-25)",
+                lambda: legacy.call("getLabelDocument", arguments),
+                _document_ok,
+                n,
+            ),
+            timed(
+                f"MCP tools/list, designer ({counts['designer']} tools, 2026-07-28)",
+                modern.list_tools,
+                lambda a: _tools(a) == counts["designer"],
+                n,
+            ),
+            timed(
+                f"MCP tools/list, admin ({counts['admin']} tools, 2026-07-28)",
+                modern_admin.list_tools,
+                lambda a: _tools(a) == counts["admin"],
+                n,
+            ),
+            sdk_series(url, designer, label, n),
+        ]
+    return series
+
+
+def sdk_series(url: str, token: str, label: str, n: int) -> Series:
+    """The same call from the MCP SDK's client (its default protocol): what an agent host sees."""
+    import anyio
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def run() -> list[float]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+        ):
+            samples = []
+            for index in range(WARMUP + n):
+                begin = time.perf_counter()
+                result = await client.call_tool("getLabelDocument", {"labelId": label})
+                if index >= WARMUP:
+                    samples.append((time.perf_counter() - begin) * 1000)
+                if result.is_error:
+                    raise BenchError(f"SDK client: {result.content}")
+            return samples
+
+    return Series("MCP tools/call getLabelDocument, SDK client", anyio.run(run))
+
+
+# ---------------------------------------------------------------- once per cold start
+
+
+def coldstart_child(requests: int) -> None:
+    """Runs inside a fresh interpreter: the local service in process (its function imports are
+    the cold start), then requests over HTTP to it; reports how often the catalog was built."""
+    import logging
+
+    logging.disable(logging.INFO)
+    from etikett.local.service import LocalService
+
+    with tempfile.TemporaryDirectory(prefix="etikett-mcp-bench-") as folder:
+        service = LocalService(
+            REPO / "template.yaml", Path(folder) / "home", "127.0.0.1", free_port(), free_port()
+        )
+        started = time.perf_counter()
+        service.start()
+        startup_ms = (time.perf_counter() - started) * 1000
+        try:
+            from etikett.mcp import catalog, invoke, server
+
+            after_start = catalog.catalog.cache_info()
+            with httpx.Client(base_url=service.url, trust_env=False, timeout=30) as client:
+                setup = client.post(
+                    "/api/v1/auth/setup", json={"username": "bench", "password": PASSWORD}
+                )
+                admin = {"authorization": f"Bearer {setup.json()['token']}"}
+                token = client.post(
+                    "/api/v1/auth/tokens",
+                    json={"subject": "bench", "role": "designer"},
+                    headers=admin,
+                ).json()["token"]
+                mcp = Mcp(client, token, MODERN)
+                for _ in range(requests):
+                    if not _tools(mcp.list_tools()):
+                        raise BenchError("tools/list answered no tools")
+                    mcp.call("getWhoami", {})
+            after_requests = catalog.catalog.cache_info()
+            from etikett.api.openapi import document
+
+            rules = catalog.route_rules()
+            documents, costs = [], []
+            for _ in range(5):
+                begin = time.perf_counter()
+                spec = document.__wrapped__()  # uncached: what a per-request generation pays
+                middle = time.perf_counter()
+                catalog.build(spec, rules)
+                documents.append((middle - begin) * 1000)
+                costs.append((time.perf_counter() - middle) * 1000)
+            result = {
+                "startup_ms": startup_ms,
+                "requests": 2 * requests,
+                "builds_after_start": after_start.misses,
+                "builds_after_requests": after_requests.misses,
+                "catalog_reads": after_requests.hits + after_requests.misses,
+                "wire_tool_builds": server.wire_tools.cache_info().misses,
+                "operations_app_builds": invoke.operations_app.cache_info().misses,
+                "build_ms": statistics.median(costs),
+                "document_ms": statistics.median(documents),
+                "tools": len(catalog.catalog().tools),
+            }
+        finally:
+            service.stop()
+    print(MARKER + json.dumps(result), flush=True)
+
+
+def coldstart(requests: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--coldstart-child", "--requests", str(requests)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+    )
+    for line in done.stdout.splitlines():
+        if line.startswith(MARKER):
+            result: dict[str, Any] = json.loads(line.removeprefix(MARKER))
+            return result
+    raise BenchError(f"cold-start child: exit {done.returncode}\n{done.stderr[-3000:]}")
+
+
+# ---------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--requests", type=int, default=300, help="timed requests per series")
+    parser.add_argument("--coldstart-child", action="store_true", help=argparse.SUPPRESS)
+    arguments = parser.parse_args(argv)
+    if arguments.coldstart_child:
+        coldstart_child(min(arguments.requests, 50))
+        return 0
+
+    print(
+        f"Etikett MCP benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; Python "
+        f"{platform.python_version()}, {os.cpu_count()} CPUs; load average "
+        + " ".join(f"{load:.1f}" for load in os.getloadavg())
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="etikett-mcp-bench-") as folder:
+            server = DevServer(Path(folder) / "home")
+            progress(f"starting etikett dev on {server.url}")
+            try:
+                server.start()
+                series = measure(server.url, arguments.requests)
+            except BaseException:
+                print(f"--- etikett dev output ---\n{server.output()[-4000:]}", file=sys.stderr)
+                raise
+            finally:
+                server.stop()
+        progress("cold-start check in a fresh process")
+        once = coldstart(arguments.requests)
+    except BenchError as error:
+        print(f"\nbenchmark failed: {error}", file=sys.stderr)
+        return 1
+
+    rest = series[0]
+    print(
+        f"\nThrough the local gateway (etikett dev): {arguments.requests} sequential requests "
+        f"after {WARMUP} warm-up, one keep-alive connection, ms; designer service token"
+    )
+    rows = [
+        [
+            s.label,
+            s.p(50),
+            s.p(90),
+            s.p(99),
+            max(s.samples_ms),
+            f"{s.p(50) / rest.p(50):.2f}",
+            f"{s.p(99) / rest.p(99):.2f}",
+        ]
+        for s in series
+    ]
+    print(table(["request", "p50", "p90", "p99", "max", "p50 ÷ REST", "p99 ÷ REST"], rows))
+    print(
+        "\nTool catalog per cold start (fresh process: the local service in process, its function "
+        f"imports are the cold start; then {once['requests']} MCP requests over HTTP)"
+    )
+    verdict = "once" if once["builds_after_start"] == once["builds_after_requests"] == 1 else "FAIL"
+    print(
+        table(
+            ["measure", "value"],
+            [
+                ["catalog builds after the cold start", once["builds_after_start"]],
+                [
+                    f"catalog builds after {once['requests']} requests",
+                    once["builds_after_requests"],
+                ],
+                ["catalog reads (cache hits + builds)", once["catalog_reads"]],
+                ["MCP Tool list builds", once["wire_tool_builds"]],
+                ["in-process operations app builds", once["operations_app_builds"]],
+                ["generating the OpenAPI document once, ms", once["document_ms"]],
+                [f"building the {once['tools']} tools from it once, ms", once["build_ms"]],
+                ["verdict", verdict],
+            ],
+        )
+    )
+    return 0 if verdict == "once" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
