@@ -5,10 +5,11 @@ tool catalog is generated once per cold start, not per request. Prints its figur
     .venv/bin/python bench/mcp_bench.py                     # 300 timed requests per series
     .venv/bin/python bench/mcp_bench.py --requests 1000
 
-Each series: 20 untimed warm-up requests, then N sequential timed requests on one keep-alive
-connection (raw JSON-RPC posts with httpx, so the figures are the server's, not an SDK client's;
-one series also times the SDK client for comparison). Only loopback traffic. Exit status 0 when
-every measurement ran, 1 when one could not run.
+20 untimed warm-up rounds, then N timed rounds; each round sends one request of every series in
+turn (round-robin, sequential, one keep-alive connection), so load from elsewhere hits all series
+alike. MCP requests are raw JSON-RPC posts with httpx, so the figures are the server's, not an SDK
+client's; a last series times the SDK client's own call_tool for comparison. Only loopback
+traffic. Exit status 0 when every measurement ran, 1 when one could not run.
 """
 
 from __future__ import annotations
@@ -148,18 +149,25 @@ class Series:
         return percentile(self.samples_ms, q)
 
 
-def timed(label: str, send: Callable[[], Any], check: Callable[[Any], bool], n: int) -> Series:
+Probe = tuple[str, Callable[[], Any], Callable[[Any], bool]]
+
+
+def timed(probes: list[Probe], n: int) -> list[Series]:
+    """Time the probes round-robin, one request each per round, so that a busy moment of a shared
+    machine hits every series alike and the ratios between them stay fair."""
     for _ in range(WARMUP):
-        if not check(send()):
-            raise BenchError(f"{label}: warm-up request failed")
-    samples = []
+        for label, send, check in probes:
+            if not check(send()):
+                raise BenchError(f"{label}: warm-up request failed")
+    samples: list[list[float]] = [[] for _ in probes]
     for _ in range(n):
-        begin = time.perf_counter()
-        answer = send()
-        samples.append((time.perf_counter() - begin) * 1000)
-        if not check(answer):
-            raise BenchError(f"{label}: {str(answer)[:500]}")
-    return Series(label, samples)
+        for (label, send, check), series in zip(probes, samples, strict=True):
+            begin = time.perf_counter()
+            answer = send()
+            series.append((time.perf_counter() - begin) * 1000)
+            if not check(answer):
+                raise BenchError(f"{label}: {str(answer)[:500]}")
+    return [Series(label, values) for (label, _, _), values in zip(probes, samples, strict=True)]
 
 
 class Mcp:
@@ -244,40 +252,38 @@ def measure(url: str, n: int) -> list[Series]:
             "admin": _tools(modern_admin.list_tools()),
         }
         arguments = {"labelId": label}
-        progress(f"timing 6 series of {n} requests")
-        series = [
-            timed(
-                "REST GET /api/v1/labels/{id}/document",
-                lambda: client.get(f"/api/v1/labels/{label}/document", headers=rest),
-                lambda r: r.status_code == 200 and "document" in r.json(),
-                n,
-            ),
-            timed(
-                "MCP tools/call getLabelDocument (2026-07-28)",
-                lambda: modern.call("getLabelDocument", arguments),
-                _document_ok,
-                n,
-            ),
-            timed(
-                "MCP tools/call getLabelDocument (2025-11-25)",
-                lambda: legacy.call("getLabelDocument", arguments),
-                _document_ok,
-                n,
-            ),
-            timed(
-                f"MCP tools/list, designer ({counts['designer']} tools, 2026-07-28)",
-                modern.list_tools,
-                lambda a: _tools(a) == counts["designer"],
-                n,
-            ),
-            timed(
-                f"MCP tools/list, admin ({counts['admin']} tools, 2026-07-28)",
-                modern_admin.list_tools,
-                lambda a: _tools(a) == counts["admin"],
-                n,
-            ),
-            sdk_series(url, designer, label, n),
-        ]
+        progress(f"timing 6 series of {n} requests, round-robin")
+        series = timed(
+            [
+                (
+                    "REST GET /api/v1/labels/{id}/document",
+                    lambda: client.get(f"/api/v1/labels/{label}/document", headers=rest),
+                    lambda r: r.status_code == 200 and "document" in r.json(),
+                ),
+                (
+                    "MCP tools/call getLabelDocument (2026-07-28)",
+                    lambda: modern.call("getLabelDocument", arguments),
+                    _document_ok,
+                ),
+                (
+                    "MCP tools/call getLabelDocument (2025-11-25)",
+                    lambda: legacy.call("getLabelDocument", arguments),
+                    _document_ok,
+                ),
+                (
+                    f"MCP tools/list, designer ({counts['designer']} tools, 2026-07-28)",
+                    modern.list_tools,
+                    lambda a: _tools(a) == counts["designer"],
+                ),
+                (
+                    f"MCP tools/list, admin ({counts['admin']} tools, 2026-07-28)",
+                    modern_admin.list_tools,
+                    lambda a: _tools(a) == counts["admin"],
+                ),
+            ],
+            n,
+        )
+        series.append(sdk_series(url, designer, label, n))
     return series
 
 
@@ -426,8 +432,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rest = series[0]
     print(
-        f"\nThrough the local gateway (etikett dev): {arguments.requests} sequential requests "
-        f"after {WARMUP} warm-up, one keep-alive connection, ms; designer service token"
+        f"\nThrough the local gateway (etikett dev): {arguments.requests} rounds after {WARMUP} "
+        "warm-up rounds, the series round-robin, one keep-alive connection, ms; designer service "
+        "token (the SDK client's series runs after the others)"
     )
     rows = [
         [

@@ -170,6 +170,27 @@ PROBLEM_CODES: dict[str, tuple[int, str]] = {
     "job.not_cancellable": (409, "The job's bytes reached a printer already."),
     "job.finished": (409, "The job has a final outcome already."),
     "job.other_runner": (403, "The job belongs to another Runner."),
+    "webhook.not_found": (404, "No webhook receiver has this id."),
+    "webhook.url_refused": (
+        422,
+        "The webhook URL is neither HTTPS nor plain HTTP to loopback (or is malformed).",
+    ),
+    "print.label_not_released": (
+        409,
+        "The label has no released version, or version N is not approved.",
+    ),
+    "print.variables_invalid": (
+        422,
+        "Print data does not fit the label; params.errors names record and variable.",
+    ),
+    "print.too_many_records": (413, "More than 10,000 records in one print request."),
+    "print.density_mismatch": (409, "The printer's density differs from the label's."),
+    "print.idempotency_conflict": (409, "The idempotency key was used with another request body."),
+    "print.in_progress": (409, "A request with this idempotency key is still running."),
+    "archive.not_found": (404, "No print-archive entry has this id."),
+    "counter.not_found": (404, "No counter has this name."),
+    "counter.exists": (409, "A counter with this name exists."),
+    "counter.inactive": (409, "The counter is deactivated; prints that need it are refused."),
     "resource.not_found": (404, "The resource does not exist."),
     "internal.error": (500, "An unexpected error; the request id identifies it in the logs."),
 }

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from etikett import clock, config
+from etikett import clients, clock, config
 from etikett.errors import EtikettError, InvalidRequest
 
 CA_NAME = "Etikett Runner CA"
@@ -35,9 +35,7 @@ class Authority:
 
 
 def _kms() -> Any:
-    import boto3
-
-    return boto3.client("kms", region_name=config.region())
+    return clients.client("kms")
 
 
 def _generate(kms_key_id: str) -> Any:
@@ -150,9 +148,7 @@ def _publish_truststore(pem: str) -> None:
     """API Gateway's mutual TLS reads its truststore from S3."""
     bucket = os.environ.get("ETIKETT_ASSETS_BUCKET")
     if bucket:
-        import boto3
-
-        boto3.client("s3", region_name=config.region()).put_object(
+        clients.client("s3").put_object(
             Bucket=bucket,
             Key="truststore/ca.pem",
             Body=pem.encode(),

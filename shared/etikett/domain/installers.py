@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from etikett import clock, config
+from etikett import clients, clock, config
 from etikett.domain import audit, certificates, runner_enrollment, runners
 from etikett.domain.actors import Invocation
 
@@ -114,8 +114,6 @@ def _add_tree(archive: zipfile.ZipFile, root: Path, prefix: str) -> None:
 def build(
     invocation: Invocation, group_id: str, request: InstallerRequest, server_url: str
 ) -> Installer:
-    import boto3
-
     group = runners.load_group(group_id)
     token = runner_enrollment.issue_token(
         invocation,
@@ -156,7 +154,7 @@ def build(
             ),
         )
     data = buffer.getvalue()
-    s3 = boto3.client("s3", region_name=config.region())
+    s3 = clients.client("s3")
     bucket = config.env("ETIKETT_ASSETS_BUCKET")
     key = f"installers/{group_id}/{installer_id}.zip"
     s3.put_object(Bucket=bucket, Key=key, Body=data, ContentType="application/zip")

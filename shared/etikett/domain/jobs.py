@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from etikett import clock, config
+from etikett import clients, clock, config
 from etikett.domain import audit, runner_queues, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import Conflict, InvalidRequest, NotFound
@@ -110,20 +110,14 @@ def get(job_id: str) -> Job:
 
 def _store_data(job_id: str, data: bytes) -> str:
     """Job bytes go to S3, not into the queue (256 KB) or the table (400 KB)."""
-    import boto3
-
     key = f"jobs/{job_id}/data"
-    boto3.client("s3", region_name=config.region()).put_object(
-        Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key, Body=data
-    )
+    clients.client("s3").put_object(Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key, Body=data)
     return key
 
 
 def data_url(key: str) -> str:
-    import boto3
-
     return str(
-        boto3.client("s3", region_name=config.region()).generate_presigned_url(
+        clients.client("s3").generate_presigned_url(
             "get_object",
             Params={"Bucket": config.env("ETIKETT_ASSETS_BUCKET"), "Key": key},
             ExpiresIn=3600,
@@ -132,11 +126,7 @@ def data_url(key: str) -> str:
 
 
 def load_data(key: str) -> bytes:
-    import boto3
-
-    response = boto3.client("s3", region_name=config.region()).get_object(
-        Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key
-    )
+    response = clients.client("s3").get_object(Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key)
     return bytes(response["Body"].read())
 
 

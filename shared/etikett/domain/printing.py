@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from etikett import clock, config
+from etikett import clients, clock, config
 from etikett.domain import counters, jobs, label_versions, labels, printers
 from etikett.domain.actors import Invocation
 from etikett.dsl.label import LabelDocument
@@ -342,9 +342,7 @@ def _held_event(tx: Any, job: JobRecord) -> None:
 
 
 def _store_work(job_id: str, work: dict[str, Any]) -> None:
-    import boto3
-
-    boto3.client("s3", region_name=config.region()).put_object(
+    clients.client("s3").put_object(
         Bucket=config.env("ETIKETT_ASSETS_BUCKET"),
         Key=f"prints/{job_id}/work.json",
         Body=json.dumps(work, default=str).encode(),
@@ -356,9 +354,7 @@ def load_work(job_id: str) -> dict[str, Any]:
 
 
 def _enqueue_render(job_id: str) -> None:
-    import boto3
-
-    boto3.client("sqs", region_name=config.region()).send_message(
+    clients.client("sqs").send_message(
         QueueUrl=config.env("ETIKETT_PRINT_RENDER_QUEUE"),
         MessageBody=json.dumps({"job_id": job_id}),
     )

@@ -9,7 +9,7 @@ import os
 from functools import cache
 from typing import Any
 
-from etikett import config
+from etikett import clients
 
 VISIBILITY_SECONDS = 120  # a claimed job stays invisible this long; reports extend it
 MAX_RECEIVES = 10  # then the job's message moves to the shared dead-letter queue
@@ -17,9 +17,7 @@ MAX_RECEIVES = 10  # then the job's message moves to the shared dead-letter queu
 
 @cache
 def _sqs() -> Any:
-    import boto3
-
-    return boto3.client("sqs", region_name=config.region())
+    return clients.client("sqs")
 
 
 def queue_name(runner_id: str) -> str:

@@ -241,7 +241,7 @@ def _tool(
     if request_body:
         media_type, schema = _body_schema(name, request_body)
         schema.pop("title", None)
-        file_fields = frozenset()
+        file_fields: frozenset[str] = frozenset()
         if media_type == MULTIPART:
             schema, file_fields = _with_file_objects(schema)
         body = Body(media_type, bool(request_body.get("required")), file_fields)

@@ -21,8 +21,10 @@ from etikett.mcp import catalog, invoke, resources
 from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
 
 logger = logging.getLogger("etikett.mcp")
-# The SDK logs every manager start and stop at INFO: with a manager per request, that is noise.
-logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.WARNING)
+# With a manager (and transport) per request, the SDK's INFO lines on each start and stop, and the
+# in-process client's line per operation, are noise: the function logs each request once itself.
+for _name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http", "httpx2"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 # DNS-rebinding protection guards servers that trust whoever can reach them (a local server a web
 # page could reach through a rebound name). Ours trusts only a bearer token, never a cookie, so a

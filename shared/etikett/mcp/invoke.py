@@ -61,7 +61,8 @@ def prepare(tool: ToolSpec, arguments: Mapping[str, Any]) -> PreparedRequest:
     if tool.body.media_type == JSON_MEDIA_TYPE:
         request.json, request.has_json = body, True
     elif tool.body.media_type in (MULTIPART, FORM):
-        request.data, files = {}, []
+        request.data = {}
+        files: list[tuple[str, tuple[str, bytes, str]]] = []
         for name, value in body.items():
             if value is None:
                 continue

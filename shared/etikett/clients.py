@@ -1,0 +1,16 @@
+"""boto3 clients, made once per process: creating a client costs tens of milliseconds, far more
+than the calls most requests make with it."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from etikett import config
+
+
+@cache
+def client(service: str) -> Any:
+    import boto3
+
+    return boto3.session.Session().client(service, region_name=config.region())
