@@ -44,6 +44,8 @@ Wants=network-online.target
 User=etikett-runner
 ExecStart=$prefix/venv/bin/etikett-runner --config $prefix/config.json --state-dir $state --enrollment-token-file $state/enrollment-token
 Restart=always
+# 77: the enrollment was refused; 78: the service removed this Runner. Restarting cannot help.
+RestartPreventExitStatus=77 78
 RestartSec=5
 NoNewPrivileges=true
 ProtectSystem=strict

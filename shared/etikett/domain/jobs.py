@@ -29,7 +29,8 @@ JobStatus = Literal[
     "cancelled",
 ]
 FINAL = frozenset({"confirmed", "succeeded", "failed", "cancelled"})
-CANCELLABLE = frozenset({"rendering", "queued", "held", "running"})
+# Not `running`: a claimed job's bytes may be on their way to the printer.
+CANCELLABLE = frozenset({"rendering", "queued", "held"})
 MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
@@ -95,6 +96,11 @@ def view(record: JobRecord) -> Job:
         updated_at=clock.rfc3339(record.updated_at),
         finished_at=clock.rfc3339(record.finished_at) if record.finished_at else None,
     )
+
+
+def is_final(record: JobRecord) -> bool:
+    """Final by status, or because the Runner said its last word (a final `sent`)."""
+    return record.status in FINAL or record.finished_at is not None
 
 
 def load(job_id: str) -> JobRecord:

@@ -135,7 +135,7 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
         except NotFound:
             runner_queues.acknowledge(runner.queue_url, receipt)
             continue
-        if record.runner_id != runner.pk or record.status in jobs.FINAL:
+        if record.runner_id != runner.pk or jobs.is_final(record):
             runner_queues.acknowledge(runner.queue_url, receipt)
             continue
         now = clock.now()
@@ -179,7 +179,7 @@ def report(
     if record.runner_id != runner.pk:
         raise Forbidden("The job belongs to another Runner.", "job.other_runner", job_id=job_id)
     now = clock.now()
-    if record.status in jobs.FINAL:
+    if jobs.is_final(record):
         if report.receipt and runner.queue_url:
             runner_queues.acknowledge(runner.queue_url, report.receipt)
         if (
@@ -213,7 +213,8 @@ def report(
         )
         if final:
             actions.append(JobRecord.finished_at.set(now))
-        if status == "held" and report.reason:
+        changed = status != record.status or report.reason != record.outcome_reason
+        if status == "held" and report.reason and changed:  # the Runner re-reports while held
             notes.append(jobs.message("warning", f"Held: {report.reason}."))
     else:
         final = report.final

@@ -191,6 +191,7 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
         kind="runner",
         sort_key=runner_id,
         group_id=token_record.group_id,
+        runner_group=token_record.group_id,
         name=request.name or request.hostname or runner_id,
         hostname=request.hostname,
         version=request.version,

@@ -148,7 +148,7 @@ def list_runners(limit: int, cursor: str | None, group_id: str | None) -> Page[R
         def query(**page: object) -> object:
             return RunnerRecord.by_group.query(group_id, **page)
 
-        return read_page(query, {"pk", "sk", "group_id"}, limit, cursor, runner_view)
+        return read_page(query, {"pk", "sk", "runner_group"}, limit, cursor, runner_view)
 
     def query_all(**page: object) -> object:
         return RunnerRecord.by_kind.query("runner", **page)
@@ -181,6 +181,17 @@ def remove_runner(invocation: Invocation, runner_id: str) -> None:
         runner_queues.delete(record.queue_url)
     for item in ContextRecord.query(runner_id, ContextRecord.sk.startswith("context#")):
         item.delete()
+    _fail_open_jobs(runner_id)
+
+
+def _fail_open_jobs(runner_id: str) -> None:
+    """Nobody will run the removed Runner's open jobs: end them, so nothing waits forever."""
+    from etikett.domain import jobs
+    from etikett.store.jobs import JobRecord
+
+    for record in JobRecord.by_runner.query(runner_id):
+        if not jobs.is_final(record):
+            jobs.fail(record, "runner_removed", "The Runner was removed before the job ended.")
 
 
 # --- context parameters ----------------------------------------------------------------------

@@ -50,7 +50,8 @@ def dev(arguments: argparse.Namespace) -> int:
     else:
         print("Setup done: sign in with POST /api/v1/auth/login.", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
-    stopping.wait()
+    while not stopping.wait(0.5):  # wake regularly: a signal must never wait on a lock
+        pass
     print("Stopping; saving local state …", flush=True)
     service.stop()
     print("Stopped.", flush=True)

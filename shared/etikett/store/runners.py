@@ -45,7 +45,7 @@ class ByGroup(GlobalSecondaryIndex["RunnerRecord"]):
         index_name = "by_group"
         projection = AllProjection()
 
-    group_id = UnicodeAttribute(hash_key=True)
+    runner_group = UnicodeAttribute(hash_key=True)
     pk = UnicodeAttribute(range_key=True)
 
 
@@ -68,6 +68,9 @@ class RunnerRecord(Model):
     kind = UnicodeAttribute(default="runner")
     sort_key = UnicodeAttribute()  # the id: runners list in enrollment order
     group_id = UnicodeAttribute()
+    runner_group = (
+        UnicodeAttribute()
+    )  # = group_id; only runners carry it, so by_group lists runners
     name = UnicodeAttribute()
     hostname = UnicodeAttribute(null=True)
     version = UnicodeAttribute(null=True)

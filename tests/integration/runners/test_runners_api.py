@@ -491,3 +491,23 @@ def test_runner_roles(admin: Api, dev_server: DevServer, tmp_path: Path) -> None
         "items": [],
         "next_cursor": None,
     }
+
+
+def test_runners_of_a_group_list_only_runners(
+    admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, _ = _admitted(admin, dev_server, tmp_path)
+    group_id = site.enrollment["group_id"]
+    _token(admin, group_id)  # tokens and enrollments of the group must not show up as Runners
+    listed = admin.get("/runners", params={"group_id": group_id})
+    assert listed.status_code == 200, listed.text
+    assert [r["id"] for r in listed.json()["items"]] == [site.enrollment["runner_id"]]
+
+
+def test_a_removed_runners_open_jobs_end(admin: Api, dev_server: DevServer, tmp_path: Path) -> None:
+    site, _ = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    job = admin.post(f"/runners/{runner_id}/discovery", json={"targets": ["127.0.0.1"]}).json()
+    assert admin.delete(f"/runners/{runner_id}").status_code == 204
+    ended = admin.get(f"/jobs/{job['id']}").json()
+    assert (ended["status"], ended["outcome_reason"]) == ("failed", "runner_removed")

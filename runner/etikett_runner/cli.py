@@ -1,0 +1,198 @@
+"""`etikett-runner`: enroll (first start) and run until SIGTERM/SIGINT.
+
+    etikett-runner --server URL --enrollment-token TOKEN --state-dir DIR   # first start
+    etikett-runner --state-dir DIR                                         # later starts
+    etikett-runner --config config.json --state-dir DIR --enrollment-token-file FILE  # installer
+
+Exit status: 0 stopped, 2 bad arguments, 75 another Runner uses DIR, 77 enrollment refused,
+78 the service no longer accepts this Runner (removed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+from etikett_runner import __version__
+from etikett_runner.agent import Agent
+from etikett_runner.channel import AgentChannel
+from etikett_runner.enrollment import EnrollmentFailed, ensure_enrolled
+from etikett_runner.settings import SettingsError, resolve, save
+from etikett_runner.state import StateDir, StateLocked
+from etikett_runner.tuning import Tuning
+
+log = logging.getLogger("etikett_runner")
+
+EXIT_USAGE, EXIT_LOCKED, EXIT_ENROLLMENT = 2, 75, 77
+TOKEN_ENV = "ETIKETT_ENROLLMENT_TOKEN"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="etikett-runner",
+        description="The Etikett Runner: takes print jobs from the Etikett service and sends "
+        "them to the label printers on this network.",
+    )
+    parser.add_argument(
+        "--state-dir",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="identity, journal and outbox (created with mode 0700)",
+    )
+    parser.add_argument("--server", metavar="URL", help="the service, e.g. https://etikett.example")
+    parser.add_argument(
+        "--agent-url", metavar="URL", help="the mutual-TLS endpoint for Runners (default: --server)"
+    )
+    parser.add_argument(
+        "--ca-file", metavar="FILE", help="also trust this CA bundle for the service's certificates"
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="the installer's config.json {server_url, agent_url, ca_file, …}",
+    )
+    parser.add_argument(
+        "--enrollment-token",
+        metavar="TOKEN",
+        help=f"one-time token for the first start (or ${TOKEN_ENV})",
+    )
+    parser.add_argument(
+        "--enrollment-token-file",
+        type=Path,
+        metavar="FILE",
+        help="read the enrollment token from FILE",
+    )
+    parser.add_argument("--name", help="the Runner's name in Etikett (default: the host name)")
+    parser.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    parser.add_argument("--log-file", type=Path, metavar="FILE", help="log here, not to stderr")
+    parser.add_argument("--version", action="version", version=f"etikett-runner {__version__}")
+    tuning = parser.add_argument_group("tuning (defaults suit production)")
+    defaults = Tuning()
+    tuning.add_argument("--heartbeat-seconds", type=float, default=defaults.heartbeat_seconds)
+    tuning.add_argument(
+        "--unreachable-seconds",
+        type=float,
+        default=defaults.unreachable_seconds,
+        help="retry an unreachable printer this long before failing the job",
+    )
+    tuning.add_argument("--held-recheck-seconds", type=float, default=defaults.held_recheck_seconds)
+    tuning.add_argument(
+        "--confirm-seconds",
+        type=float,
+        default=defaults.confirm_seconds,
+        help="the printer's counter must advance within this (+2 s per label)",
+    )
+    tuning.add_argument(
+        "--workers", type=int, default=defaults.workers, help="jobs in progress at once"
+    )
+    return parser
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    if args.enrollment_token:
+        return str(args.enrollment_token).strip()
+    if args.enrollment_token_file:
+        try:
+            return args.enrollment_token_file.read_text("utf-8").strip() or None
+        except OSError as exc:
+            raise SettingsError(
+                f"cannot read {args.enrollment_token_file}: {exc.strerror or exc}"
+            ) from None
+    return os.environ.get(TOKEN_ENV, "").strip() or None
+
+
+def configure_logging(level: str, log_file: Path | None = None) -> None:
+    handler: logging.Handler
+    if log_file is not None:
+        from logging.handlers import RotatingFileHandler
+
+        handler = RotatingFileHandler(log_file, maxBytes=5_000_000, backupCount=3)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s etikett-runner %(levelname)s %(name)s: %(message)s")
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpcore").setLevel(logging.WARNING)
+
+
+def run(args: argparse.Namespace, stop: threading.Event) -> int:
+    """Enroll if needed, then run the agent until `stop`; answers the exit status."""
+    state = StateDir(args.state_dir.resolve())
+    try:
+        state.create()
+        state.lock()
+        settings = resolve(
+            state,
+            server=args.server,
+            agent_url=args.agent_url,
+            ca_file=args.ca_file,
+            name=args.name,
+            config_file=args.config,
+        )
+        save(state, settings)
+        waiting = state.read_json(state.enrollment) is not None  # enrolled, or awaiting approval
+        token = None if state.enrolled or waiting else _token(args)
+    except StateLocked as exc:
+        log.error("%s", exc)
+        return EXIT_LOCKED
+    except (SettingsError, OSError) as exc:
+        log.error("%s", exc)
+        return EXIT_USAGE
+    hostname = socket.gethostname()
+    log.info(
+        "etikett-runner %s: service %s, agent channel %s, state %s",
+        __version__,
+        settings.server_url,
+        settings.agent_url,
+        state.root,
+    )
+    try:
+        if not ensure_enrolled(settings, state, token, stop, hostname):
+            return 0  # stopped while waiting
+    except EnrollmentFailed as exc:
+        log.error("enrollment failed: %s", exc)
+        return EXIT_ENROLLMENT
+    tuning = Tuning(
+        heartbeat_seconds=args.heartbeat_seconds,
+        unreachable_seconds=args.unreachable_seconds,
+        held_recheck_seconds=args.held_recheck_seconds,
+        confirm_seconds=args.confirm_seconds,
+        workers=max(1, args.workers),
+    )
+    channel = AgentChannel(
+        settings.agent_url, state.certificate, state.key, settings.ca_files(state)
+    )
+    return Agent(state, channel, tuning, hostname).run(stop)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_level, args.log_file)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    return run(args, stop)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

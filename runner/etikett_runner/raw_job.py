@@ -1,0 +1,428 @@
+"""`raw` and `print` jobs: send the job's bytes to its printer at most once, and confirm by the
+printer's label counter.
+
+Before sending, the printer must be ready (`~HS`/`~HQES`): while it is out of paper, has its head
+open or is paused the job is reported `held` with that reason and checked again every few seconds;
+an unreachable printer is retried with backoff, then the job fails. The journal records `started`
+(with the counter before sending) and `sent`. A job found `started` or `sent` after a crash is never
+sent blindly again: if the counter has advanced by the job's labels it printed; if the counter has
+not moved and the printer holds nothing (no formats in its buffer, no batch printing) it did not,
+and the bytes are sent; otherwise the Runner waits until the printer tells which.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from etikett_runner.backoff import Backoff
+from etikett_runner.context import JobContext, message
+from etikett_runner.download import DataUnavailable
+from etikett_runner.journal import SENT, STARTED, JobRecord
+from etikett_runner.labels import count_zpl_labels
+from etikett_runner.printers import Printers, PrinterTarget
+from etikett_runner.tuning import Tuning
+from etikett_runner.zebra import NoAnswer, PrinterConnection, PrinterState, PrinterUnreachable
+
+log = logging.getLogger(__name__)
+
+MAX_SEND_ATTEMPTS = 3
+SETTLE_LIMIT_SECONDS = 600.0  # after a crash, wait this long (while not held) for the printer
+
+
+class GaveUp(Exception):
+    """The printer stayed unreachable for the whole retry budget."""
+
+
+@dataclass
+class RawJob:
+    ctx: JobContext
+    target: PrinterTarget
+    expected: int | None
+    printers: Printers
+    tuning: Tuning
+
+    @property
+    def zpl(self) -> bool:
+        return self.target.language == "zpl"
+
+    def connection(self) -> PrinterConnection:
+        return PrinterConnection(
+            self.target.address, self.tuning.connect_timeout, self.tuning.answer_timeout
+        )
+
+    # --- the whole job ----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        with self.printers.exclusive(self.target.address, check=self._waiting_for_printer):
+            record = self.ctx.record
+            try:
+                if record is not None and record.state in (STARTED, SENT):
+                    self.resume(record)
+                else:
+                    self.deliver()
+            except GaveUp as exc:
+                self.ctx.finish(
+                    "failed",
+                    reason="unreachable",
+                    messages=[message("error", f"The printer stayed unreachable: {exc}")],
+                )
+
+    def _waiting_for_printer(self) -> None:
+        self.ctx.check()
+
+    # --- sending ------------------------------------------------------------------------------
+
+    def deliver(self, attempt: int = 1) -> None:
+        try:
+            data = self.ctx.data()
+        except DataUnavailable as exc:
+            self.ctx.finish(
+                "failed", reason="data_unavailable", messages=[message("error", str(exc))]
+            )
+            return
+        if data is None:
+            self.ctx.finish(
+                "failed", reason="no_data", messages=[message("error", "The job has no bytes.")]
+            )
+            return
+        conn, waited = self.wait_until_ready()
+        with conn:
+            try:
+                before = self._read_odometer(conn)
+            except PrinterUnreachable as exc:  # it went away again: nothing was sent yet
+                if attempt >= MAX_SEND_ATTEMPTS:
+                    raise GaveUp(str(exc)) from None
+                self.deliver(attempt + 1)
+                return
+            if waited or attempt > 1:
+                # A last look at the service: a job cancelled while it waited must not print.
+                # (Straight after the claim this round trip would only add latency.)
+                self.ctx.report(
+                    "running",
+                    messages=[
+                        message("info", f"Sending {len(data)} bytes to {self.target.label}.")
+                    ],
+                )
+            self.ctx.check()
+            self.ctx.journal.record(
+                self.ctx.job_id, STARTED, odometer=before, expected=self.expected
+            )
+            try:
+                conn.send(data)
+            except PrinterUnreachable as exc:
+                log.warning("job %s: %s", self.ctx.job_id, exc)
+                if attempt >= MAX_SEND_ATTEMPTS:
+                    self.ctx.finish(
+                        "failed",
+                        reason="send_failed",
+                        messages=[message("error", f"Sending failed {attempt} times: {exc}")],
+                    )
+                    return
+                self.ctx.report(None, messages=[message("warning", f"Sending broke off: {exc}")])
+                self.settle(self.ctx.record, attempt=attempt + 1)
+                return
+            self.ctx.journal.record(self.ctx.job_id, SENT)
+        log.info("job %s: %d bytes sent to %s", self.ctx.job_id, len(data), self.target.label)
+        waiting = (
+            f"; waiting for the printer's counter to confirm {self.expected} label(s)"
+            if before is not None and self.expected
+            else ""
+        )
+        self.ctx.report_soon(
+            "sent", messages=[message("info", f"Sent to {self.target.label}{waiting}.")]
+        )
+        self.confirm(before)
+
+    def _read_odometer(self, conn: PrinterConnection) -> int | None:
+        if not self.zpl:
+            return None
+        try:
+            return conn.odometer()
+        except NoAnswer:
+            return None
+
+    def wait_until_ready(self) -> tuple[PrinterConnection, bool]:
+        """An open connection to a printer that can print now, and whether the job had to wait
+        for it. Reports `held` (with the reason) while it cannot print; GaveUp once it was
+        unreachable for the whole budget."""
+        waited = False
+        unreachable_since: float | None = None
+        backoff = Backoff(base=1.0, cap=8.0, floor=0.5)
+        held_reason: str | None = None
+        while True:
+            self.ctx.check()
+            conn = self.connection()
+            try:
+                conn.open()
+                state = conn.state() if self.zpl else None
+            except (PrinterUnreachable, NoAnswer) as exc:
+                conn.close()
+                waited = True
+                now = time.monotonic()
+                if unreachable_since is None:
+                    unreachable_since = now
+                    self.ctx.report(None, messages=[message("warning", f"{exc}; trying again.")])
+                self.printers.note(self.target, "unreachable")
+                left = self.tuning.unreachable_seconds - (now - unreachable_since)
+                if left <= 0:
+                    raise GaveUp(str(exc)) from None
+                self.ctx.wait(min(backoff.next(), left))
+                self.ctx.keepalive()
+                continue
+            unreachable_since = None
+            backoff.reset()
+            if state is None or state.ready:
+                self.printers.note(self.target, "ready")
+                return conn, waited
+            conn.close()
+            waited = True
+            self.printers.note(self.target, state.status)
+            if state.status != held_reason:
+                held_reason = state.status
+                self.ctx.report(
+                    "held",
+                    reason=held_reason,
+                    messages=[message("warning", f"{self.target.label}: {_describe(state)}")],
+                )
+            else:
+                self.ctx.keepalive()  # extends visibility; tells us if it was cancelled
+            self.ctx.wait(self.tuning.held_recheck_seconds)
+
+    # --- confirming -----------------------------------------------------------------------------
+
+    def confirm(self, before: int | None) -> None:
+        """Wait until the counter advanced by the job's labels: `confirmed`. Final `sent` if it
+        can't be read or does not advance in time while the printer is not held."""
+        if before is None or self.expected is None:
+            why = (
+                "its label counter can't be read"
+                if before is None
+                else "its label count is unknown"
+            )
+            self.ctx.finish("sent", messages=[message("info", f"Sent; not confirmed: {why}.")])
+            return
+        if self.expected == 0:
+            self.ctx.finish("sent", messages=[message("info", "Sent; the job prints no labels.")])
+            return
+        goal = before + self.expected
+        timeout = self.tuning.confirm_timeout(self.expected)
+        deadline = time.monotonic() + timeout
+        poll, next_status = 0.02, 0.0
+        held_reason: str | None = None
+        count: int | None = before
+        conn: PrinterConnection | None = None
+        try:
+            while True:
+                self.ctx.check_stop()  # cancelling a job that was sent is not possible
+                try:
+                    conn = conn or self.connection().open()
+                    count = conn.odometer()
+                    if count is not None and count >= goal:
+                        self.printers.note(self.target, "ready")
+                        self.ctx.finish(
+                            "confirmed",
+                            messages=[
+                                message(
+                                    "info",
+                                    f"Printed {self.expected} label(s): the printer's counter "
+                                    f"went from {before} to {count}.",
+                                )
+                            ],
+                        )
+                        return
+                    if time.monotonic() >= next_status:
+                        next_status = time.monotonic() + 1.0
+                        state = conn.state()
+                        self.printers.note(self.target, state.status)
+                        if not state.ready:
+                            deadline = time.monotonic() + timeout  # held: the clock stops
+                            if state.status != held_reason:
+                                held_reason = state.status
+                                self.ctx.report(
+                                    "sent",
+                                    reason=held_reason,
+                                    messages=[
+                                        message(
+                                            "warning",
+                                            f"{self.target.label}: {_describe(state)}; the "
+                                            "labels wait in the printer.",
+                                        )
+                                    ],
+                                )
+                        elif held_reason is not None:
+                            held_reason = None
+                            self.ctx.report("sent", messages=[message("info", "Printing resumed.")])
+                except (PrinterUnreachable, NoAnswer) as exc:
+                    log.info("job %s: confirming: %s", self.ctx.job_id, exc)
+                    if conn is not None:
+                        conn.close()
+                    conn = None
+                if time.monotonic() > deadline:
+                    self.ctx.finish(
+                        "sent",
+                        messages=[
+                            message(
+                                "warning",
+                                f"Sent, but the printer's counter did not advance by "
+                                f"{self.expected} within {timeout:.0f} s (from {before}, now "
+                                f"{count}); the labels may not have printed.",
+                            )
+                        ],
+                    )
+                    return
+                if time.monotonic() - self.ctx.lease.reported_at > 30:
+                    self.ctx.keepalive()
+                self.ctx.stop.wait(poll)
+                poll = min(poll * 1.5, 1.0)
+        finally:
+            if conn is not None:
+                conn.close()
+
+    # --- after a crash --------------------------------------------------------------------------
+
+    def resume(self, record: JobRecord) -> None:
+        if record.state == SENT:
+            self.ctx.report(
+                None,
+                messages=[
+                    message(
+                        "info",
+                        "Resumed after a restart: the bytes had reached the printer; "
+                        "confirming by its label counter.",
+                    )
+                ],
+            )
+            self.confirm(record.odometer)
+            return
+        self.settle(record, attempt=1)
+
+    def settle(self, record: JobRecord | None, attempt: int) -> None:
+        """The bytes may or may not have reached the printer (`started`): find out from the
+        printer, then confirm or send. Never sends while the printer may hold them."""
+        before = record.odometer if record is not None else None
+        if before is None or self.expected is None:
+            self.ctx.finish(
+                "failed",
+                reason="outcome_unknown",
+                messages=[
+                    message(
+                        "error",
+                        "Sending was interrupted and this printer's label counter can't tell "
+                        "whether the labels printed; not sent again, to avoid a duplicate. "
+                        "Check the printer.",
+                    )
+                ],
+            )
+            return
+        limit = time.monotonic() + SETTLE_LIMIT_SECONDS
+        unreachable_since: float | None = None
+        waiting_said = False
+        while True:
+            self.ctx.check()
+            try:
+                with self.connection() as conn:
+                    count = conn.odometer()
+                    state = conn.state()
+            except (PrinterUnreachable, NoAnswer) as exc:
+                now = time.monotonic()
+                unreachable_since = unreachable_since or now
+                if now - unreachable_since > self.tuning.unreachable_seconds:
+                    raise GaveUp(f"{exc} (the labels may have printed before)") from None
+                self.ctx.wait(1.0)
+                continue
+            unreachable_since = None
+            if count is not None and count > before:  # all or some of its labels printed
+                self.ctx.journal.record(self.ctx.job_id, SENT)
+                self.ctx.report(
+                    "sent",
+                    messages=[
+                        message(
+                            "info",
+                            f"Resumed: the printer's counter moved from {before} to {count}; "
+                            "the bytes had arrived, they are not sent again.",
+                        )
+                    ],
+                )
+                self.confirm(before)
+                return
+            if count is not None and state.host is not None and not state.busy:
+                self.ctx.report(
+                    None,
+                    messages=[
+                        message(
+                            "info",
+                            f"Resumed: the printer's counter is still {count} and it holds no "
+                            "labels; the bytes had not arrived. Sending them now.",
+                        )
+                    ],
+                )
+                self.deliver(attempt)  # waits (held) if the printer can't print yet
+                return
+            if not state.ready:
+                limit = time.monotonic() + SETTLE_LIMIT_SECONDS  # held: the clock stops
+            if not waiting_said:
+                waiting_said = True
+                self.ctx.report(
+                    None,
+                    messages=[
+                        message(
+                            "warning",
+                            f"Resumed: {self.target.label} is {state.status} and holds labels "
+                            "that may be this job's; waiting for it before deciding.",
+                        )
+                    ],
+                )
+            if time.monotonic() > limit:
+                self.ctx.finish(
+                    "failed",
+                    reason="outcome_unknown",
+                    messages=[
+                        message(
+                            "error",
+                            "The printer did not show whether this job's labels printed; not "
+                            "sent again, to avoid a duplicate.",
+                        )
+                    ],
+                )
+                return
+            if time.monotonic() - self.ctx.lease.reported_at > 30:
+                self.ctx.keepalive()
+            self.ctx.wait(0.5)
+
+
+def _describe(state: PrinterState) -> str:
+    words = {
+        "head_open": "the print head is open",
+        "paper_out": "out of paper",
+        "ribbon_out": "out of ribbon",
+        "paused": "paused",
+        "cutter_fault": "cutter fault",
+        "head_over_temperature": "print head too hot",
+        "motor_over_temperature": "motor too hot",
+        "printhead_fault": "print head fault",
+        "invalid_firmware_config": "invalid firmware configuration",
+        "paper_jam": "paper jam",
+        "printer_error": "printer error",
+    }
+    return ", ".join(words.get(r, r) for r in state.reasons) or "ready"
+
+
+def execute(ctx: JobContext, printers: Printers, tuning: Tuning) -> None:
+    try:
+        target = PrinterTarget.from_payload(ctx.payload.get("printer"))
+    except ValueError as exc:
+        ctx.finish("failed", reason="bad_printer", messages=[message("error", str(exc))])
+        return
+    expected = ctx.payload.get("expected_labels")
+    if not isinstance(expected, int) or expected < 0:
+        expected = None
+        try:
+            data = ctx.data()
+        except DataUnavailable as exc:
+            ctx.finish("failed", reason="data_unavailable", messages=[message("error", str(exc))])
+            return
+        if data is not None and target.language == "zpl":
+            expected = count_zpl_labels(data)
+    RawJob(ctx, target, expected, printers, tuning).run()

@@ -1,0 +1,24 @@
+"""The Runner's timings, with defaults for production; tests shorten some of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tuning:
+    heartbeat_seconds: float = 20.0  # the service counts a Runner offline after 90 s
+    config_seconds: float = 60.0  # how often the configuration (printers, context) is fetched
+    claim_wait_seconds: int = 20  # long-poll; the service allows at most 20
+    workers: int = 8  # jobs in progress at once (one per printer at a time)
+    unreachable_seconds: float = 30.0  # retry an unreachable printer this long, then fail
+    held_recheck_seconds: float = 3.0  # a held printer is checked again this often
+    confirm_seconds: float = 30.0  # the printer's counter must advance within this …
+    confirm_per_label_seconds: float = 2.0  # … plus this per label
+    connect_timeout: float = 3.0
+    answer_timeout: float = 3.0
+    status_poll_seconds: float = 60.0  # idle printers' status for heartbeats
+    shutdown_grace_seconds: float = 10.0  # jobs get this long to reach a safe point
+
+    def confirm_timeout(self, labels: int) -> float:
+        return self.confirm_seconds + self.confirm_per_label_seconds * max(labels, 0)

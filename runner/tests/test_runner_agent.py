@@ -1,0 +1,173 @@
+"""The run loop against a fake agent channel: it outlives a service outage, resumes jobs from
+its journal, answers a redelivered finished job from the journal, and stops when removed."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from etikett_runner.agent import EXIT_OK, EXIT_REMOVED, Agent
+from etikett_runner.channel import RunnerRemoved
+from etikett_runner.journal import CLAIMED, DONE, Journal
+from etikett_runner.printer_sim import PrinterSimulator
+from etikett_runner.state import StateDir
+from etikett_runner.transport import ServerAway
+from etikett_runner.tuning import Tuning
+
+
+class FakeAgentChannel:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.away_calls = 0  # this many calls fail as "service unavailable"
+        self.removed = False
+        self.queue: list[dict[str, Any]] = []
+        self.heartbeats: list[dict[str, Any]] = []
+        self.reports: list[tuple[str, dict[str, Any]]] = []
+        self.claims = 0
+
+    def _gate(self) -> None:
+        with self.lock:
+            if self.removed:
+                raise RunnerRemoved(401, "runner.removed", "gone")
+            if self.away_calls > 0:
+                self.away_calls -= 1
+                raise ServerAway("connection refused")
+
+    def heartbeat(self, beat: dict[str, Any]) -> dict[str, Any]:
+        self._gate()
+        with self.lock:
+            self.heartbeats.append(beat)
+        return {"runner_id": "run_1", "status": "online"}
+
+    def config(self) -> dict[str, Any]:
+        self._gate()
+        return {"runner_id": "run_1", "printers": [], "context": {}}
+
+    def claim(self, wait_seconds: int, max_jobs: int) -> list[dict[str, Any]]:
+        self._gate()
+        with self.lock:
+            self.claims += 1
+            jobs, self.queue = self.queue[:max_jobs], self.queue[max_jobs:]
+        if not jobs:
+            time.sleep(0.05)
+        return jobs
+
+    def report(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._gate()
+        with self.lock:
+            self.reports.append((job_id, body))
+        return {"id": job_id, "status": body.get("status") or "running"}
+
+    def close(self) -> None:
+        pass
+
+    def final(self, job_id: str) -> dict[str, Any] | None:
+        with self.lock:
+            finals = [b for j, b in self.reports if j == job_id and b.get("final")]
+        return finals[-1] if finals else None
+
+
+TUNING = Tuning(heartbeat_seconds=0.1, claim_wait_seconds=0, shutdown_grace_seconds=2)
+
+
+def start(state: StateDir, channel: FakeAgentChannel) -> tuple[threading.Event, list[int]]:
+    stop = threading.Event()
+    status: list[int] = []
+    agent = Agent(state, channel, TUNING, hostname="test-host")  # type: ignore[arg-type]
+    threading.Thread(target=lambda: status.append(agent.run(stop)), daemon=True).start()
+    return stop, status
+
+
+def eventually(probe: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := probe()):
+        assert time.monotonic() < deadline, "not reached"
+        time.sleep(0.02)
+    return value
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> StateDir:
+    folder = StateDir(tmp_path / "state")
+    folder.create()
+    return folder
+
+
+def discovery_job(job_id: str, port: int, receipt: str = "r-1") -> dict[str, Any]:
+    return {
+        "job_id": job_id,
+        "kind": "discovery",
+        "receipt": receipt,
+        "delivery": 1,
+        "payload": {"targets": [f"127.0.0.1:{port}"]},
+    }
+
+
+def test_an_outage_means_waiting_and_trying_again_not_crashing(
+    state: StateDir, caplog: pytest.LogCaptureFixture
+) -> None:
+    channel = FakeAgentChannel()
+    channel.away_calls = 3  # the service is down when the Runner starts
+    with PrinterSimulator(port=0) as printer:
+        channel.queue.append(discovery_job("job_1", printer.port))
+        stop, status = start(state, channel)
+        final = eventually(lambda: channel.final("job_1"))
+        assert final["status"] == "succeeded"
+        assert final["result"]["findings"][0]["address"] == f"127.0.0.1:{printer.port}"
+        channel.away_calls = 5  # down again for a while: heartbeats and claims back off
+        heartbeats = len(channel.heartbeats)
+        eventually(lambda: len(channel.heartbeats) > heartbeats + 2)
+        stop.set()
+        eventually(lambda: status)
+    assert status == [EXIT_OK]
+    assert heartbeats >= 1 and channel.heartbeats[0]["hostname"] == "test-host"
+    assert "starting it again" not in caplog.text  # no loop died
+
+
+def test_jobs_in_the_journal_resume_at_start(state: StateDir) -> None:
+    with PrinterSimulator(port=0) as printer:
+        journal = Journal(state.journal)
+        payload = {"targets": [f"127.0.0.1:{printer.port}"]}
+        journal.record("job_7", CLAIMED, kind="discovery", receipt="old", payload=payload)
+        journal.close()
+        channel = FakeAgentChannel()
+        stop, status = start(state, channel)
+        final = eventually(lambda: channel.final("job_7"))
+        stop.set()
+        eventually(lambda: status)
+    assert final["status"] == "succeeded" and final["receipt"] == "old"
+
+
+def test_a_finished_job_delivered_again_is_only_reported_again(state: StateDir) -> None:
+    journal = Journal(state.journal)
+    outcome = {"status": "confirmed", "final": True}
+    journal.record("job_3", DONE, kind="raw", receipt="first", outcome=outcome)
+    journal.close()
+    channel = FakeAgentChannel()
+    raw = {"printer": {"uri": "tcp://127.0.0.1:9"}, "expected_labels": 1}
+    channel.queue.append(
+        {"job_id": "job_3", "kind": "raw", "receipt": "second", "delivery": 2, "payload": raw}
+    )
+    stop, status = start(state, channel)
+    final = eventually(lambda: (f := channel.final("job_3")) and f["receipt"] == "second" and f)
+    stop.set()
+    eventually(lambda: status)
+    assert final == {"status": "confirmed", "final": True, "receipt": "second"}
+    # Once at start (the journal did not know the service had it), once for the redelivery:
+    # never anything but the recorded outcome, and never the printer.
+    assert [(b["status"], b["receipt"]) for j, b in channel.reports if j == "job_3"] == [
+        ("confirmed", "first"),
+        ("confirmed", "second"),
+    ]
+
+
+def test_a_removed_runner_stops_with_its_own_exit_status(state: StateDir) -> None:
+    channel = FakeAgentChannel()
+    _stop, status = start(state, channel)
+    eventually(lambda: channel.heartbeats)
+    channel.removed = True
+    assert eventually(lambda: status, timeout=10) == [EXIT_REMOVED]

@@ -1,0 +1,286 @@
+"""Raw jobs against the printer simulator: held and resumed, unreachable, cancelled, and — after a
+crash — never printed twice: the journal and the printer's counter decide."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from etikett_runner import jobs
+from etikett_runner.journal import DONE, SENT, STARTED
+from etikett_runner.printer_sim import PrinterSimulator
+from etikett_runner.printers import Printers
+from etikett_runner.tuning import Tuning
+from runner_fakes import Harness
+
+LABEL = b"^XA^PW16^LL4^FO0,0^GFA,8,8,2,FF00FF00FF00FF00^FS^PQ2^XZ"
+FAST = Tuning(
+    unreachable_seconds=1.5, held_recheck_seconds=0.2, confirm_seconds=3.0, connect_timeout=1.0
+)
+
+
+@pytest.fixture
+def sim() -> Iterator[PrinterSimulator]:
+    with PrinterSimulator(port=0, odometer=100) as printer:
+        yield printer
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Harness:
+    return Harness(tmp_path / "state")
+
+
+def payload(port: int, expected: int | None = 2) -> dict[str, object]:
+    printer = {"printer_id": "prn_1", "name": "Zebra", "uri": f"tcp://127.0.0.1:{port}"}
+    return {"printer": {**printer, "language": "zpl", "dpi": 203}, "expected_labels": expected}
+
+
+def run(harness: Harness, job_id: str, port: int, expected: int | None = 2, **kw: object) -> None:
+    ctx = harness.context(job_id, "raw", payload(port, expected), LABEL, **kw)  # type: ignore[arg-type]
+    jobs.execute(ctx, Printers(), FAST)
+
+
+def in_background(harness: Harness, job_id: str, port: int) -> threading.Thread:
+    thread = threading.Thread(target=run, args=(harness, job_id, port), daemon=True)
+    thread.start()
+    return thread
+
+
+def wait_for(predicate: object, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.02)
+
+
+def test_sent_then_confirmed_by_the_counter(harness: Harness, sim: PrinterSimulator) -> None:
+    run(harness, "job_1", sim.port)
+    assert sim.odometer == 102 and len(sim.printed) == 1
+    # Straight from the claim to the printer: no extra round trip before sending.
+    assert harness.service.statuses("job_1") == ["sent", "confirmed"]
+    final = harness.service.bodies("job_1")[-1]
+    assert final["final"] is True and final["receipt"] == "r-1"
+    record = harness.journal.get("job_1")
+    assert record is not None and record.state == DONE and record.odometer == 100
+    assert harness.state.spool_read("job_1") is None  # the spooled bytes are gone
+
+
+def test_labels_are_counted_from_the_zpl_when_the_job_does_not_say(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    run(harness, "job_1", sim.port, expected=None)
+    assert harness.service.statuses("job_1")[-1] == "confirmed"
+    assert harness.journal.get("job_1").expected == 2  # type: ignore[union-attr]
+
+
+def test_held_while_out_of_paper_then_printed_after_refill(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    sim.set_condition(paper_out=True)
+    thread = in_background(harness, "job_1", sim.port)
+    wait_for(lambda: "held" in harness.service.statuses("job_1"))
+    time.sleep(0.6)  # several rechecks: still held, nothing sent
+    assert sim.engine.printed_total == 0 and sim.snapshot().formats_in_buffer == 0
+    held = [b for b in harness.service.bodies("job_1") if b.get("status") == "held"]
+    assert len(held) == 1 and held[0]["reason"] == "paper_out"  # said once, then kept alive
+    sim.set_condition(paper_out=False)
+    thread.join(10)
+    assert harness.service.statuses("job_1") == ["held", "running", "sent", "confirmed"]
+    assert sim.odometer == 102
+
+
+def test_an_unreachable_printer_fails_after_retries(harness: Harness) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    run(harness, "job_1", port)
+    assert 1.4 < time.monotonic() - started < 6
+    final = harness.service.bodies("job_1")[-1]
+    assert (final["status"], final["reason"], final["final"]) == ("failed", "unreachable", True)
+
+
+def test_a_job_cancelled_while_held_never_prints(harness: Harness, sim: PrinterSimulator) -> None:
+    sim.set_condition(head_open=True)
+    thread = in_background(harness, "job_1", sim.port)
+    wait_for(lambda: "held" in harness.service.statuses("job_1"))
+    harness.service.cancel("job_1")
+    thread.join(10)
+    sim.set_condition(head_open=False)
+    time.sleep(0.2)
+    assert sim.engine.printed_total == 0 and sim.odometer == 100
+    assert harness.journal.get("job_1").outcome == {"status": "cancelled", "final": True}  # type: ignore[union-attr]
+
+
+def test_after_a_crash_once_sent_it_is_only_confirmed(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    with socket.create_connection(("127.0.0.1", sim.port)) as conn:
+        conn.sendall(LABEL)  # the first process sent it, then died
+    harness.context("job_1", "raw", payload(sim.port), LABEL)
+    harness.journal.record("job_1", STARTED, odometer=100, expected=2)
+    harness.journal.record("job_1", SENT)
+    run(harness, "job_1", sim.port, claim=False)
+    assert sim.engine.printed_total == 1 and sim.odometer == 102
+    assert harness.service.statuses("job_1") == ["confirmed"]
+
+
+def test_after_a_crash_mid_send_a_printed_job_is_not_sent_again(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    with socket.create_connection(("127.0.0.1", sim.port)) as conn:
+        conn.sendall(LABEL)  # arrived, but the crash came before `sent` was written
+    sim.wait_printed(1)
+    harness.context("job_1", "raw", payload(sim.port), LABEL)
+    harness.journal.record("job_1", STARTED, odometer=100, expected=2)
+    run(harness, "job_1", sim.port, claim=False)
+    assert sim.engine.printed_total == 1
+    assert harness.service.statuses("job_1") == ["sent", "confirmed"]
+    assert any("not sent again" in t for t in harness.service.texts("job_1"))
+
+
+def test_after_a_crash_before_the_bytes_arrived_it_is_sent_once(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    harness.context("job_1", "raw", payload(sim.port), LABEL)
+    harness.journal.record("job_1", STARTED, odometer=100, expected=2)
+    run(harness, "job_1", sim.port, claim=False)
+    assert sim.engine.printed_total == 1 and sim.odometer == 102
+    assert harness.service.statuses("job_1")[-2:] == ["sent", "confirmed"]
+    assert any("had not arrived" in t for t in harness.service.texts("job_1"))
+
+
+def test_after_a_crash_labels_waiting_in_a_paused_printer_are_not_sent_again(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    sim.set_condition(paused=True)
+    with socket.create_connection(("127.0.0.1", sim.port)) as conn:
+        conn.sendall(LABEL)  # in the printer's buffer, not printed: the counter has not moved
+    wait_for(lambda: sim.snapshot().formats_in_buffer == 1)
+    harness.context("job_1", "raw", payload(sim.port), LABEL)
+    harness.journal.record("job_1", STARTED, odometer=100, expected=2)
+    thread = threading.Thread(
+        target=run, args=(harness, "job_1", sim.port), kwargs={"claim": False}, daemon=True
+    )
+    thread.start()
+    wait_for(lambda: any("waiting for it" in t for t in harness.service.texts("job_1")))
+    time.sleep(0.5)
+    assert sim.snapshot().formats_in_buffer == 1  # nothing sent meanwhile
+    sim.set_condition(paused=False)
+    thread.join(10)
+    assert sim.engine.printed_total == 1 and sim.odometer == 102
+    assert harness.service.statuses("job_1")[-1] == "confirmed"
+
+
+def test_a_counter_that_does_not_move_ends_as_sent(harness: Harness, sim: PrinterSimulator) -> None:
+    data = b"^XA^FO0,0^GFA,2,2,1,FF00^FS^XZ"
+    ctx = harness.context("job_1", "raw", payload(sim.port, expected=5), data)
+    jobs.execute(ctx, Printers(), Tuning(confirm_seconds=0.5, confirm_per_label_seconds=0))
+    final = harness.service.bodies("job_1")[-1]
+    assert (final["status"], final["final"]) == ("sent", True)
+    assert "did not advance" in final["messages"][0]["text"]
+
+
+def test_unknown_kinds_and_bad_payloads_fail(harness: Harness) -> None:
+    jobs.execute(harness.context("job_1", "print-flow", {}), Printers(), FAST)
+    assert harness.service.bodies("job_1")[-1]["reason"] == "unsupported_job"
+    jobs.execute(harness.context("job_2", "raw", {"printer": {}}), Printers(), FAST)
+    assert harness.service.bodies("job_2")[-1]["reason"] == "bad_printer"
+    bad = {"printer": {"uri": "tcp://127.0.0.1:9"}}
+    jobs.execute(harness.context("job_3", "raw", bad), Printers(), FAST)
+    assert harness.service.bodies("job_3")[-1]["reason"] == "no_data"
+
+
+def test_shutdown_leaves_a_held_job_in_the_journal(harness: Harness, sim: PrinterSimulator) -> None:
+    sim.set_condition(paper_out=True)
+    thread = in_background(harness, "job_1", sim.port)
+    wait_for(lambda: "held" in harness.service.statuses("job_1"))
+    harness.stop.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    record = harness.journal.get("job_1")
+    assert record is not None and not record.finished  # resumed at the next start
+
+
+def test_after_a_crash_an_empty_held_printer_gets_the_job_once_it_is_ready(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    sim.set_condition(paper_out=True)  # nothing in its buffer: the bytes never arrived
+    harness.context("job_1", "raw", payload(sim.port), LABEL)
+    harness.journal.record("job_1", STARTED, odometer=100, expected=2)
+    thread = threading.Thread(
+        target=run, args=(harness, "job_1", sim.port), kwargs={"claim": False}, daemon=True
+    )
+    thread.start()
+    wait_for(lambda: "held" in harness.service.statuses("job_1"))
+    sim.set_condition(paper_out=False)
+    thread.join(10)
+    assert sim.engine.printed_total == 1 and sim.odometer == 102
+    assert harness.service.statuses("job_1") == ["held", "running", "sent", "confirmed"]
+
+
+def test_print_jobs_of_the_print_pipeline_run_like_raw_jobs(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    job = {**payload(sim.port), "label_id": "lbl_1", "label_version": 3, "labels": 1, "copies": 2}
+    jobs.execute(harness.context("job_1", "print", job, LABEL), Printers(), FAST)
+    assert harness.service.statuses("job_1") == ["sent", "confirmed"]
+    assert sim.odometer == 102
+
+
+def test_confirming_does_not_wait_for_the_sent_report_but_keeps_the_order(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    harness.service.delays["sent"] = 0.5  # a slow round trip for `sent`
+    run(harness, "job_1", sim.port)
+    assert harness.service.statuses("job_1") == ["sent", "confirmed"]  # never the other way
+
+
+@pytest.fixture
+def web() -> Iterator[str]:
+    """A tiny HTTP server for presigned-URL downloads: /label answers LABEL, others 403/503."""
+    import http.server
+
+    calls: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            calls.append(self.path)
+            if self.path == "/label":
+                self.send_response(200)
+                self.send_header("content-length", str(len(LABEL)))
+                self.end_headers()
+                self.wfile.write(LABEL)
+            else:
+                self.send_response(403 if self.path == "/expired" else 503)
+                self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_large_jobs_are_fetched_from_their_url_once(
+    harness: Harness, sim: PrinterSimulator, web: str
+) -> None:
+    job = {**payload(sim.port), "data_url": f"{web}/label"}
+    jobs.execute(harness.context("job_1", "raw", job), Printers(), FAST)
+    assert harness.service.statuses("job_1") == ["sent", "confirmed"] and sim.odometer == 102
+
+
+def test_an_expired_url_fails_the_job_without_printing(
+    harness: Harness, sim: PrinterSimulator, web: str
+) -> None:
+    job = {**payload(sim.port), "data_url": f"{web}/expired"}
+    jobs.execute(harness.context("job_1", "raw", job), Printers(), FAST)
+    final = harness.service.bodies("job_1")[-1]
+    assert (final["status"], final["reason"]) == ("failed", "data_unavailable")
+    assert "HTTP 403" in final["messages"][0]["text"] and sim.odometer == 100
