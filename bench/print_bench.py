@@ -92,9 +92,10 @@ def main() -> int:
             eventually(lambda before=before: len(simulator.printed) > before, 30, 0.002)
             if index >= 3:
                 latencies.append((time.perf_counter() - started) * 1000)
-            if index == 5:
+            if index == 5:  # where the time goes: the job's own timestamps
                 job = api.get(f"/jobs/{response.json()['job_id']}").json()
-                print("job messages:", [(m["at"][11:], m["text"][:40]) for m in job["messages"]])
+                print("one job's messages:",
+                      [(m["at"][11:], m["text"][:40]) for m in job["messages"]])
 
         before = len(simulator.printed)
         started = time.perf_counter()
