@@ -24,7 +24,7 @@ VORLAGE = "gs1-logistic-label"
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def in_process(repeat: int) -> list[float]:
@@ -48,17 +48,20 @@ def in_process(repeat: int) -> list[float]:
 
 def through_gateway(repeat: int) -> list[float]:
     import httpx
+
     from support.server import DevServer
 
     server = DevServer(Path(tempfile.mkdtemp(prefix="etikett-bench-")) / "home")
     server.start()
     try:
         client = httpx.Client(base_url=f"{server.url}/api/v1", timeout=30, trust_env=False)
-        token = client.post("/auth/setup", json={"username": "bench",
-                                                 "password": "bench password 1"}).json()["token"]
+        token = client.post(
+            "/auth/setup", json={"username": "bench", "password": "bench password 1"}
+        ).json()["token"]
         client.headers["Authorization"] = f"Bearer {token}"
-        label = client.post("/labels/from-vorlage", json={"vorlageId": VORLAGE,
-                                                          "name": "bench"}).json()
+        label = client.post(
+            "/labels/from-vorlage", json={"vorlageId": VORLAGE, "name": "bench"}
+        ).json()
         timings = []
         for index in range(repeat + 10):
             started = time.perf_counter()
@@ -76,15 +79,19 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=100)
     arguments = parser.parse_args()
-    rows = [("in process (render + PNG)", in_process(arguments.repeat), 30.0),
-            ("through the local gateway (HTTP)", through_gateway(arguments.repeat), 60.0)]
+    rows = [
+        ("in process (render + PNG)", in_process(arguments.repeat), 30.0),
+        ("through the local gateway (HTTP)", through_gateway(arguments.repeat), 60.0),
+    ]
     print(f"Preview of the {VORLAGE} Vorlage at 203 dpi, n={arguments.repeat}, ms")
     print(f"{'path':36} {'p50':>7} {'p90':>7} {'p99':>7} {'budget':>8}")
     for name, timings, budget in rows:
         p50 = statistics.median(timings)
-        print(f"{name:36} {p50:7.1f} {percentile(timings, 0.9):7.1f} "
-              f"{percentile(timings, 0.99):7.1f} {'PASS' if p50 < budget else 'FAIL':>4} "
-              f"<{budget:.0f}")
+        print(
+            f"{name:36} {p50:7.1f} {percentile(timings, 0.9):7.1f} "
+            f"{percentile(timings, 0.99):7.1f} {'PASS' if p50 < budget else 'FAIL':>4} "
+            f"<{budget:.0f}"
+        )
     return 0
 
 
