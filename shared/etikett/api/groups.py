@@ -18,6 +18,7 @@ GROUPS: dict[str, str] = {
     "runner_agent": "etikett.api.runner_agent",
     "printing": "etikett.api.printing",
     "counters": "etikett.api.counters",
+    "webhooks": "etikett.api.webhooks",
     "mcp": "etikett.api.mcp",  # the MCP endpoint: plain routes, no operations of its own
 }
 

@@ -1,5 +1,5 @@
 """The whole service on one machine: moto's server with saved state, resources provisioned from
-template.yaml, the local gateway and the SQS pollers."""
+template.yaml, the local gateway, and the pollers of the SQS and DynamoDB stream event sources."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
 from etikett.local.sqs import SqsPoller
+from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
 
 logger = logging.getLogger("etikett.local")
@@ -51,6 +52,7 @@ class LocalService:
         self._server_threads: list[threading.Thread] = []
         self.ca_file: Path | None = None
         self._poller: SqsPoller | None = None
+        self._stream_poller: StreamPoller | None = None
         self.functions: FunctionRegistry | None = None
 
     @property
@@ -85,6 +87,8 @@ class LocalService:
         import uvicorn
 
         self.home.mkdir(parents=True, exist_ok=True)
+        # Read before the AWS state loads: how far to trust them depends on that state's age.
+        checkpoints = Checkpoints(self.home / CHECKPOINT_FILE, snapshot=self.home / STATE_FILE)
         self.aws.start()
         self._configure_environment()
         resolver = provisioning.provision(
@@ -138,12 +142,25 @@ class LocalService:
             self.template.sqs_sources, resolver, self.functions, self.aws.endpoint_url, LOCAL_REGION
         )
         self._poller.start()
+        self._stream_poller = StreamPoller(
+            self.template.stream_sources,
+            resolver,
+            self.functions,
+            self.aws.endpoint_url,
+            LOCAL_REGION,
+            checkpoints,
+            shard_end=moto_shard_end(LOCAL_REGION),
+        )
+        self._stream_poller.start()
 
     def stop(self) -> None:
         for server in self._servers:
             server.should_exit = True
         for thread in self._server_threads:
             thread.join(timeout=10)
+        # Stream pollers first: what their functions publish must be in the final snapshot.
+        if self._stream_poller is not None:
+            self._stream_poller.stop()
         if self._poller is not None:
             self._poller.stop()
         self.aws.stop()

@@ -1,4 +1,5 @@
-"""Reads template.yaml: functions, their HTTP routes and SQS sources, and the AWS resources.
+"""Reads template.yaml: functions, their HTTP routes, SQS and DynamoDB stream sources, and the AWS
+resources.
 
 Local mode derives everything from the template, so what runs locally is what deploys.
 """
@@ -49,6 +50,18 @@ class SqsSource:
     report_item_failures: bool
 
 
+@dataclass(frozen=True)
+class DynamoDBSource:
+    """A function's `DynamoDB` event: the stream of a table of the template."""
+
+    function: str
+    table: str  # logical id of the table whose stream it reads
+    batch_size: int
+    starting_position: str  # TRIM_HORIZON | LATEST
+    report_item_failures: bool
+    maximum_retry_attempts: int  # -1: until the batch succeeds
+
+
 @dataclass
 class Function:
     logical_id: str
@@ -68,6 +81,7 @@ class Template:
     functions: dict[str, Function] = field(default_factory=dict)
     routes: list[HttpRoute] = field(default_factory=list)
     sqs_sources: list[SqsSource] = field(default_factory=list)
+    stream_sources: list[DynamoDBSource] = field(default_factory=list)
 
     def resources_of(self, kind: str) -> dict[str, dict[str, Any]]:
         return {name: res for name, res in self.resources.items() if res.get("Type") == kind}
@@ -119,7 +133,27 @@ def load(path: Path) -> Template:
                         in event_props.get("FunctionResponseTypes", []),
                     )
                 )
+            elif event["Type"] == "DynamoDB":
+                template.stream_sources.append(_stream_source(name, event_props))
     return template
+
+
+def _stream_source(function: str, props: dict[str, Any]) -> DynamoDBSource:
+    stream = props.get("Stream")
+    target = stream.get("Fn::GetAtt") if isinstance(stream, dict) else None
+    if not (isinstance(target, list) and len(target) == 2 and target[1] == "StreamArn"):
+        raise ValueError(
+            f"{function}: a DynamoDB event's Stream must be !GetAtt <Table>.StreamArn, "
+            f"not {stream!r}"
+        )
+    return DynamoDBSource(
+        function=function,
+        table=target[0],
+        batch_size=int(props.get("BatchSize", 100)),
+        starting_position=str(props.get("StartingPosition", "TRIM_HORIZON")),
+        report_item_failures="ReportBatchItemFailures" in props.get("FunctionResponseTypes", []),
+        maximum_retry_attempts=int(props.get("MaximumRetryAttempts", -1)),
+    )
 
 
 def find(start: Path | None = None) -> Path:

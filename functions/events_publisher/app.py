@@ -1,0 +1,42 @@
+"""Lambda entry of the events publisher: reads the events table's stream (the outbox) and puts
+each new event on the events queue, so an event is published iff its outbox item was committed.
+
+A failed record is reported as a batch item failure: the stream is retried from it, in order."""
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
+    DynamoDBRecord,
+    DynamoDBRecordEventName,
+)
+
+from etikett import coldstart
+from etikett.domain import events
+
+logger = Logger(service="etikett-events-publisher")
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+
+def publish(record: DynamoDBRecord) -> None:
+    # Only a new outbox item is an event; later changes to it (none today) are not new events.
+    if record.event_name != DynamoDBRecordEventName.INSERT or record.dynamodb is None:
+        return
+    event = events.payload_from_image(record.raw_event["dynamodb"]["NewImage"])
+    events.publish(event)
+    logger.info("event published", extra={"event_id": event["id"], "type": event["type"]})
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_partial_response(
+        event=event, record_handler=publish, processor=processor, context=context
+    )
+
+
+coldstart.done()

@@ -1,0 +1,90 @@
+"""Lambda entry of the webhook sender, a consumer of two queues:
+
+- the events queue: each event fans out to one delivery task per subscribed receiver;
+- the deliveries queue: each task is one signed POST; a failure is retried after a backoff (the
+  message is made visible again later and reported as a failed batch item), and after the last
+  attempt the queue's redrive moves it to the dead-letter queue.
+
+Deliveries of one batch run concurrently, so a slow receiver holds up no other receiver."""
+
+import asyncio
+import json
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import (
+    AsyncBatchProcessor,
+    BatchProcessor,
+    EventType,
+    async_process_partial_response,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from etikett import coldstart
+from etikett.domain import webhook_delivery
+
+logger = Logger(service="etikett-webhook-sender")
+fan_out_processor = BatchProcessor(event_type=EventType.SQS)
+# Failed deliveries are an expected outcome (retried later), not an error of the function.
+delivery_processor = AsyncBatchProcessor(
+    event_type=EventType.SQS, raise_on_entire_batch_failure=False
+)
+
+
+class RetryLater(Exception):
+    """Leaves a delivery message on the queue (a failed batch item) for its next attempt."""
+
+
+def fan_out(record: SQSRecord) -> None:
+    event = json.loads(record.body)
+    count = webhook_delivery.fan_out(event)
+    logger.info("event fanned out", extra={"event_id": event["id"], "receivers": count})
+
+
+def deliver(record: SQSRecord) -> None:
+    task = webhook_delivery.Task.from_message(record.body)
+    attempt = int(record.attributes.approximate_receive_count)
+    decision = webhook_delivery.deliver(task, attempt, record.message_id)
+    details = {
+        "webhook_id": task.webhook_id,
+        "event_id": task.event.get("id"),
+        "attempt": attempt,
+        "note": decision.note,
+    }
+    if decision.done:
+        logger.info("delivery finished", extra=details)
+        return
+    if decision.dead:
+        # Visible again at once: the next receive exceeds maxReceiveCount and dead-letters it.
+        webhook_delivery.postpone(record.receipt_handle, 0)
+        logger.warning("delivery dead after its last attempt", extra=details)
+        raise RetryLater(decision.note)
+    assert decision.retry_in is not None
+    webhook_delivery.postpone(record.receipt_handle, decision.retry_in)
+    logger.info("delivery failed; retrying later", extra={**details, "in": decision.retry_in})
+    raise RetryLater(decision.note)
+
+
+async def deliver_async(record: SQSRecord) -> None:
+    await asyncio.to_thread(deliver, record)
+
+
+def _source(event: dict[str, Any]) -> str:
+    records = event.get("Records") or [{}]
+    return str(records[0].get("eventSourceARN", ""))
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if _source(event) == os.environ.get("ETIKETT_WEBHOOK_DELIVERIES_QUEUE_ARN"):
+        return async_process_partial_response(
+            event=event, record_handler=deliver_async, processor=delivery_processor, context=context
+        )
+    return process_partial_response(
+        event=event, record_handler=fan_out, processor=fan_out_processor, context=context
+    )
+
+
+coldstart.done()

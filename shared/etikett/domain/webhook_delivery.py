@@ -1,0 +1,319 @@
+"""Delivering events to receivers.
+
+The fan-out turns one event into one delivery task per subscribed receiver, each its own message on
+the deliveries queue, so that a slow or failing receiver never delays or duplicates another. Each
+attempt POSTs the event signed by the Standard Webhooks scheme and is written to the delivery log.
+A failed attempt is retried through the queue: the message stays (it is reported as a failed batch
+item) and becomes visible again after the backoff; the queue's receive count is the attempt number,
+and after the last attempt the queue's redrive moves it to the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any
+
+from pynamodb.exceptions import UpdateError
+
+from etikett import clients, clock, config
+from etikett.domain import events, outgoing
+from etikett.domain import webhook_receivers as receivers
+from etikett.ids import new_id
+from etikett.store.base import transaction
+from etikett.store.webhooks import (
+    LOG_PREFIX,
+    STATE_PREFIX,
+    DeliveryLogRecord,
+    DeliveryStateRecord,
+    WebhookRecord,
+)
+
+DELIVERIES_QUEUE_ENV = "ETIKETT_WEBHOOK_DELIVERIES_QUEUE"
+MAX_ATTEMPTS_ENV = "ETIKETT_WEBHOOK_MAX_ATTEMPTS"
+DEFAULT_MAX_ATTEMPTS = 12
+MAX_DELAY_SECONDS = 900
+TIMEOUT_SECONDS = 10.0
+LOG_RETENTION = timedelta(days=30)
+USER_AGENT = "Etikett-Webhooks/1"
+_FINAL = ("delivered", "disabled")
+_MAX_ERROR = 300
+
+
+def max_attempts() -> int:
+    """The last attempt; the deliveries queue's maxReceiveCount is the same template parameter."""
+    return max(1, int(config.env(MAX_ATTEMPTS_ENV, str(DEFAULT_MAX_ATTEMPTS))))
+
+
+def backoff_seconds(attempt: int) -> int:
+    """How long after failed attempt `attempt` (1 = the first) the next one is made."""
+    return min(2 ** max(1, attempt), MAX_DELAY_SECONDS)
+
+
+def schedule(attempts: int) -> list[int]:
+    """The waits between `attempts` attempts."""
+    return [backoff_seconds(n) for n in range(1, attempts)]
+
+
+# --- fan-out -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    """One event for one receiver: a deliveries-queue message."""
+
+    webhook_id: str
+    event: dict[str, Any]
+
+    def to_message(self) -> str:
+        return json.dumps({"webhook_id": self.webhook_id, "event": self.event})
+
+    @classmethod
+    def from_message(cls, body: str) -> Task:
+        data = json.loads(body)
+        return cls(webhook_id=str(data["webhook_id"]), event=dict(data["event"]))
+
+
+class QueueError(RuntimeError):
+    """The deliveries queue refused some messages; the event is fanned out again."""
+
+
+def fan_out(event: dict[str, Any]) -> int:
+    """A delivery task per receiver subscribed to the event's kind; answers how many.
+
+    Fanning the same event out twice is harmless: a delivery is claimed by one message only."""
+    tasks = [Task(webhook_id, event) for webhook_id in receivers.subscribers(event["type"])]
+    queue = config.env(DELIVERIES_QUEUE_ENV)
+    for start in range(0, len(tasks), 10):
+        chunk = tasks[start : start + 10]
+        answer = clients.client("sqs").send_message_batch(
+            QueueUrl=queue,
+            Entries=[
+                {"Id": str(i), "MessageBody": task.to_message()} for i, task in enumerate(chunk)
+            ],
+        )
+        if answer.get("Failed"):
+            raise QueueError(f"deliveries queue refused {len(answer['Failed'])} of {len(chunk)}")
+    return len(tasks)
+
+
+def postpone(receipt_handle: str, seconds: int) -> None:
+    """Make a received delivery message visible again in `seconds` (the backoff)."""
+    clients.client("sqs").change_message_visibility(
+        QueueUrl=config.env(DELIVERIES_QUEUE_ENV),
+        ReceiptHandle=receipt_handle,
+        VisibilityTimeout=seconds,
+    )
+
+
+# --- one attempt -------------------------------------------------------------------------------
+
+
+def signed_headers(secret: str, event_id: str, body: bytes, at: datetime) -> dict[str, str]:
+    """The Standard Webhooks headers: the id is the event's, so the same on every retry."""
+    from standardwebhooks import Webhook
+
+    stamp = datetime.fromtimestamp(int(at.timestamp()), tz=UTC)
+    return {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": event_id,
+        "webhook-timestamp": str(int(stamp.timestamp())),
+        "webhook-signature": Webhook(secret).sign(event_id, stamp, body.decode()),
+    }
+
+
+@dataclass(frozen=True)
+class Response:
+    status_code: int | None
+    error: str | None
+    duration_ms: int
+
+    @property
+    def delivered(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+@cache
+def _http() -> Any:
+    import urllib3
+
+    return urllib3.PoolManager(num_pools=32, retries=False, cert_reqs="CERT_REQUIRED")
+
+
+def post(
+    url: str, body: bytes, headers: dict[str, str], timeout: float = TIMEOUT_SECONDS
+) -> Response:
+    """One POST: no retries here, no redirects followed, `timeout` for the whole exchange."""
+    import urllib3
+
+    started = time.monotonic()
+
+    def done(status: int | None, error: str | None) -> Response:
+        duration = int((time.monotonic() - started) * 1000)
+        return Response(status, error[:_MAX_ERROR] if error else None, duration)
+
+    try:
+        outgoing.check_url(url)
+    except outgoing.UrlRefused as refused:
+        return done(None, f"URL refused: it {refused}")
+    try:
+        answer = _http().request(
+            "POST",
+            url,
+            body=body,
+            headers=headers,
+            redirect=False,
+            retries=False,
+            timeout=urllib3.Timeout(total=timeout),
+            preload_content=False,
+        )
+    except urllib3.exceptions.NewConnectionError as error:  # before TimeoutError, its base
+        return done(None, f"cannot connect: {error}")
+    except urllib3.exceptions.TimeoutError:
+        return done(None, f"no answer within {timeout:g} s")
+    except urllib3.exceptions.HTTPError as error:
+        return done(None, f"{type(error).__name__}: {error}")
+    try:
+        status = int(answer.status)
+        location = answer.headers.get("location")
+    finally:
+        answer.close()  # the answer's body is not needed; nor is the connection kept for it
+    if 300 <= status < 400:
+        return done(status, f"redirect to {location!r} not followed")
+    return done(status, None if 200 <= status < 300 or status == 410 else f"HTTP {status}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What becomes of the queue message: deleted (`done`), retried after `retry_in` seconds, or
+    left to the queue's redrive to the dead-letter queue (`dead`)."""
+
+    done: bool = False
+    retry_in: int | None = None
+    dead: bool = False
+    note: str = ""
+
+
+_secrets: dict[str, str] = {}
+
+
+def _secret(record: WebhookRecord) -> str:
+    # Secrets never change for an id (ids are never reused): decrypt once per warm container.
+    if record.pk not in _secrets:
+        if len(_secrets) > 1000:
+            _secrets.clear()
+        _secrets[record.pk] = receivers.decrypt_secret(record)
+    return _secrets[record.pk]
+
+
+def _state(webhook_id: str, event_id: str) -> DeliveryStateRecord:
+    return DeliveryStateRecord(webhook_id=webhook_id, sk=STATE_PREFIX + event_id)
+
+
+def claim(webhook_id: str, event_id: str, message_id: str, attempt: int) -> bool:
+    """Whether this message may make this attempt: the delivery is neither delivered nor its
+    receiver disabled, and no other live message owns it. A dead delivery's message is in the
+    dead-letter queue; one moved back from there (by its id or a new one) starts it again."""
+    now = clock.now()
+    try:
+        _state(webhook_id, event_id).update(
+            actions=[
+                DeliveryStateRecord.message_id.set(message_id),
+                DeliveryStateRecord.status.set("sending"),
+                DeliveryStateRecord.attempts.set(attempt),
+                DeliveryStateRecord.updated_at.set(now),
+                DeliveryStateRecord.expires.set(now + LOG_RETENTION),
+            ],
+            condition=(
+                DeliveryStateRecord.message_id.does_not_exist()
+                | (DeliveryStateRecord.message_id == message_id)
+                | (DeliveryStateRecord.status == "dead")
+            )
+            & ~DeliveryStateRecord.status.is_in(*_FINAL),
+        )
+    except UpdateError as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def _record(
+    record: WebhookRecord,
+    event: dict[str, Any],
+    attempt: int,
+    response: Response,
+    outcome: str,
+    status: str,
+    *,
+    next_attempt_at: datetime | None = None,
+    disable_reason: str | None = None,
+) -> None:
+    now = clock.now()
+    with transaction() as tx:
+        tx.save(
+            DeliveryLogRecord(
+                webhook_id=record.pk,
+                sk=LOG_PREFIX + new_id("dlv"),
+                event_id=event["id"],
+                kind=event["type"],
+                attempt=attempt,
+                status_code=response.status_code,
+                outcome=outcome,
+                error=response.error,
+                duration_ms=response.duration_ms,
+                at=now,
+                next_attempt_at=next_attempt_at,
+                expires=now + LOG_RETENTION,
+            )
+        )
+        tx.update(
+            _state(record.pk, event["id"]),
+            actions=[
+                DeliveryStateRecord.status.set(status),
+                DeliveryStateRecord.updated_at.set(now),
+            ],
+        )
+        if disable_reason is not None:
+            receivers.disable(record, disable_reason, tx)
+
+
+def deliver(task: Task, attempt: int, message_id: str) -> Decision:
+    """Attempt `attempt` (the queue's receive count) of delivering `task`."""
+    event = task.event
+    record = receivers.find(task.webhook_id)
+    if record is None or not record.active:
+        return Decision(done=True, note="receiver removed or disabled; nothing sent")
+    if not claim(record.pk, event["id"], message_id, attempt):
+        return Decision(done=True, note="delivered, or owned by another message")
+    body = events.encode(event)
+    headers = signed_headers(_secret(record), event["id"], body, clock.now())
+    response = post(record.url, body, headers)
+    if response.delivered:
+        _record(record, event, attempt, response, "delivered", "delivered")
+        return Decision(done=True, note="delivered")
+    if response.status_code == 410:
+        reason = (
+            f"The receiver answered 410 Gone to event {event['id']} "
+            f"at {clock.rfc3339(clock.now())}."
+        )
+        _record(record, event, attempt, response, "failed", "disabled", disable_reason=reason)
+        return Decision(done=True, note="receiver disabled (410)")
+    if attempt >= max_attempts():
+        _record(record, event, attempt, response, "dead", "dead")
+        return Decision(dead=True, note=response.error or "failed")
+    delay = backoff_seconds(attempt)
+    _record(
+        record,
+        event,
+        attempt,
+        response,
+        "retrying",
+        "retrying",
+        next_attempt_at=clock.now() + timedelta(seconds=delay),
+    )
+    return Decision(retry_in=delay, note=response.error or "failed")

@@ -1,0 +1,204 @@
+"""Webhook receivers: registering (with a signing secret shown once), listing, removing, and
+their delivery logs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, field_validator
+
+from etikett import clock
+from etikett.domain import audit, outgoing
+from etikett.domain.actors import Invocation
+from etikett.domain.events import EVENT_KINDS, EventKind
+from etikett.domain.webhook_receivers import encrypt_secret, new_secret
+from etikett.errors import InvalidRequest, NotFound
+from etikett.ids import new_id
+from etikett.store.base import transaction
+from etikett.store.pages import Page, read_page
+from etikett.store.webhooks import (
+    LOG_PREFIX,
+    WEBHOOK_SK,
+    DeliveryLogRecord,
+    SubscriptionRecord,
+    WebhookRecord,
+)
+
+Outcome = Literal["delivered", "retrying", "failed", "dead"]
+
+
+class NewWebhook(BaseModel):
+    model_config = {"extra": "forbid"}
+    url: str = Field(
+        min_length=1,
+        max_length=outgoing.MAX_URL_LENGTH,
+        description="HTTPS; plain HTTP only to loopback (localhost, 127.0.0.0/8, ::1), for tests.",
+        examples=["https://example.com/hooks/etikett"],
+    )
+    events: list[EventKind] = Field(
+        min_length=1,
+        max_length=len(EVENT_KINDS),
+        description="The event kinds to receive (spec part 6).",
+        examples=[["label.approved", "print.failed"]],
+    )
+
+    @field_validator("events")
+    @classmethod
+    def _unique(cls, events: list[str]) -> list[str]:
+        return [kind for kind in EVENT_KINDS if kind in events]  # catalog order, no duplicates
+
+
+class Webhook(BaseModel):
+    id: str
+    url: str
+    events: list[EventKind]
+    active: bool = Field(description="False once the receiver answered 410 Gone.")
+    disabled_reason: str | None = None
+    disabled_at: str | None = None
+    created_at: str
+    created_by: str
+
+
+class CreatedWebhook(Webhook):
+    secret: str = Field(
+        description="The signing secret (`whsec_` + base64 of 32 random bytes). Shown in this "
+        "answer only; store it as a secret.",
+        examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+    )
+
+
+class Delivery(BaseModel):
+    event_id: str
+    kind: EventKind
+    attempt: int = Field(description="1 for the first try.")
+    status_code: int | None = Field(description="The receiver's HTTP status; none on a timeout.")
+    outcome: Outcome = Field(
+        description="delivered (2xx); retrying (failed, tried again later); failed (410: the "
+        "receiver is disabled); dead (the last attempt failed)."
+    )
+    error: str | None = None
+    duration_ms: int
+    at: str
+    next_attempt_at: str | None = None
+
+
+def _shown(url: str) -> str:
+    """The URL without its query, which some receivers use for a token of their own."""
+    return urlsplit(url)._replace(query="").geturl()
+
+
+def _rfc3339(moment: datetime | None) -> str | None:
+    return clock.rfc3339(moment) if moment is not None else None
+
+
+def view(record: WebhookRecord) -> Webhook:
+    return Webhook(
+        id=record.pk,
+        url=record.url,
+        events=list(record.events),  # type: ignore[arg-type]
+        active=bool(record.active),
+        disabled_reason=record.disabled_reason,
+        disabled_at=_rfc3339(record.disabled_at),
+        created_at=clock.rfc3339(record.created_at),
+        created_by=record.created_by,
+    )
+
+
+def delivery_view(record: DeliveryLogRecord) -> Delivery:
+    return Delivery(
+        event_id=record.event_id,
+        kind=record.kind,  # type: ignore[arg-type]
+        attempt=int(record.attempt),
+        status_code=int(record.status_code) if record.status_code is not None else None,
+        outcome=record.outcome,  # type: ignore[arg-type]
+        error=record.error,
+        duration_ms=int(record.duration_ms),
+        at=clock.rfc3339(record.at),
+        next_attempt_at=_rfc3339(record.next_attempt_at),
+    )
+
+
+# --- operations --------------------------------------------------------------------------------
+
+
+def load(webhook_id: str) -> WebhookRecord:
+    try:
+        return WebhookRecord.get(webhook_id, WEBHOOK_SK)
+    except WebhookRecord.DoesNotExist:
+        raise NotFound(
+            f"No webhook {webhook_id}.", "webhook.not_found", webhook_id=webhook_id
+        ) from None
+
+
+def create(invocation: Invocation, request: NewWebhook) -> CreatedWebhook:
+    try:
+        url = outgoing.check_url(request.url)
+    except outgoing.UrlRefused as refused:
+        raise InvalidRequest(
+            f"The webhook URL is refused: it {refused}.",
+            "webhook.url_refused",
+            fields=[{"field": "body.url", "message": str(refused), "type": "value_error"}],
+        ) from None
+    caller = invocation.caller
+    assert caller is not None
+    webhook_id = new_id("whk")
+    secret = new_secret()
+    record = WebhookRecord(
+        pk=webhook_id,
+        sk=WEBHOOK_SK,
+        url=url,
+        events=list(request.events),
+        secret_ciphertext=encrypt_secret(webhook_id, secret),
+        active=True,
+        created_at=clock.now(),
+        created_by=caller.subject,
+    )
+    with transaction() as tx:
+        tx.save(record, condition=WebhookRecord.pk.does_not_exist())
+        for kind in request.events:
+            tx.save(SubscriptionRecord(pk=SubscriptionRecord.key_for(kind), sk=webhook_id))
+        tx.save(
+            audit.entry(
+                invocation, webhook_id, details={"url": _shown(url), "events": request.events}
+            )
+        )
+    return CreatedWebhook(**view(record).model_dump(), secret=secret)
+
+
+def list_webhooks(limit: int, cursor: str | None) -> Page[Webhook]:
+    def query(**page: Any) -> Any:
+        return WebhookRecord.by_kind.query("webhook", scan_index_forward=False, **page)
+
+    return read_page(query, {"kind", "pk", "sk"}, limit, cursor, view)
+
+
+def delete(invocation: Invocation, webhook_id: str) -> None:
+    record = load(webhook_id)
+    with transaction() as tx:
+        tx.delete(record, condition=WebhookRecord.pk.exists())
+        for kind in record.events:
+            tx.delete(SubscriptionRecord(pk=SubscriptionRecord.key_for(str(kind)), sk=webhook_id))
+        tx.save(
+            audit.entry(
+                invocation,
+                webhook_id,
+                details={"url": _shown(record.url), "events": list(record.events)},
+            )
+        )
+
+
+def list_deliveries(webhook_id: str, limit: int, cursor: str | None) -> Page[Delivery]:
+    """Every attempt for the receiver, newest first."""
+    load(webhook_id)
+
+    def query(**page: Any) -> Any:
+        return DeliveryLogRecord.query(
+            webhook_id,
+            DeliveryLogRecord.sk.startswith(LOG_PREFIX),
+            scan_index_forward=False,
+            **page,
+        )
+
+    return read_page(query, {"webhook_id", "sk"}, limit, cursor, delivery_view)

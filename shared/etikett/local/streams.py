@@ -1,0 +1,457 @@
+"""Polls the template's DynamoDB stream event sources in process and hands batches to their
+functions as Lambda's DynamoDB stream events, with Lambda's semantics: records in order per shard,
+a failed batch retried (from its first failed record, with ReportBatchItemFailures) until it
+succeeds or `MaximumRetryAttempts` is spent.
+
+How far each shard was handed over is checkpointed in a file beside the local AWS state, so that a
+restart neither loses nor replays records. Two facts of local AWS (`local/aws.py`) shape this:
+
+- moto's state comes back from a snapshot. A clean stop stops these pollers before the final
+  snapshot, so that snapshot holds everything their functions did: the checkpoints are then exact.
+  Otherwise (a crash) the snapshot is up to a second or so older than the last checkpoints, so each
+  shard keeps a short journal of when it reached which position, and resumes from the last position
+  reached before the snapshot was taken (less a margin). Records after it are read again: at least
+  once, never lost; consumers dedupe by the record's content (for events: the event id).
+- For moto, GetShardIterator and GetRecords change state: each call stores a new shard iterator,
+  for good, and makes the next snapshot necessary. Asking every tenth of a second would grow the
+  state without end and snapshot it every second. So the poller reads the wire only when a shard
+  has new records, which it learns from moto's memory in this process (`moto_shard_end`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from etikett.local.functions import FunctionRegistry
+from etikett.local.provision import Resolver
+from etikett.local.template import LOCAL_ACCOUNT, DynamoDBSource
+
+logger = logging.getLogger("etikett.streams")
+
+CHECKPOINT_FILE = "dynamodb-streams.json"
+_FORMAT = 1
+# Journal entries are kept this long (plus the newest older one, the anchor of a rewind).
+_JOURNAL_SECONDS = 120.0
+_JOURNAL_MAX = 256
+# A snapshot is pickled at most this long before its file is in place.
+SNAPSHOT_MARGIN_SECONDS = 10.0
+
+ShardEnd = Callable[[str], "int | None"]
+
+
+@dataclass
+class _Shard:
+    position: str | None  # the last sequence number handed over; None: none yet
+    base: str | None = None  # the position before the journal's first entry
+    journal: list[tuple[str, float]] = field(default_factory=list)  # (position, wall time)
+
+
+class Checkpoints:
+    """The checkpoint file: per stream and shard, the last sequence number handed over.
+
+    `snapshot` is the local AWS state file whose age decides how far to trust positions after an
+    unclean stop; None means the AWS state is durable, so positions are always exact."""
+
+    def __init__(
+        self,
+        path: Path,
+        snapshot: Path | None = None,
+        margin_seconds: float = SNAPSHOT_MARGIN_SECONDS,
+    ) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._streams: dict[str, dict[str, _Shard]] = {}
+        self._advanced_at = 0.0
+        self._load(snapshot, margin_seconds)
+
+    # --- reading and writing the file ---------------------------------------------------------
+
+    def _load(self, snapshot: Path | None, margin: float) -> None:
+        try:
+            data = json.loads(self._path.read_text())
+            if data.get("format") != _FORMAT:
+                raise ValueError(f"unknown format {data.get('format')!r}")
+            streams = {
+                arn: {
+                    shard_id: _Shard(
+                        position=entry["position"],
+                        base=entry.get("base"),
+                        journal=[(str(p), float(t)) for p, t in entry.get("journal", [])],
+                    )
+                    for shard_id, entry in shards.items()
+                }
+                for arn, shards in data["streams"].items()
+            }
+        except FileNotFoundError:
+            return
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            aside = self._path.with_name(
+                f"{self._path.name}.unreadable-{datetime.now():%Y%m%dT%H%M%S%f}"
+            )
+            os.replace(self._path, aside)
+            logger.warning("stream checkpoints unreadable (%s); moved to %s", error, aside)
+            return
+        self._streams = streams
+        if snapshot is None:
+            return
+        try:
+            taken = snapshot.stat().st_mtime
+        except FileNotFoundError:
+            taken = float("-inf")  # a fresh AWS state: its streams are new ones anyway
+        # After a clean stop, the final snapshot was written after the checkpoints were closed.
+        if data.get("clean") and taken > float(data.get("closed_at", float("inf"))):
+            return
+        cutoff = taken - margin
+        for arn, shards in self._streams.items():
+            for shard_id, shard in shards.items():
+                kept = [entry for entry in shard.journal if entry[1] <= cutoff]
+                resumed = kept[-1][0] if kept else shard.base
+                if resumed != shard.position:
+                    logger.warning(
+                        "unclean stop: %s %s resumes at %s, not %s (records after it are read "
+                        "again)",
+                        arn,
+                        shard_id,
+                        resumed,
+                        shard.position,
+                    )
+                shard.position, shard.journal = resumed, kept
+
+    def _save(self, clean: bool) -> None:
+        document = {
+            "format": _FORMAT,
+            "clean": clean,
+            "advanced_at": self._advanced_at,
+            "closed_at": time.time() if clean else None,
+            "streams": {
+                arn: {
+                    shard_id: {
+                        "position": shard.position,
+                        "base": shard.base,
+                        "journal": shard.journal,
+                    }
+                    for shard_id, shard in shards.items()
+                }
+                for arn, shards in self._streams.items()
+            },
+        }
+        _write_atomically(self._path, json.dumps(document, indent=1).encode())
+
+    # --- positions ----------------------------------------------------------------------------
+
+    def known(self, arn: str, shard_id: str) -> bool:
+        with self._lock:
+            return shard_id in self._streams.get(arn, {})
+
+    def position(self, arn: str, shard_id: str) -> str | None:
+        with self._lock:
+            shard = self._streams.get(arn, {}).get(shard_id)
+            return shard.position if shard else None
+
+    def begin(self, arn: str, shard_id: str, position: str | None) -> None:
+        """Start reading a shard after `position` (None: from its first record)."""
+        with self._lock:
+            self._streams.setdefault(arn, {})[shard_id] = _Shard(position=position, base=position)
+            self._save(clean=False)
+
+    def advance(self, arn: str, shard_id: str, position: str) -> None:
+        """Everything up to `position` was handed over; written to disk before this returns."""
+        now = time.time()
+        with self._lock:
+            shard = self._streams.setdefault(arn, {}).setdefault(shard_id, _Shard(None))
+            shard.position = position
+            shard.journal.append((position, now))
+            while len(shard.journal) > _JOURNAL_MAX or (
+                len(shard.journal) > 1 and shard.journal[1][1] < now - _JOURNAL_SECONDS
+            ):
+                shard.base = shard.journal.pop(0)[0]
+            self._advanced_at = now
+            self._save(clean=False)
+
+    def retain(self, table_arn: str, stream_arn: str) -> None:
+        """Forget the streams of earlier incarnations of a table (deleted and created again)."""
+        with self._lock:
+            stale = [a for a in self._streams if a.startswith(f"{table_arn}/") and a != stream_arn]
+            for arn in stale:
+                del self._streams[arn]
+
+    def close(self) -> None:
+        """Mark the positions exact: nothing is handed over any more in this process."""
+        with self._lock:
+            self._save(clean=True)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def moto_shard_end(region: str, account: str = LOCAL_ACCOUNT) -> ShardEnd:
+    """For moto's server in this process: the last sequence number in a table's stream (0 while it
+    is empty; None if moto has no such stream here), read from memory without a request."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    def shard_end(table_name: str) -> int | None:
+        # dict.get: indexing would create backends as a side effect.
+        regions = dict.get(dynamodb_backends, account)
+        backend = dict.get(regions, region) if regions is not None else None
+        table = backend.tables.get(table_name) if backend is not None else None
+        shard = getattr(table, "stream_shard", None)
+        if shard is None:
+            return None
+        count = len(shard.items)
+        return int(shard.starting_sequence_number) + count - 1 if count else 0
+
+    return shard_end
+
+
+class StreamPoller:
+    def __init__(
+        self,
+        sources: list[DynamoDBSource],
+        resolver: Resolver,
+        functions: FunctionRegistry,
+        endpoint_url: str,
+        region: str,
+        checkpoints: Checkpoints,
+        *,
+        shard_end: ShardEnd | None = None,
+        interval: float = 0.1,
+    ) -> None:
+        self._sources = sources
+        self._resolver = resolver
+        self._functions = functions
+        self._region = region
+        self._checkpoints = checkpoints
+        self._shard_end = shard_end
+        # Without a way to see new records, each look is a GetRecords call: look less often.
+        self._interval = interval if shard_end is not None else max(interval, 1.0)
+        session = boto3.session.Session(region_name=region)
+        self._dynamodb = session.client("dynamodb", endpoint_url=endpoint_url)
+        self._streams = session.client("dynamodbstreams", endpoint_url=endpoint_url)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._iterators: dict[tuple[str, str], str] = {}
+        self._verified: set[tuple[str, str]] = set()
+        self._failures: dict[tuple[str, str], int] = {}
+
+    def start(self) -> None:
+        for source in self._sources:
+            thread = threading.Thread(
+                target=self._run,
+                args=(source,),
+                daemon=True,
+                name=f"dynamodb-{source.function}-{source.table}",
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Stop after the batches in hand, then mark the checkpoints exact."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=60)
+        if all(not thread.is_alive() for thread in self._threads):
+            self._checkpoints.close()
+        else:
+            logger.error("a stream poller is still busy; its checkpoints stay marked unclean")
+
+    def _run(self, source: DynamoDBSource) -> None:
+        table = self._resolver.refs[source.table]
+        stream: tuple[str, list[str]] | None = None
+        listed = 0.0
+        while not self._stop.is_set():
+            try:
+                # Shards change rarely (never in moto); look again now and then.
+                if stream is None or time.monotonic() - listed > 30:
+                    stream, listed = self._describe(table), time.monotonic()
+                arn, shard_ids = stream
+                busy = False
+                for shard_id in shard_ids:
+                    busy = self.poll_shard(source, table, arn, shard_id) or busy
+            except Exception:
+                logger.exception("polling the stream of %s for %s failed", table, source.function)
+                stream = None
+                self._iterators.clear()
+                self._stop.wait(1)
+                continue
+            if not busy:
+                self._stop.wait(self._interval)
+
+    def _describe(self, table: str) -> tuple[str, list[str]]:
+        described = self._dynamodb.describe_table(TableName=table)["Table"]
+        arn = described["LatestStreamArn"]
+        self._checkpoints.retain(described["TableArn"], arn)
+        shards = self._streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        return arn, [shard["ShardId"] for shard in shards]
+
+    # --- one shard ----------------------------------------------------------------------------
+
+    def poll_shard(self, source: DynamoDBSource, table: str, arn: str, shard_id: str) -> bool:
+        """Hand the shard's next batch to the function; whether there was one."""
+        key = (arn, shard_id)
+        if not self._checkpoints.known(arn, shard_id):
+            self._begin(source, arn, shard_id)
+        elif key not in self._verified:
+            self._verify(arn, shard_id)
+        self._verified.add(key)
+        position = self._checkpoints.position(arn, shard_id)
+        if self._shard_end is not None:
+            end = self._shard_end(table)
+            if end is not None and end <= (int(position) if position is not None else 0):
+                return False
+        iterator = self._iterators.pop(key, None) or self._iterator(arn, shard_id, position)
+        limit = min(source.batch_size, 1000)
+        answer = self._streams.get_records(ShardIterator=iterator, Limit=limit)
+        records = answer.get("Records", [])
+        following = answer.get("NextShardIterator")
+        if not records:
+            if following:
+                self._iterators[key] = following
+            return False
+        failed = self._invoke(source, arn, records)
+        if failed is None:
+            self._checkpoints.advance(arn, shard_id, _sequence(records[-1]))
+            self._failures.pop(key, None)
+            if following:
+                self._iterators[key] = following
+            return True
+        # Lambda checkpoints before the first failed record and retries from there.
+        if failed > 0:
+            self._checkpoints.advance(arn, shard_id, _sequence(records[failed - 1]))
+        tries = self._failures[key] = self._failures.get(key, 0) + 1
+        if 0 <= source.maximum_retry_attempts < tries:
+            logger.error(
+                "%s failed %d times on records %s..%s of %s; skipping them (MaximumRetryAttempts)",
+                source.function,
+                tries,
+                _sequence(records[failed]),
+                _sequence(records[-1]),
+                arn,
+            )
+            self._checkpoints.advance(arn, shard_id, _sequence(records[-1]))
+            self._failures.pop(key, None)
+            if following:
+                self._iterators[key] = following
+            return True
+        self._stop.wait(min(0.5 * 2 ** (tries - 1), 30.0))
+        return True
+
+    def _iterator(self, arn: str, shard_id: str, position: str | None) -> str:
+        if position is None:
+            kind: dict[str, str] = {"ShardIteratorType": "TRIM_HORIZON"}
+        else:
+            kind = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": position}
+        answer = self._streams.get_shard_iterator(StreamArn=arn, ShardId=shard_id, **kind)
+        return str(answer["ShardIterator"])
+
+    def _last_sequence(self, arn: str, shard_id: str) -> str | None:
+        """Read the shard to its end; its last sequence number (None: empty)."""
+        last = None
+        iterator: str | None = self._iterator(arn, shard_id, None)
+        while iterator:
+            answer = self._streams.get_records(ShardIterator=iterator, Limit=1000)
+            if not answer.get("Records"):
+                break
+            last = _sequence(answer["Records"][-1])
+            iterator = answer.get("NextShardIterator")
+        return last
+
+    def _begin(self, source: DynamoDBSource, arn: str, shard_id: str) -> None:
+        position = None
+        if source.starting_position == "LATEST":
+            position = self._last_sequence(arn, shard_id)
+        self._checkpoints.begin(arn, shard_id, position)
+
+    def _verify(self, arn: str, shard_id: str) -> None:
+        """After a restart: is the checkpointed record in the restored state? If not (the state
+        is older than the checkpoint), its sequence numbers will be used again: resume after the
+        last record there is."""
+        position = self._checkpoints.position(arn, shard_id)
+        if position is None:
+            return
+        with contextlib.suppress(Exception):
+            answer = self._streams.get_records(
+                ShardIterator=self._streams.get_shard_iterator(
+                    StreamArn=arn,
+                    ShardId=shard_id,
+                    ShardIteratorType="AT_SEQUENCE_NUMBER",
+                    SequenceNumber=position,
+                )["ShardIterator"],
+                Limit=1,
+            )
+            if [_sequence(r) for r in answer.get("Records", [])] == [position]:
+                return
+        last = self._last_sequence(arn, shard_id)
+        logger.warning(
+            "%s %s: checkpoint %s is not in the restored state; resuming after %s",
+            arn,
+            shard_id,
+            position,
+            last,
+        )
+        self._checkpoints.begin(arn, shard_id, last)
+
+    def _invoke(
+        self, source: DynamoDBSource, arn: str, records: list[dict[str, Any]]
+    ) -> int | None:
+        """Hand the batch over; None if it succeeded, else the index of its first failed record."""
+        event = {"Records": [self._lambda_record(record, arn) for record in records]}
+        try:
+            result = self._functions.invoke(source.function, event)
+        except Exception:
+            logger.exception("function %s failed on a batch of %d", source.function, len(records))
+            return 0
+        if not source.report_item_failures or not isinstance(result, dict):
+            return None
+        failures = result.get("batchItemFailures") or []
+        if not failures:
+            return None
+        index = {_sequence(record): i for i, record in enumerate(records)}
+        identifiers = [failure.get("itemIdentifier") for failure in failures]
+        if not all(identifier in index for identifier in identifiers):
+            return 0  # as Lambda: an unknown identifier fails the whole batch
+        return min(index[identifier] for identifier in identifiers)
+
+    def _lambda_record(self, record: dict[str, Any], arn: str) -> dict[str, Any]:
+        """A GetRecords record as Lambda passes it: region, source ARN, epoch seconds."""
+        change = dict(record["dynamodb"])
+        created = change.get("ApproximateCreationDateTime")
+        if isinstance(created, datetime):
+            change["ApproximateCreationDateTime"] = int(created.timestamp())
+        return {
+            "eventID": record["eventID"],
+            "eventName": record["eventName"],
+            "eventVersion": "1.1",
+            "eventSource": "aws:dynamodb",
+            "awsRegion": self._region,
+            "dynamodb": change,
+            "eventSourceARN": arn,
+        }
+
+
+def _sequence(record: dict[str, Any]) -> str:
+    return str(record["dynamodb"]["SequenceNumber"])

@@ -1,0 +1,87 @@
+"""One delivery attempt over real HTTP to a loopback server: the answer, and what is refused."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from etikett.domain.webhook_delivery import post
+
+HEADERS = {"content-type": "application/json", "webhook-id": "evt_1"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    seen: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        _Handler.seen.append(self.path)
+        if self.path == "/slow":
+            time.sleep(1.5)
+        status = {"/gone": 410, "/moved": 302, "/broken": 500}.get(self.path, 204)
+        self.send_response(status)
+        if status == 302:
+            self.send_header("location", "https://elsewhere.example/")
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_2xx_is_delivered(server: str) -> None:
+    response = post(f"{server}/ok", b"{}", HEADERS)
+    assert response.delivered and response.status_code == 204 and response.error is None
+    assert response.duration_ms >= 0
+
+
+def test_410_and_500_are_answers_not_deliveries(server: str) -> None:
+    gone = post(f"{server}/gone", b"{}", HEADERS)
+    assert (gone.delivered, gone.status_code, gone.error) == (False, 410, None)
+    broken = post(f"{server}/broken", b"{}", HEADERS)
+    assert (broken.delivered, broken.status_code, broken.error) == (False, 500, "HTTP 500")
+
+
+def test_redirects_are_not_followed(server: str) -> None:
+    _Handler.seen.clear()
+    response = post(f"{server}/moved", b"{}", HEADERS)
+    assert not response.delivered and response.status_code == 302
+    assert "not followed" in (response.error or "")
+    assert _Handler.seen == ["/moved"]
+
+
+def test_a_slow_receiver_times_out(server: str) -> None:
+    started = time.monotonic()
+    response = post(f"{server}/slow", b"{}", HEADERS, timeout=0.5)
+    assert time.monotonic() - started < 1.4
+    assert response.status_code is None and "no answer within 0.5 s" in (response.error or "")
+
+
+def test_nobody_listening() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    response = post(f"http://127.0.0.1:{port}/", b"{}", HEADERS)
+    assert response.status_code is None and "cannot connect" in (response.error or "")
+
+
+def test_plain_http_elsewhere_is_never_sent() -> None:
+    response = post("http://192.0.2.1/hooks", b"{}", HEADERS)
+    assert response.status_code is None and "URL refused" in (response.error or "")
+    assert response.duration_ms < 100
