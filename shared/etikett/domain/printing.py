@@ -26,6 +26,7 @@ from etikett.ids import new_id
 from etikett.store.archive import ArchiveRecord
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobRecord
+from etikett.store.labels import unpack
 
 MAX_RECORDS = 10_000
 INLINE_RECORDS = 25  # up to this many records render within the request
@@ -114,17 +115,16 @@ def resolve_version(reference: str) -> tuple[str, int, LabelDocument]:
                 label_id=label_id,
             )
         version = int(meta.released_version)
-    else:
-        record = label_versions.load_version(label_id, "label", version)
-        if record.status != "approved":
-            raise LabelNotReleased(
-                f"Version {version} of {label_id} is {record.status}; only "
-                "approved versions print.",
-                label_id=label_id,
-                version=version,
-                status=record.status,
-            )
-    _, document = label_versions.label_document(label_id, version)
+    record = label_versions.load_version(label_id, "label", version)
+    if record.status != "approved":
+        raise LabelNotReleased(
+            f"Version {version} of {label_id} is {record.status}; only approved versions print.",
+            label_id=label_id,
+            version=version,
+            status=record.status,
+        )
+    # One read of the version, not two: the request path counts its round trips.
+    document = LabelDocument.model_validate(unpack(record.document))
     return label_id, version, document
 
 

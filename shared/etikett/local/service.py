@@ -47,7 +47,9 @@ class LocalService:
         self.host = host
         self.port = port
         self.agent_port = agent_port if agent_port is not None else port + 443
-        self.aws = LocalAws(home / STATE_FILE)
+        # How often changed state is saved at most (a snapshot briefly holds every request).
+        interval = float(os.environ.get("ETIKETT_SNAPSHOT_SECONDS", "1"))
+        self.aws = LocalAws(home / STATE_FILE, snapshot_interval=interval)
         self._servers: list[Any] = []
         self._server_threads: list[threading.Thread] = []
         self.ca_file: Path | None = None
