@@ -17,32 +17,11 @@ from etikett_runner.printer_sim import PrinterSimulator
 from PIL import Image, ImageChops
 
 from e2e.runners import RunnerProcess, eventually
-from support.client import PASSWORD, Api, unique
+from support.client import Api, unique
 from support.server import DevServer
 
 TUNING = ["--heartbeat-seconds", "1", "--unreachable-seconds", "4", "--held-recheck-seconds", "0.5"]
 FINAL = {"confirmed", "succeeded", "failed", "cancelled"}
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("print-e2e")
-
-
-@pytest.fixture(scope="module")
-def server(workdir: Path) -> Iterator[DevServer]:
-    service = DevServer(workdir / "home")
-    service.start()
-    yield service
-    service.stop()
-
-
-@pytest.fixture(scope="module")
-def admin(server: DevServer) -> Api:
-    anonymous = Api(server.url)
-    response = anonymous.post("/auth/setup", json={"username": "admin", "password": PASSWORD})
-    assert response.status_code == 201, response.text
-    return anonymous.as_token(response.json()["token"])
 
 
 @pytest.fixture(scope="module")

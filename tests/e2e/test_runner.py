@@ -28,7 +28,7 @@ from PIL import Image, ImageChops
 from e2e.runners import RunnerProcess, eventually
 from etikett.catalog.vorlagen import get_vorlage, sample_values
 from etikett.render import encode_zpl, render, resolve_variables
-from support.client import PASSWORD, Api, problem
+from support.client import Api, problem
 from support.server import DevServer
 
 FINAL = {"confirmed", "succeeded", "failed", "cancelled"}
@@ -37,28 +37,6 @@ TUNING = ["--heartbeat-seconds", "1", "--unreachable-seconds", "4", "--held-rech
 
 
 # --- the stack ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("runner-e2e")
-
-
-@pytest.fixture(scope="module")
-def server(workdir: Path) -> Iterator[DevServer]:
-    """A service of our own: these tests add and remove Runners and printers."""
-    service = DevServer(workdir / "home")
-    service.start()
-    yield service
-    service.stop()
-
-
-@pytest.fixture(scope="module")
-def admin(server: DevServer) -> Api:
-    anonymous = Api(server.url)
-    response = anonymous.post("/auth/setup", json={"username": "admin", "password": PASSWORD})
-    assert response.status_code == 201, response.text
-    return anonymous.as_token(response.json()["token"])
 
 
 @pytest.fixture(scope="module")
