@@ -32,70 +32,13 @@ PREVIEW_BUDGET_MS = 30.0
 RSS_BUDGET_MB = 150.0
 MARKER = "RENDER-BENCH "
 
-GS1_128 = "(00)340123450000000000"
-GS1_DM = "(01)09501101530003(17)270101(10)AB12"
-
 
 def logistics_label(dpi: int) -> Any:
-    from etikett.dsl.label import LabelDocument
+    """The same label the render tests use (tests/unit/render/samples.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from unit.render.samples import logistics_label as sample
 
-    def text(id_: str, content: str, **fields: Any) -> dict[str, Any]:
-        return {"id": id_, "type": "text", "content": content, **fields}
-
-    def code(id_: str, symbology: str, content: str, **fields: Any) -> dict[str, Any]:
-        return {"id": id_, "type": "barcode", "symbology": symbology, "content": content, **fields}
-
-    return LabelDocument.model_validate(
-        {
-            "size": {"width_mm": 101.6, "height_mm": 152.4},
-            "dpi": dpi,
-            "objects": [
-                text("from-title", "FROM", x_mm=4, y_mm=4, size_pt=7, weight=700),
-                text(
-                    "from",
-                    "Etikett Versand GmbH\nGroßstraße 12 · 10115 Berlin",
-                    x_mm=4,
-                    y_mm=7,
-                    size_pt=9,
-                    width_mm=60,
-                    wrap=True,
-                ),
-                text("to-title", "TO", x_mm=4, y_mm=18, size_pt=7, weight=700),
-                text(
-                    "to",
-                    "Müller & Söhne KG\nWarenannahme Tor 3\nHafenstraße 77\n20457 Hamburg",
-                    x_mm=4,
-                    y_mm=21,
-                    size_pt=13,
-                    weight=600,
-                    width_mm=92,
-                    height_mm=26,
-                    shrink_to_fit=True,
-                ),
-                {
-                    "id": "rule",
-                    "type": "line",
-                    "x_mm": 0,
-                    "y_mm": 50,
-                    "length_mm": 101.6,
-                    "thickness_mm": 0.6,
-                },
-                text("carrier", "PAKET · 12,40 €", x_mm=4, y_mm=53, size_pt=16, weight=700),
-                code("dm", "gs1-datamatrix", GS1_DM, x_mm=72, y_mm=53),
-                {
-                    "id": "frame",
-                    "type": "box",
-                    "x_mm": 2,
-                    "y_mm": 78,
-                    "width_mm": 97.6,
-                    "height_mm": 70,
-                    "line_mm": 0.5,
-                },
-                text("sscc-title", "SSCC", x_mm=6, y_mm=81, size_pt=8, weight=700),
-                code("sscc", "gs1-128", GS1_128, x_mm=11, y_mm=88, height_mm=32),
-            ],
-        }
-    )
+    return sample(dpi)
 
 
 def median_ms(action: Callable[[], Any], repeat: int, warmup: int = 5) -> float:

@@ -2,25 +2,6 @@
 
 from ulid import ULID
 
-PREFIXES = frozenset(
-    {
-        "lbl",
-        "flw",
-        "dep",
-        "rgp",
-        "run",
-        "prn",
-        "job",
-        "arc",
-        "aud",
-        "usr",
-        "tok",
-        "enr",
-        "crd",
-        "whk",
-    }
-)
-
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{ULID()}"

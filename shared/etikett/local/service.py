@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import ssl
 import threading
 import time
@@ -25,12 +24,6 @@ logger = logging.getLogger("etikett.local")
 
 LOCAL_REGION = "eu-central-1"
 STATE_FILE = "aws-state.pickle"
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
 
 
 class LocalService:

@@ -31,6 +31,5 @@ class EventRecord(Model):
     at = UTCDateTimeAttribute()
     subject_id = UnicodeAttribute()  # the label, job, … the event is about
     data = MapAttribute()
-    delivery = UnicodeAttribute(default="pending")  # the webhook sender's progress
 
     by_time = EventsByTime()
