@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -33,9 +34,14 @@ def table_meta(env_name: str, logical_id: str) -> type:
 
 def transaction() -> TransactWrite:
     """One all-or-nothing write across tables: a change and its audit entry land together."""
-    return TransactWrite(
-        connection=Connection(region=config.region(), host=config.dynamodb_endpoint(), **_TIMEOUTS)
-    )
+    return TransactWrite(connection=_connection(config.region(), config.dynamodb_endpoint()))
+
+
+@functools.cache
+def _connection(region: str, host: str | None) -> Connection:
+    # One per process, like the models' own: a new Connection makes a new botocore session and
+    # client on first use, which reads botocore's endpoint data again (≈ 100-300 ms).
+    return Connection(region=region, host=host, **_TIMEOUTS)
 
 
 def cancellation_codes(error: Exception) -> list[str | None]:
