@@ -16,6 +16,7 @@ from etikett.ids import new_id
 from etikett.store.base import transaction
 from etikett.store.jobs import JobMessage, JobRecord
 from etikett.store.pages import Page, read_page
+from etikett.store.runners import RunnerRecord
 
 JobStatus = Literal[
     "rendering",
@@ -115,10 +116,18 @@ def get(job_id: str) -> Job:
 
 
 def _store_data(job_id: str, data: bytes) -> str:
-    """Job bytes go to S3, not into the queue (256 KB) or the table (400 KB)."""
+    """Large job bytes go to S3, not into the queue (256 KB) or the table (400 KB)."""
     key = f"jobs/{job_id}/data"
     clients.client("s3").put_object(Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key, Body=data)
     return key
+
+
+def _place_data(job_id: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:
+    """Where a job's bytes wait for the Runner: small ones in the queue message (returned, to
+    be sent with it), others in S3 (named in the payload)."""
+    if len(data) <= runner_queues.MESSAGE_DATA_BYTES:
+        return {"data_bytes": len(data)}, data
+    return {"data_key": _store_data(job_id, data), "data_bytes": len(data)}, None
 
 
 def data_url(key: str) -> str:
@@ -145,16 +154,18 @@ def submit(
     printer_id: str | None = None,
     data: bytes | None = None,
     audit_details: dict[str, Any] | None = None,
+    extra_writes: Any = None,
+    note: str = "Queued for the Runner.",
 ) -> Job:
-    """A job on the Runner's queue. A Runner that is offline finds it when it comes back."""
-    runner = runners.load_runner(runner_id)
-    if runner.state != "active" or not runner.queue_url:
-        raise Conflict(
-            f"Runner {runner_id} is not admitted yet.", "runner.not_active", runner_id=runner_id
-        )
+    """A job on the Runner's queue. A Runner that is offline finds it when it comes back
+    (the job is `held` until then). The job, its audit entry and `extra_writes(tx, record)`
+    land in one transaction."""
+    runner = _admitted_runner(runner_id)
     job_id = new_id("job")
+    carried: bytes | None = None
     if data is not None:
-        payload = {**payload, "data_key": _store_data(job_id, data), "data_bytes": len(data)}
+        placed, carried = _place_data(job_id, data)
+        payload = {**payload, **placed}
     now = clock.now()
     online = runners.status_of(runner, now) == "online"
     record = JobRecord(
@@ -167,32 +178,55 @@ def submit(
         created_at=now,
         updated_at=now,
         created_by=invocation.caller.subject if invocation.caller else "system",
+        # `held` is one of a print's outcomes (spec part 6); other kinds only have a status.
+        outcome="held" if not online and kind == "print" else None,
         outcome_reason=None if online else "runner_offline",
         messages=[
             message(
                 "info",
-                "Queued for the Runner."
+                note
                 if online
                 else "The Runner is offline; the job waits in its queue until it is back.",
             )
         ],
     )
+    _save_new(invocation, record, audit_details, extra_writes)
+    assert runner.queue_url is not None
+    runner_queues.send(runner.queue_url, job_id, carried)
+    return view(record)
+
+
+def _admitted_runner(runner_id: str) -> RunnerRecord:
+    runner = runners.load_runner(runner_id)
+    if runner.state != "active" or not runner.queue_url:
+        raise Conflict(
+            f"Runner {runner_id} is not admitted yet.", "runner.not_active", runner_id=runner_id
+        )
+    return runner
+
+
+def _save_new(
+    invocation: Invocation,
+    record: JobRecord,
+    audit_details: dict[str, Any] | None,
+    extra_writes: Any,
+) -> None:
     with transaction() as tx:
         tx.save(record, condition=JobRecord.id.does_not_exist())
         tx.save(
             audit.entry(
                 invocation,
-                job_id,
+                record.id,
                 details={
-                    "kind": kind,
-                    "runner_id": runner_id,
-                    "printer_id": printer_id,
+                    "kind": record.kind,
+                    "runner_id": record.runner_id,
+                    "printer_id": record.printer_id,
                     **(audit_details or {}),
                 },
             )
         )
-    runner_queues.send(runner.queue_url, job_id)
-    return view(record)
+        if extra_writes is not None:
+            extra_writes(tx, record)
 
 
 def create(
@@ -207,11 +241,7 @@ def create(
 ) -> JobRecord:
     """A job whose printer data is still being prepared (`rendering`): its record, its audit
     entry and `extra_writes(tx, record)` in one transaction; `dispatch` queues it later."""
-    runner = runners.load_runner(runner_id)
-    if runner.state != "active" or not runner.queue_url:
-        raise Conflict(
-            f"Runner {runner_id} is not admitted yet.", "runner.not_active", runner_id=runner_id
-        )
+    _admitted_runner(runner_id)
     now = clock.now()
     record = JobRecord(
         id=new_id("job"),
@@ -225,22 +255,7 @@ def create(
         created_by=invocation.caller.subject if invocation.caller else "system",
         messages=[message("info", "Accepted; rendering the labels.")],
     )
-    with transaction() as tx:
-        tx.save(record, condition=JobRecord.id.does_not_exist())
-        tx.save(
-            audit.entry(
-                invocation,
-                record.id,
-                details={
-                    "kind": kind,
-                    "runner_id": runner_id,
-                    "printer_id": printer_id,
-                    **(audit_details or {}),
-                },
-            )
-        )
-        if extra_writes is not None:
-            extra_writes(tx, record)
+    _save_new(invocation, record, audit_details, extra_writes)
     return record
 
 
@@ -248,7 +263,7 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
     """Store the job's printer data and put the job on its Runner's queue. A Runner that is
     offline finds it there when it is back; until then the job is `held` (runner_offline)."""
     runner = runners.load_runner(record.runner_id)
-    key = _store_data(record.id, data)
+    placed, carried = _place_data(record.id, data)
     online = runners.status_of(runner) == "online"
     note = (
         "Rendered; queued for the Runner."
@@ -257,7 +272,7 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
     )
     actions: list[Any] = [
         JobRecord.updated_at.set(clock.now()),
-        JobRecord.payload.set({**record.payload, "data_key": key, "data_bytes": len(data)}),
+        JobRecord.payload.set({**record.payload, **placed}),
         JobRecord.status.set("queued" if online else "held"),
         JobRecord.messages.set(JobRecord.messages.append([message("info", note)])),
     ]
@@ -268,7 +283,7 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
         if not online and on_held is not None:
             on_held(tx, record)
     if runner.queue_url:
-        runner_queues.send(runner.queue_url, record.id)
+        runner_queues.send(runner.queue_url, record.id, carried)
     return get(record.id)
 
 

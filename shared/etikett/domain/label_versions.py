@@ -225,15 +225,25 @@ def _load_meta(label_id: str) -> LabelRecord:
 
 def load_version(label_id: str, kind: DocumentKind, version: int) -> VersionRecord:
     try:
-        return VersionRecord.get(label_id, version_sk(kind, version))
+        record = VersionRecord.get(label_id, version_sk(kind, version))
     except VersionRecord.DoesNotExist:
+        record = None
+    return existing_version(label_id, kind, version, record)
+
+
+def existing_version(
+    label_id: str, kind: DocumentKind, version: int, record: VersionRecord | None
+) -> VersionRecord:
+    """`record` as read for that version; label.version_not_found if there was none."""
+    if record is None:
         raise NotFound(
             f"{label_id} has no {kind} version {version}.",
             "label.version_not_found",
             label_id=label_id,
             version=version,
             document=kind,
-        ) from None
+        )
+    return record
 
 
 def get_document(label_id: str, version: int | None = None) -> DocumentAnswer:

@@ -134,9 +134,17 @@ def view(record: LabelRecord) -> Label:
 
 def load(label_id: str) -> LabelRecord:
     try:
-        return LabelRecord.get(label_id, META_SK)
+        record = LabelRecord.get(label_id, META_SK)
     except LabelRecord.DoesNotExist:
-        raise NotFound(f"No label {label_id}.", "label.not_found", label_id=label_id) from None
+        record = None
+    return existing(label_id, record)
+
+
+def existing(label_id: str, record: LabelRecord | None) -> LabelRecord:
+    """`record` as read for `label_id`; label.not_found if there was none."""
+    if record is None:
+        raise NotFound(f"No label {label_id}.", "label.not_found", label_id=label_id)
+    return record
 
 
 def get(label_id: str) -> Label:

@@ -152,6 +152,11 @@ def load(printer_id: str) -> PrinterRecord:
         record = PrinterRecord.get(printer_id)
     except PrinterRecord.DoesNotExist:
         record = None
+    return existing(printer_id, record)
+
+
+def existing(printer_id: str, record: PrinterRecord | None) -> PrinterRecord:
+    """`record` as read for `printer_id`; printer.not_found if there was none."""
     if record is None or not printer_id.startswith("prn_"):
         raise NotFound(f"No printer {printer_id}.", "printer.not_found", printer_id=printer_id)
     return record
@@ -161,8 +166,15 @@ def by_name(name: str) -> PrinterRecord:
     try:
         claim = PrinterNameClaim.get(PrinterNameClaim.key_for(name))
     except PrinterNameClaim.DoesNotExist:
-        raise NotFound(f"No printer named {name!r}.", "printer.not_found", name=name) from None
-    return load(claim.printer_id)
+        claim = None
+    return load(named(name, claim))
+
+
+def named(name: str, claim: PrinterNameClaim | None) -> str:
+    """The id of the printer `claim` (as read for `name`) names; printer.not_found if none."""
+    if claim is None:
+        raise NotFound(f"No printer named {name!r}.", "printer.not_found", name=name)
+    return claim.printer_id
 
 
 def list_printers(limit: int, cursor: str | None, runner_id: str | None) -> Page[Printer]:

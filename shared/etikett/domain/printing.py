@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
@@ -24,9 +25,11 @@ from etikett.dsl.label import LabelDocument
 from etikett.errors import Conflict, EtikettError, InvalidRequest, NotFound, PayloadTooLarge
 from etikett.ids import new_id
 from etikett.store.archive import ArchiveRecord
+from etikett.store.base import found, reads
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobRecord
-from etikett.store.labels import unpack
+from etikett.store.labels import META_SK, LabelRecord, VersionRecord, unpack, version_sk
+from etikett.store.printers import PrinterNameClaim, PrinterRecord
 
 MAX_RECORDS = 10_000
 INLINE_RECORDS = 25  # up to this many records render within the request
@@ -104,18 +107,54 @@ def parse_reference(reference: str) -> tuple[str, int | None]:
     return match.group("label"), int(version) if version else None
 
 
-def resolve_version(reference: str) -> tuple[str, int, LabelDocument]:
-    label_id, version = parse_reference(reference)
-    meta = labels.load(label_id)
-    if version is None:
-        if not meta.released_version:
+@dataclass(frozen=True)
+class Target:
+    """What a print request names, read: the label version to print and the printer."""
+
+    label_id: str
+    version: int
+    document: LabelDocument
+    printer: PrinterRecord
+
+
+def resolve(reference: str, printer_name: str) -> Target:
+    """The label version and the printer, in two round trips (each one consistent read of
+    several items): the label (or the named version) with the printer's name claim, then the
+    released version with the printer."""
+    label_id, named_version = parse_reference(reference)
+    version_key = version_sk("label", named_version) if named_version else None
+    with reads() as first:
+        meta = first.get(LabelRecord, label_id, META_SK) if version_key is None else None
+        named = first.get(VersionRecord, label_id, version_key) if version_key else None
+        claim = first.get(PrinterNameClaim, PrinterNameClaim.key_for(printer_name))
+    if meta is not None:
+        released = labels.existing(label_id, found(meta)).released_version
+        if not released:
             raise LabelNotReleased(
                 f"{label_id} has no released version; approve one first or "
                 "name an approved version.",
                 label_id=label_id,
             )
-        version = int(meta.released_version)
-    record = label_versions.load_version(label_id, "label", version)
+        version = int(released)
+    else:
+        assert named_version is not None and named is not None
+        version = named_version
+        label_versions.existing_version(label_id, "label", version, found(named))
+    printer_id = printers.named(printer_name, found(claim))
+    with reads() as second:
+        if named is None:
+            named = second.get(VersionRecord, label_id, version_sk("label", version))
+        printer = second.get(PrinterRecord, printer_id)
+    record = label_versions.existing_version(label_id, "label", version, found(named))
+    return Target(
+        label_id=label_id,
+        version=version,
+        document=_approved(label_id, version, record),
+        printer=printers.existing(printer_id, found(printer)),
+    )
+
+
+def _approved(label_id: str, version: int, record: VersionRecord) -> LabelDocument:
     if record.status != "approved":
         raise LabelNotReleased(
             f"Version {version} of {label_id} is {record.status}; only approved versions print.",
@@ -123,9 +162,7 @@ def resolve_version(reference: str) -> tuple[str, int, LabelDocument]:
             version=version,
             status=record.status,
         )
-    # One read of the version, not two: the request path counts its round trips.
-    document = LabelDocument.model_validate(unpack(record.document))
-    return label_id, version, document
+    return LabelDocument.model_validate(unpack(record.document))
 
 
 def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) -> None:
@@ -215,8 +252,13 @@ def submit(
             records=len(records),
             limit=MAX_RECORDS,
         )
-    label_id, version, document = resolve_version(request.label_id)
-    printer = printers.by_name(request.printer)
+    target = resolve(request.label_id, request.printer)
+    label_id, version, document, printer = (
+        target.label_id,
+        target.version,
+        target.document,
+        target.printer,
+    )
     if int(printer.dpi) != document.dpi:
         raise Conflict(
             f"The label is designed at {document.dpi} dpi, the printer prints "
@@ -262,29 +304,16 @@ def submit(
         "labels": len(records),
         "copies": request.copies,
         "expected_labels": len(records) * request.copies,
-        "rendered_at": None,
     }
-    job = jobs.create(
-        invocation,
-        printer.runner_id,
-        "print",
-        payload,
-        printer_id=printer.pk,
-        audit_details={
-            "label_id": label_id,
-            "label_version": version,
-            "printer": printer.name,
-            "labels": len(records),
-            "copies": request.copies,
-            "serials": {name: [values[0], values[-1]] for name, values in taken.items()},
-        },
-    )
-    with ArchiveRecord.batch_write() as batch:
-        for entry in entries:
-            entry.job_id = job.id
-            batch.save(entry)
+    audit_details = {
+        "label_id": label_id,
+        "label_version": version,
+        "printer": printer.name,
+        "labels": len(records),
+        "copies": request.copies,
+        "serials": {name: [values[0], values[-1]] for name, values in taken.items()},
+    }
     work = {
-        "job_id": job.id,
         "document": document.model_dump(mode="json", exclude_none=True),
         "records": records,
         "serials": serials,
@@ -292,17 +321,67 @@ def submit(
         "language": printer.language,
         "now": clock.rfc3339(moment),
     }
+    job_view: jobs.Job | JobRecord
     if len(records) <= INLINE_RECORDS:
-        status = render_and_dispatch(job, work).status
+        # Rendered before the job is written: the job, its audit entry and its archive entries
+        # then land in one transaction, already queued (a print's shortest path).
+        try:
+            data = encode_records(work)
+        except EtikettError as error:
+            job = jobs.create(
+                invocation,
+                printer.runner_id,
+                "print",
+                payload,
+                printer_id=printer.pk,
+                audit_details=audit_details,
+                extra_writes=_archive_writes(entries),
+            )
+            _render_failed(job, error)
+            raise
+        job_view = jobs.submit(
+            invocation,
+            printer.runner_id,
+            "print",
+            payload,
+            printer_id=printer.pk,
+            data=data,
+            audit_details=audit_details,
+            extra_writes=_archive_writes(entries, with_held_event=True),
+            note="Rendered; queued for the Runner.",
+        )
     else:
-        _store_work(job.id, work)
-        _enqueue_render(job.id)
-        status = "rendering"
-    return PrintAccepted(job_id=job.id, archive_entry_ids=[e.id for e in entries], status=status)
+        job_view = jobs.create(
+            invocation,
+            printer.runner_id,
+            "print",
+            payload,
+            printer_id=printer.pk,
+            audit_details=audit_details,
+        )
+        with ArchiveRecord.batch_write() as batch:
+            for entry in entries:
+                entry.job_id = job_view.id
+                batch.save(entry)
+        _store_work(job_view.id, {"job_id": job_view.id, **work})
+        _enqueue_render(job_view.id)
+    return PrintAccepted(
+        job_id=job_view.id, archive_entry_ids=[e.id for e in entries], status=job_view.status
+    )
 
 
 def render_and_dispatch(job: JobRecord, work: dict[str, Any]) -> jobs.Job:
-    """Render every distinct record once, encode, and queue the job for its Runner."""
+    """Render and encode a job's records, then queue it for its Runner."""
+    try:
+        data = encode_records(work)
+    except EtikettError as error:
+        _render_failed(job, error)
+        raise
+    return jobs.dispatch(job, data, on_held=_held_event)
+
+
+def encode_records(work: dict[str, Any]) -> bytes:
+    """Every distinct record rendered once and encoded in the printer's language, in order."""
     from etikett.render import encode_epl, encode_tspl, encode_zpl, render, resolve_variables
 
     document = LabelDocument.model_validate(work["document"])
@@ -311,28 +390,41 @@ def render_and_dispatch(job: JobRecord, work: dict[str, Any]) -> jobs.Job:
     language = work["language"]
     encoded: dict[str, bytes] = {}
     chunks: list[bytes] = []
-    try:
-        for record, serials in zip(work["records"], work["serials"], strict=True):
-            key = json.dumps([record, serials], sort_keys=True, default=str)
-            if key not in encoded:
-                values = resolve_variables(
-                    document, record, use_samples=False, now=now, counters=serials
-                )
-                image = render(document, values, now=now, counters=serials)
-                if language == "tspl":
-                    encoded[key] = encode_tspl(image, copies=copies, dpi=document.dpi)
-                elif language == "epl":
-                    encoded[key] = encode_epl(image, copies=copies, dpi=document.dpi)
-                else:
-                    encoded[key] = encode_zpl(image, copies=copies)
-            chunks.append(encoded[key])
-    except EtikettError as error:
-        jobs.fail(job, "render_failed", f"Rendering failed: {error.detail}")
-        with_event = outcome_event(job, "failed", "render_failed")
-        if with_event is not None:
-            with_event.save()
-        raise
-    return jobs.dispatch(job, b"".join(chunks), on_held=_held_event)
+    for record, serials in zip(work["records"], work["serials"], strict=True):
+        key = json.dumps([record, serials], sort_keys=True, default=str)
+        if key not in encoded:
+            values = resolve_variables(
+                document, record, use_samples=False, now=now, counters=serials
+            )
+            image = render(document, values, now=now, counters=serials)
+            if language == "tspl":
+                encoded[key] = encode_tspl(image, copies=copies, dpi=document.dpi)
+            elif language == "epl":
+                encoded[key] = encode_epl(image, copies=copies, dpi=document.dpi)
+            else:
+                encoded[key] = encode_zpl(image, copies=copies)
+        chunks.append(encoded[key])
+    return b"".join(chunks)
+
+
+def _render_failed(job: JobRecord, error: EtikettError) -> None:
+    jobs.fail(job, "render_failed", f"Rendering failed: {error.detail}")
+    event = outcome_event(job, "failed", "render_failed")
+    if event is not None:
+        event.save()
+
+
+def _archive_writes(entries: list[ArchiveRecord], *, with_held_event: bool = False) -> Any:
+    """The archive entries (and a queued job's `print.held` event) in the job's transaction."""
+
+    def write(tx: Any, job: JobRecord) -> None:
+        for entry in entries:
+            entry.job_id = job.id
+            tx.save(entry)
+        if with_held_event and job.status == "held":
+            _held_event(tx, job)
+
+    return write
 
 
 def _held_event(tx: Any, job: JobRecord) -> None:

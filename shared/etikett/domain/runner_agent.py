@@ -127,7 +127,7 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
         return Claimed(jobs=[])
     runner.update(actions=[RunnerRecord.last_seen_at.set(clock.now())])
     claimed: list[ClaimedJob] = []
-    for job_id, receipt, delivery in runner_queues.receive(
+    for job_id, receipt, delivery, carried in runner_queues.receive(
         runner.queue_url, request.wait_seconds, request.max_jobs
     ):
         try:
@@ -154,8 +154,12 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
         elif record.status == "queued":
             actions.append(JobRecord.status.set("running"))
         record.update(actions=actions)
-        data = record.payload.get("data_key")
-        inline = data and int(record.payload.get("data_bytes", 0)) <= INLINE_DATA_BYTES
+        # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
+        # else as a URL for the Runner to fetch).
+        key = record.payload.get("data_key")
+        small = key and int(record.payload.get("data_bytes", 0)) <= INLINE_DATA_BYTES
+        if carried is None and small:
+            carried = base64.b64encode(jobs.load_data(key)).decode()
         claimed.append(
             ClaimedJob(
                 job_id=job_id,
@@ -163,8 +167,8 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
                 receipt=receipt,
                 delivery=delivery,
                 payload={k: v for k, v in record.payload.items() if k != "data_key"},
-                data_base64=base64.b64encode(jobs.load_data(data)).decode() if inline else None,
-                data_url=jobs.data_url(data) if data and not inline else None,
+                data_base64=carried,
+                data_url=jobs.data_url(key) if key and not small else None,
             )
         )
     return Claimed(jobs=claimed)

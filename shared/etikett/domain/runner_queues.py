@@ -3,16 +3,27 @@ sent here and the Runner long-polls it through the agent channel."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from etikett import clients
 
 VISIBILITY_SECONDS = 120  # a claimed job stays invisible this long; reports extend it
 MAX_RECEIVES = 10  # then the job's message moves to the shared dead-letter queue
+# Job bytes up to this size travel in the message itself (as base64, well under SQS's 256 KB):
+# no S3 round trip when the job is queued nor when it is claimed. Larger bytes go through S3.
+MESSAGE_DATA_BYTES = 128_000
+
+
+class Received(NamedTuple):
+    job_id: str
+    receipt: str
+    delivery: int  # 1 for the first receive
+    data_base64: str | None  # the job's bytes, when the message carries them
 
 
 @cache
@@ -47,13 +58,19 @@ def delete(queue_url: str) -> None:
         sqs.delete_queue(QueueUrl=queue_url)
 
 
-def send(queue_url: str, job_id: str) -> None:
-    """The message only names the job; the job's state lives in the jobs table."""
-    _sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps({"job_id": job_id}))
+def send(queue_url: str, job_id: str, data: bytes | None = None) -> None:
+    """The message names the job (whose state lives in the jobs table) and carries its bytes
+    when they are at most MESSAGE_DATA_BYTES."""
+    body: dict[str, str] = {"job_id": job_id}
+    if data is not None:
+        if len(data) > MESSAGE_DATA_BYTES:
+            raise ValueError(f"{len(data)} bytes do not travel in a message; store them")
+        body["data_base64"] = base64.b64encode(data).decode()
+    _sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(body))
 
 
-def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[tuple[str, str, int]]:
-    """(job id, receipt handle, receive count) of up to `max_jobs` messages."""
+def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[Received]:
+    """Up to `max_jobs` messages."""
     messages = (
         _sqs()
         .receive_message(
@@ -68,12 +85,16 @@ def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[tuple[str,
     claimed = []
     for message in messages:
         try:
-            job_id = str(json.loads(message["Body"])["job_id"])
-        except (ValueError, KeyError, TypeError):
+            body = json.loads(message["Body"])
+            job_id = str(body["job_id"])
+            data = body.get("data_base64")
+            if data is not None and not isinstance(data, str):
+                raise TypeError("data_base64 is not a string")
+        except (ValueError, KeyError, TypeError, AttributeError):
             _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
             continue  # not ours: drop it rather than block the queue
         count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
-        claimed.append((job_id, message["ReceiptHandle"], count))
+        claimed.append(Received(job_id, message["ReceiptHandle"], count, data))
     return claimed
 
 

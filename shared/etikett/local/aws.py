@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import moto
 from cryptography import x509
@@ -76,7 +76,14 @@ _EXPLICIT_LOCK_TIMEOUT = 30.0
 # A request that waits this long is answered 503, which SDKs retry; see _PERIODIC_LOCK_TIMEOUT.
 _REQUEST_LOCK_TIMEOUT = 10.0
 # A long poll also re-checks this often, for messages whose delay or visibility timeout ends.
-_POLL_RECHECK_SECONDS = 0.1
+_POLL_RECHECK_SECONDS = 0.25
+# SQS operations after which a message may be receivable on the queue they name; a long poll
+# on that queue wakes up. Other state-changing SQS operations wake every long poll (their
+# effects on queues are less direct), and no other service's do.
+_MAKES_RECEIVABLE = frozenset(
+    {"SendMessage", "SendMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch"}
+)
+_TAKES_AWAY = frozenset({"ReceiveMessage", "DeleteMessage", "DeleteMessageBatch"})
 _READ_ONLY_PREFIXES = ("List", "Describe")
 # Deliberately short: a state-changing operation taken for read-only would race other requests
 # and could be left out of snapshots; the other mistake only costs some concurrency and a
@@ -93,6 +100,7 @@ _READ_ONLY_OPERATIONS = frozenset(
         "GetQueueUrl",
         "Query",
         "Scan",
+        "TransactGetItems",
     }
 )
 
@@ -324,9 +332,10 @@ class _LockingMotoApp:
         self._lock = lock
         self._mark_dirty = mark_dirty
         self._max_wait_seconds = max_wait_seconds
-        # Bumped after every state-changing request, so that long polls can wake up early.
+        # Bumped per queue (and for all queues) after SQS requests that can make messages
+        # receivable, so that long polls wake up early, and only those that may find something.
         self._activity = threading.Condition()
-        self._generation = 0
+        self._generations: collections.Counter[str] = collections.Counter()
         self._closed = False
 
     def close(self) -> None:
@@ -337,18 +346,17 @@ class _LockingMotoApp:
         # Read up front, not under the lock: a slow or stalled client must not hold it.
         request_body = _read_body(environ)
         operation = _operation(environ, request_body)
-        wait = None
+        wait, queue = None, None
         if operation == "ReceiveMessage":
+            queue = _queue_key(environ, request_body)
             wait = self._rewrite_receive(environ, request_body)
         if wait is not None:
-            status, headers, body = self._long_poll(environ, wait)
+            status, headers, body = self._long_poll(environ, wait, queue)
         elif _is_read_only(environ["REQUEST_METHOD"], operation):
             status, headers, body = self._call(environ, exclusive=False, dirty_if=_never)
         else:
             status, headers, body = self._call(environ, exclusive=True, dirty_if=_always)
-            with self._activity:
-                self._generation += 1
-                self._activity.notify_all()
+            self._wake(operation, environ, request_body)
         start_response(status, headers)
         return [body]
 
@@ -421,12 +429,23 @@ class _LockingMotoApp:
             return None
         return float(min(requested, self._max_wait_seconds))
 
-    def _long_poll(self, environ: WSGIEnvironment, wait: float) -> _Response:
+    def _wake(self, operation: str | None, environ: WSGIEnvironment, body: bytes) -> None:
+        if not _is_sqs(environ) or operation in _TAKES_AWAY:
+            return
+        queue = _queue_key(environ, body) if operation in _MAKES_RECEIVABLE else None
+        with self._activity:
+            self._generations[queue or _ALL_QUEUES] += 1
+            self._activity.notify_all()
+
+    def _seen(self, queue: str | None) -> tuple[int, int]:
+        return self._generations[_ALL_QUEUES], self._generations[queue] if queue else 0
+
+    def _long_poll(self, environ: WSGIEnvironment, wait: float, queue: str | None) -> _Response:
         body = environ["wsgi.input"].read()
         deadline = time.monotonic() + wait
         while True:
             with self._activity:
-                seen = self._generation
+                seen = self._seen(queue)
             attempt = dict(environ)
             attempt["wsgi.input"] = io.BytesIO(body)
             # An empty receive changes nothing worth a snapshot (at most it moves a message to
@@ -436,8 +455,35 @@ class _LockingMotoApp:
             if remaining <= 0 or not status.startswith("200") or _has_messages(payload):
                 return status, headers, payload
             with self._activity:
-                if self._generation == seen:
-                    self._activity.wait(min(remaining, _POLL_RECHECK_SECONDS))
+                self._activity.wait_for(
+                    lambda seen=seen: self._seen(queue) != seen,
+                    min(remaining, _POLL_RECHECK_SECONDS),
+                )
+
+
+_ALL_QUEUES = ""
+
+
+def _is_sqs(environ: WSGIEnvironment) -> bool:
+    target: str = environ.get("HTTP_X_AMZ_TARGET", "")
+    if target:
+        return target.startswith("AmazonSQS.")
+    return "/sqs/" in environ.get("HTTP_AUTHORIZATION", "")
+
+
+def _queue_key(environ: WSGIEnvironment, body: bytes) -> str | None:
+    """The queue a request names, as the path of its URL (`/<account>/<name>`)."""
+    url: str | None = None
+    if environ.get("HTTP_X_AMZ_TARGET"):
+        with contextlib.suppress(ValueError, AttributeError):
+            url = json.loads(body or b"{}").get("QueueUrl")
+    elif _is_form(environ):
+        with contextlib.suppress(UnicodeDecodeError):
+            url = dict(parse_qsl(body.decode())).get("QueueUrl")
+    if not isinstance(url, str) or not url:
+        path: str = environ.get("PATH_INFO", "")
+        return path.rstrip("/") if path.count("/") >= 2 else None
+    return urlsplit(url).path.rstrip("/") or None
 
 
 def _operation(environ: WSGIEnvironment, body: bytes) -> str | None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 from pynamodb.connection import Connection
-from pynamodb.transactions import TransactWrite
+from pynamodb.exceptions import DoesNotExist
+from pynamodb.models import Model, _ModelFuture
+from pynamodb.transactions import TransactGet, TransactWrite
 
 from etikett import config
+
+M = TypeVar("M", bound=Model)
 
 _TIMEOUTS: dict[str, Any] = {
     "connect_timeout_seconds": 2,
@@ -35,6 +39,19 @@ def table_meta(env_name: str, logical_id: str) -> type:
 def transaction() -> TransactWrite:
     """One all-or-nothing write across tables: a change and its audit entry land together."""
     return TransactWrite(connection=_connection(config.region(), config.dynamodb_endpoint()))
+
+
+def reads() -> TransactGet:
+    """Several items, from any tables, in one round trip (one consistent read)."""
+    return TransactGet(connection=_connection(config.region(), config.dynamodb_endpoint()))
+
+
+def found(future: _ModelFuture[M]) -> M | None:
+    """A `reads()` result: the item, or None where there was none."""
+    try:
+        return future.get()
+    except DoesNotExist:
+        return None
 
 
 @functools.cache

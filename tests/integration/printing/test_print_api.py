@@ -223,6 +223,25 @@ def test_version_references_and_unreleased_labels(admin: Api, operator: Api, sit
         404,
         "printer.not_found",
     )
+    unknown = "lbl_" + "0" * 26
+    body = problem(
+        operator.post("/print", json={"label_id": unknown, "printer": printer}),
+        404,
+        "label.not_found",
+    )
+    assert body["params"]["label_id"] == unknown
+    body = problem(
+        operator.post("/print", json={"label_id": f"{label['id']}@99", "printer": printer}),
+        404,
+        "label.version_not_found",
+    )
+    assert body["params"]["version"] == 99
+    # The label is checked before the printer.
+    problem(
+        operator.post("/print", json={"label_id": f"{unknown}@2", "printer": "nope"}),
+        404,
+        "label.version_not_found",
+    )
 
 
 def test_every_bad_record_is_named_and_nothing_is_taken(

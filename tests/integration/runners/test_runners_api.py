@@ -416,6 +416,42 @@ def test_raw_jobs_flow_through_the_queue_and_report_once(
     assert [j["id"] for j in listed] == [job["id"]]
 
 
+def test_job_bytes_travel_in_the_message_or_through_s3(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Up to MESSAGE_DATA_BYTES the queue message carries the bytes; above, S3 does. The
+    Runner gets them the same way either way."""
+    from etikett.domain.runner_queues import MESSAGE_DATA_BYTES
+
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    printer = operator.post(
+        "/printers",
+        json={
+            "name": unique("sizes"),
+            "runner_id": runner_id,
+            "uri": "tcp://127.0.0.1:9100",
+            "language": "zpl",
+            "dpi": 203,
+        },
+    ).json()
+    for size in (MESSAGE_DATA_BYTES, MESSAGE_DATA_BYTES + 1):
+        data = bytes(range(256)) * (size // 256) + b"^" * (size % 256)
+        job = operator.post(
+            f"/runners/{runner_id}/jobs",
+            json={"printer_id": printer["id"], "data_base64": base64.b64encode(data).decode()},
+        ).json()
+        claimed = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"][0]
+        assert claimed["job_id"] == job["id"]
+        assert base64.b64decode(claimed["data_base64"]) == data
+        assert claimed["data_url"] is None and "data_key" not in claimed["payload"]
+        assert claimed["payload"]["data_bytes"] == size
+        agent.post(
+            f"/jobs/{job['id']}/report",
+            json={"receipt": claimed["receipt"], "status": "confirmed", "final": True},
+        )
+
+
 def test_cancelled_jobs_never_reach_the_runner(
     admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
 ) -> None:
