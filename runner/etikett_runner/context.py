@@ -3,8 +3,10 @@ outcome to the journal before reporting it, so a job is never executed again onc
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +44,8 @@ class JobContext:
     reporter: Reporter
     stop: threading.Event
     _sending: threading.Thread | None = field(default=None, repr=False)
+    _deferring: bool = field(default=False, repr=False)
+    _deferred: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def record(self) -> JobRecord | None:
@@ -115,6 +119,20 @@ class JobContext:
         """Extend the job's visibility and learn whether it was cancelled meanwhile."""
         self.report(durable=False)
 
+    @contextlib.contextmanager
+    def final_report_after(self) -> Iterator[None]:
+        """Within the block, `finish` records the outcome in the journal but holds its report
+        back until the block is left: a job leaves its printer to the next job while the
+        report travels."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+            body, self._deferred = self._deferred, None
+            if body is not None:
+                self._report_final(body)
+
     def finish(
         self,
         status: str,
@@ -124,7 +142,8 @@ class JobContext:
         result: dict[str, Any] | None = None,
     ) -> None:
         """The final outcome: journal first (fsynced), then the report (or the outbox)."""
-        self._settle()
+        if not self._deferring:
+            self._settle()
         outcome: dict[str, Any] = {"status": status, "final": True}
         if reason is not None:
             outcome["reason"] = reason
@@ -140,6 +159,13 @@ class JobContext:
         body: dict[str, Any] = {**outcome, "receipt": self.lease.receipt}
         if messages:
             body["messages"] = messages
+        if self._deferring:
+            self._deferred = body
+        else:
+            self._report_final(body)
+
+    def _report_final(self, body: dict[str, Any]) -> None:
+        self._settle()  # an earlier report of this job still on its way goes first
         if self.reporter.report(self.job_id, body) is not None:
             self.journal.mark_reported(self.job_id)
 

@@ -55,7 +55,11 @@ class RawJob:
     # --- the whole job ----------------------------------------------------------------------------
 
     def run(self) -> None:
-        with self.printers.exclusive(self.target.address, check=self._waiting_for_printer):
+        # The printer is the next job's as soon as the outcome is in the journal.
+        with (
+            self.ctx.final_report_after(),
+            self.printers.exclusive(self.target.address, check=self._waiting_for_printer),
+        ):
             record = self.ctx.record
             try:
                 if record is not None and record.state in (STARTED, SENT):

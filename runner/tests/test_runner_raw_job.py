@@ -240,6 +240,29 @@ def test_confirming_does_not_wait_for_the_sent_report_but_keeps_the_order(
     assert harness.service.statuses("job_1") == ["sent", "confirmed"]  # never the other way
 
 
+def test_the_next_job_gets_the_printer_while_the_outcome_is_reported(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    harness.service.delays["confirmed"] = 1.0  # a slow round trip for the final report
+    printers = Printers()  # one Runner: one printer lock for both jobs
+
+    def execute(job_id: str) -> None:
+        ctx = harness.context(job_id, "raw", payload(sim.port), LABEL)
+        jobs.execute(ctx, printers, FAST)
+
+    first = threading.Thread(target=execute, args=("job_1",), daemon=True)
+    first.start()
+    wait_for(lambda: (r := harness.journal.get("job_1")) is not None and r.state == DONE)
+    second = threading.Thread(target=execute, args=("job_2",), daemon=True)
+    second.start()
+    wait_for(lambda: len(sim.printed) == 2)
+    assert "confirmed" not in harness.service.statuses("job_1")  # still on its way
+    first.join(5)
+    second.join(5)
+    assert harness.service.statuses("job_1") == ["sent", "confirmed"]
+    assert harness.service.statuses("job_2") == ["sent", "confirmed"]
+
+
 @pytest.fixture
 def web() -> Iterator[str]:
     """A tiny HTTP server for presigned-URL downloads: /label answers LABEL, others 403/503."""

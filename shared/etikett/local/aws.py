@@ -322,13 +322,30 @@ class _ReadWriteLock:
         return True
 
 
+class _Dispatcher(DomainDispatcherApplication):
+    """moto's dispatcher, remembering which backend serves a host: moto finds it anew for
+    every request by listing its package directory (a stat call per service), under a lock
+    that all requests share."""
+
+    def __init__(self, create_app: Callable[[str], Any]) -> None:
+        super().__init__(create_app)
+        self._backends: dict[str | None, Any] = {}
+
+    def get_backend_for_host(self, host: str | None) -> Any:
+        try:
+            return self._backends[host]
+        except KeyError:
+            backend = self._backends[host] = super().get_backend_for_host(host)
+            return backend
+
+
 class _LockingMotoApp:
     """moto's WSGI app behind the reader/writer lock, with SQS long polls done outside it."""
 
     def __init__(
         self, lock: _ReadWriteLock, mark_dirty: Callable[[], None], max_wait_seconds: int
     ) -> None:
-        self._app: WSGIApplication = DomainDispatcherApplication(create_backend_app)
+        self._app: WSGIApplication = _Dispatcher(create_backend_app)
         self._lock = lock
         self._mark_dirty = mark_dirty
         self._max_wait_seconds = max_wait_seconds
