@@ -53,7 +53,7 @@ from moto.moto_server.werkzeug_app import (
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wsgi import get_input_stream
 
-from etikett.local import moto_transactions
+from etikett.local import moto_attribute_values, moto_transactions
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -144,6 +144,7 @@ class LocalAws:
         # werkzeug logs every request at INFO; errors still come through.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         moto_transactions.install()
+        moto_attribute_values.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
             self._state_file.parent.mkdir(parents=True, exist_ok=True)

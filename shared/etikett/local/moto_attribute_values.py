@@ -1,0 +1,89 @@
+"""DynamoDB attribute values in moto's responses without the generic shape walk.
+
+moto 5 serializes every response through botocore's model, member by member: each attribute
+value of each item is a structure of ten possible members, each looked up under several
+aliases. Most of a GetItem, Query or TransactGetItems answer's time goes there, and local mode
+answers each request with a lock held. The value moto hands over is already in DynamoDB's wire
+form (`{"S": …}`, `{"M": {…}}`, binary as bytes), so `install()` writes such values directly,
+base64-encoding binary as the generic path does; anything else takes the generic path.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from typing import Any
+
+from moto.core import serialize
+
+__all__ = ["install"]
+
+_SHAPE = "AttributeValue"
+_PLAIN = frozenset({"S", "N", "BOOL", "NULL"})
+_PLAIN_SETS = frozenset({"SS", "NS"})
+_installed = threading.Lock()
+_MARK = "_etikett_attribute_values"
+
+
+class _Unusual(Exception):
+    """A value that is not plainly in wire form: left to the generic serializer."""
+
+
+def install() -> None:
+    """Patch moto's JSON serializer (process-wide, idempotent)."""
+    with _installed:
+        cls = serialize.BaseJSONSerializer
+        generic = cls._serialize_type_structure
+        if getattr(generic, _MARK, False):
+            return
+
+        def serialize_structure(
+            self: Any, serialized: Any, value: Any, shape: Any, key: str
+        ) -> None:
+            if shape.name == _SHAPE and key:
+                try:
+                    serialized[self.get_serialized_name(shape, key)] = wire_form(value)
+                    return
+                except _Unusual:
+                    pass
+            generic(self, serialized, value, shape, key)
+
+        setattr(serialize_structure, _MARK, True)
+        cls._serialize_type_structure = serialize_structure  # type: ignore[method-assign]
+
+
+def wire_form(value: Any) -> dict[str, Any]:
+    """`value` (one attribute value as moto holds it) as DynamoDB's JSON has it."""
+    if type(value) is not dict or len(value) != 1:
+        raise _Unusual
+    ((kind, inner),) = value.items()
+    if kind in _PLAIN:
+        if inner is None or isinstance(inner, dict | list):
+            raise _Unusual
+        return {kind: inner}
+    if kind in _PLAIN_SETS:
+        if type(inner) is not list or not all(type(v) is str for v in inner):
+            raise _Unusual
+        return {kind: list(inner)}
+    if kind == "M":
+        if type(inner) is not dict:
+            raise _Unusual
+        return {"M": {str(k): wire_form(v) for k, v in inner.items()}}
+    if kind == "L":
+        if type(inner) is not list:
+            raise _Unusual
+        return {"L": [wire_form(v) for v in inner]}
+    if kind == "B":
+        return {"B": _base64(inner)}
+    if kind == "BS":
+        if type(inner) is not list:
+            raise _Unusual
+        return {"BS": [_base64(v) for v in inner]}
+    raise _Unusual
+
+
+def _base64(value: Any) -> str:
+    if not isinstance(value, bytes | str):
+        raise _Unusual
+    raw = value.encode("utf-8") if isinstance(value, str) else value
+    return base64.b64encode(raw).decode("ascii")

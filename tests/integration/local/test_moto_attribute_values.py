@@ -1,0 +1,100 @@
+"""Local mode writes DynamoDB attribute values straight into moto's responses: every kind of
+value, nested or not, comes back from every reading operation exactly as it was written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from etikett.local import moto_attribute_values
+from etikett.local.aws import LocalAws
+from etikett.local.moto_attribute_values import wire_form
+
+ITEM: dict[str, Any] = {
+    "pk": {"S": "item-1"},
+    "text": {"S": "Grüße ✓"},
+    "empty": {"S": ""},
+    "number": {"N": "-12.50"},
+    "binary": {"B": b"\x00\xffbytes"},
+    "flag": {"BOOL": False},
+    "nothing": {"NULL": True},
+    "strings": {"SS": ["a", "b"]},
+    "numbers": {"NS": ["1", "2.5"]},
+    "blobs": {"BS": [b"\x01", b"\x02\x03"]},
+    "nested": {
+        "M": {
+            "list": {"L": [{"S": "x"}, {"N": "1"}, {"B": b"\x10"}, {"M": {}}, {"L": []}]},
+            "deeper": {"M": {"flag": {"BOOL": True}, "blobs": {"BS": [b"\x04"]}}},
+        }
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def ddb() -> Iterator[Any]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        with LocalAws(None) as aws:
+            client = boto3.client(
+                "dynamodb", region_name="eu-central-1", endpoint_url=aws.endpoint_url
+            )
+            client.create_table(
+                TableName="values",
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+            client.put_item(TableName="values", Item=ITEM)
+            yield client
+
+
+def normalised(item: dict[str, Any]) -> dict[str, Any]:
+    """Sets compare without order."""
+
+    def value(v: dict[str, Any]) -> Any:
+        ((kind, inner),) = v.items()
+        if kind in ("SS", "NS", "BS"):
+            return kind, sorted(inner)
+        if kind == "M":
+            return kind, {k: value(x) for k, x in inner.items()}
+        if kind == "L":
+            return kind, [value(x) for x in inner]
+        return kind, inner
+
+    return {k: value(v) for k, v in item.items()}
+
+
+def test_every_kind_of_value_reads_back_as_written(ddb: Any) -> None:
+    key = {"pk": {"S": "item-1"}}
+    expected = normalised(ITEM)
+    assert normalised(ddb.get_item(TableName="values", Key=key)["Item"]) == expected
+    queried = ddb.query(
+        TableName="values",
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": "item-1"}},
+    )["Items"]
+    assert [normalised(i) for i in queried] == [expected]
+    both = ddb.transact_get_items(TransactItems=[{"Get": {"TableName": "values", "Key": key}}])
+    assert normalised(both["Responses"][0]["Item"]) == expected
+    updated = ddb.update_item(
+        TableName="values",
+        Key=key,
+        UpdateExpression="SET #n = :n",
+        ExpressionAttributeNames={"#n": "number"},
+        ExpressionAttributeValues={":n": {"N": "3"}},
+        ReturnValues="ALL_NEW",
+    )["Attributes"]
+    assert normalised(updated) == {**expected, "number": ("N", "3")}
+
+
+def test_values_not_in_wire_form_are_left_to_moto() -> None:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    for unusual in ({"S": "a", "N": "1"}, {"X": "1"}, {"M": []}, {"B": 5}, DynamoType({"S": "a"})):
+        with pytest.raises(moto_attribute_values._Unusual):
+            wire_form(unusual)
+    assert wire_form({"B": b"\xff"}) == {"B": "/w=="}
