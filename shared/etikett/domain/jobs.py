@@ -156,11 +156,12 @@ def submit(
     audit_details: dict[str, Any] | None = None,
     extra_writes: Any = None,
     note: str = "Queued for the Runner.",
+    runner: RunnerRecord | None = None,
 ) -> Job:
     """A job on the Runner's queue. A Runner that is offline finds it when it comes back
     (the job is `held` until then). The job, its audit entry and `extra_writes(tx, record)`
-    land in one transaction."""
-    runner = _admitted_runner(runner_id)
+    land in one transaction. `runner` is the Runner's record if the caller has read it."""
+    runner = _admitted_runner(runner_id, runner)
     job_id = new_id("job")
     carried: bytes | None = None
     if data is not None:
@@ -196,8 +197,9 @@ def submit(
     return view(record)
 
 
-def _admitted_runner(runner_id: str) -> RunnerRecord:
-    runner = runners.load_runner(runner_id)
+def _admitted_runner(runner_id: str, record: RunnerRecord | None = None) -> RunnerRecord:
+    runner = record if record is not None and record.pk == runner_id else None
+    runner = runner or runners.load_runner(runner_id)
     if runner.state != "active" or not runner.queue_url:
         raise Conflict(
             f"Runner {runner_id} is not admitted yet.", "runner.not_active", runner_id=runner_id

@@ -167,14 +167,14 @@ def by_name(name: str) -> PrinterRecord:
         claim = PrinterNameClaim.get(PrinterNameClaim.key_for(name))
     except PrinterNameClaim.DoesNotExist:
         claim = None
-    return load(named(name, claim))
+    return load(named(name, claim).printer_id)
 
 
-def named(name: str, claim: PrinterNameClaim | None) -> str:
-    """The id of the printer `claim` (as read for `name`) names; printer.not_found if none."""
+def named(name: str, claim: PrinterNameClaim | None) -> PrinterNameClaim:
+    """`claim` as read for `name`; printer.not_found if there was none."""
     if claim is None:
         raise NotFound(f"No printer named {name!r}.", "printer.not_found", name=name)
-    return claim.printer_id
+    return claim
 
 
 def list_printers(limit: int, cursor: str | None, runner_id: str | None) -> Page[Printer]:
@@ -223,7 +223,11 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
         with transaction() as tx:
             tx.save(record, condition=PrinterRecord.pk.does_not_exist())
             tx.save(
-                PrinterNameClaim(pk=PrinterNameClaim.key_for(request.name), printer_id=printer_id),
+                PrinterNameClaim(
+                    pk=PrinterNameClaim.key_for(request.name),
+                    printer_id=printer_id,
+                    runner_id=runner_id,
+                ),
                 condition=PrinterNameClaim.pk.does_not_exist(),
             )
             tx.save(

@@ -30,6 +30,7 @@ from etikett.store.events import EventRecord
 from etikett.store.jobs import JobRecord
 from etikett.store.labels import META_SK, LabelRecord, VersionRecord, unpack, version_sk
 from etikett.store.printers import PrinterNameClaim, PrinterRecord
+from etikett.store.runners import RUNNER_SK, RunnerRecord
 
 MAX_RECORDS = 10_000
 INLINE_RECORDS = 25  # up to this many records render within the request
@@ -115,12 +116,13 @@ class Target:
     version: int
     document: LabelDocument
     printer: PrinterRecord
+    runner: RunnerRecord | None  # None if it could not be read with the printer
 
 
 def resolve(reference: str, printer_name: str) -> Target:
     """The label version and the printer, in two round trips (each one consistent read of
     several items): the label (or the named version) with the printer's name claim, then the
-    released version with the printer."""
+    released version with the printer and its Runner."""
     label_id, named_version = parse_reference(reference)
     version_key = version_sk("label", named_version) if named_version else None
     with reads() as first:
@@ -140,17 +142,24 @@ def resolve(reference: str, printer_name: str) -> Target:
         assert named_version is not None and named is not None
         version = named_version
         label_versions.existing_version(label_id, "label", version, found(named))
-    printer_id = printers.named(printer_name, found(claim))
+    name_claim = printers.named(printer_name, found(claim))
+    printer_id = name_claim.printer_id
     with reads() as second:
         if named is None:
             named = second.get(VersionRecord, label_id, version_sk("label", version))
         printer = second.get(PrinterRecord, printer_id)
+        runner = (
+            second.get(RunnerRecord, name_claim.runner_id, RUNNER_SK)
+            if name_claim.runner_id
+            else None
+        )
     record = label_versions.existing_version(label_id, "label", version, found(named))
     return Target(
         label_id=label_id,
         version=version,
         document=_approved(label_id, version, record),
         printer=printers.existing(printer_id, found(printer)),
+        runner=found(runner) if runner is not None else None,
     )
 
 
@@ -349,6 +358,7 @@ def submit(
             audit_details=audit_details,
             extra_writes=_archive_writes(entries, with_held_event=True),
             note="Rendered; queued for the Runner.",
+            runner=target.runner,
         )
     else:
         job_view = jobs.create(

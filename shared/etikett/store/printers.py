@@ -49,6 +49,9 @@ class PrinterNameClaim(Model):
     Meta = _META
     pk = UnicodeAttribute(hash_key=True)  # "name#<casefolded name>"
     printer_id = UnicodeAttribute()
+    # A printer keeps its Runner for life; kept here too, so that printing by name can read
+    # the printer and its Runner together (absent on claims written before it was added).
+    runner_id = UnicodeAttribute(null=True)
 
     @staticmethod
     def key_for(name: str) -> str:
