@@ -3,6 +3,7 @@ and SAM's own tools must accept it."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -93,6 +94,16 @@ def test_sam_validate_lint_accepts_the_template(repo: Path) -> None:
 
 
 @pytest.mark.slow
+def unchecked_bytecode(source: Path) -> bool:
+    """Whether `source` has a CPython 3.11 .pyc that is used without looking at the source."""
+    cached = source.parent / "__pycache__" / f"{source.stem}.cpython-311.pyc"
+    if not cached.is_file():
+        return False
+    header = cached.read_bytes()[:8]
+    flags = int.from_bytes(header[4:8], "little")
+    return header[:4] == importlib.util.MAGIC_NUMBER and flags == 0b01  # hash-based, unchecked
+
+
 def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
     build_dir = tmp_path / "build"
     env = {
@@ -118,9 +129,17 @@ def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
         env=env,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (build_dir / "SharedLayer" / "python" / "etikett" / "api" / "app.py").is_file()
+    shared = build_dir / "SharedLayer" / "python"
+    assert (shared / "etikett" / "api" / "app.py").is_file()
+    assert not (shared / "etikett" / "local").exists()  # local mode is not for Lambda
     assert (build_dir / "DepsLayer" / "python" / "fastapi").is_dir()
     render = build_dir / "RenderLayer" / "python"
+    # /opt is read-only on Lambda: every module comes with bytecode that needs no source check.
+    for layer in ("SharedLayer", "DepsLayer", "RenderLayer"):
+        sources = list((build_dir / layer / "python").rglob("*.py"))
+        assert sources, layer
+        missing = [s for s in sources if not unchecked_bytecode(s)]
+        assert not missing, f"{layer}: {len(missing)} of {len(sources)}, e.g. {missing[:3]}"
     for module in (
         "celpy",
         "PIL",
