@@ -13,7 +13,9 @@ every module outside etikett (third-party and stdlib) that the handler's import 
 
 What-if switches, from the environment: BENCH_BLOCK_MODULES (comma-separated) makes those packages
 unimportable, as if not installed (to emulate the deployed dependency layer, which lacks some of
-the venv's extras); BENCH_GC_OFF=1 disables the cyclic garbage collector before timing.
+the venv's extras); BENCH_GC_OFF=1 disables the cyclic garbage collector before timing;
+BENCH_SOURCE_ONLY=1 loads every module outside the standard library without bytecode, compiled
+from source in the process, as from a layer without .pyc files on Lambda's read-only /opt.
 
 Prints one line `BENCH-RESULT {json}` with the figures in milliseconds. Everything else on stdout
 (the handler's Powertools log and metric lines) is ignored by the parent.
@@ -100,6 +102,36 @@ def modules(names: list[str]) -> dict[str, Any]:
     for name in names:
         importlib.import_module(name)
     return {"import_ms": ms(start)}
+
+
+def compile_from_source() -> None:
+    """Modules outside the standard library load from source only (see BENCH_SOURCE_ONLY)."""
+    import importlib.machinery as machinery
+    import sysconfig
+
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+
+    class SourceOnly(machinery.SourceFileLoader):
+        def get_data(self, path: str) -> bytes:
+            if path.endswith(".pyc"):
+                raise OSError("no bytecode here")
+            return super().get_data(path)
+
+        def set_data(self, *args: Any, **kwargs: Any) -> None:
+            pass  # read-only: nothing is cached for the next process
+
+    source_only = machinery.FileFinder.path_hook(
+        (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+        (SourceOnly, machinery.SOURCE_SUFFIXES),
+    )
+
+    def hook(entry: str) -> Any:
+        if os.path.realpath(entry or ".").startswith(stdlib):
+            raise ImportError("the standard library keeps its bytecode")
+        return source_only(entry)
+
+    sys.path_hooks.insert(0, hook)
+    sys.path_importer_cache.clear()
 
 
 def handler(file: str, attribute: str, invoke: list[str]) -> dict[str, Any]:
@@ -212,6 +244,8 @@ def anatomy(file: str, attribute: str, listing: str, clock: GcClock) -> dict[str
 def main(argv: list[str]) -> int:
     for name in filter(None, os.environ.get("BENCH_BLOCK_MODULES", "").split(",")):
         sys.modules[name] = None  # type: ignore[assignment]  # now `import name` fails
+    if os.environ.get("BENCH_SOURCE_ONLY") == "1":
+        compile_from_source()
     if os.environ.get("BENCH_GC_OFF") == "1":
         gc.disable()
     kind, *rest = argv

@@ -231,6 +231,11 @@ def coldstart(repeat: int, time_budget: float) -> None:
                 reference.args,
                 {**on_lambda, "BENCH_GC_OFF": "1"},
             ),
+            Job(
+                f"{name} as on Lambda, layers without bytecode",
+                reference.args,
+                {**on_lambda, "BENCH_SOURCE_ONLY": "1"},
+            ),
         ]
         for job in what_ifs:
             children.run(job)
