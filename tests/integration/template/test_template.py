@@ -55,6 +55,8 @@ def test_functions_get_least_privilege_policies(repo: Path) -> None:
     for name, resource in document["Resources"].items():
         if resource["Type"] != "AWS::Serverless::Function":
             continue
+        if "Role" in resource["Properties"]:  # an explicit role: see the next test
+            continue
         for policy in resource["Properties"]["Policies"]:
             ((kind, spec),) = policy.items()
             if kind == "Statement":
@@ -68,6 +70,50 @@ def test_functions_get_least_privilege_policies(repo: Path) -> None:
                 continue
             prefix = next(p for p in resource_key if kind.startswith(p))
             assert "Ref" in spec[resource_key[prefix]], (name, kind, spec)
+
+
+def test_no_role_grants_anything_on_every_resource(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template as CloudFormation receives it (SAM's transform, which adds the roles and,
+    for event sources, managed policies): every role has only the managed policies SAM gives
+    every function (logs, X-Ray), and every statement of its own names its resources."""
+    import yaml
+    from samtranslator.translator.transform import transform
+
+    from etikett.local.template import _CfnLoader
+
+    document = yaml.load((repo / "template.yaml").read_text(), Loader=_CfnLoader)
+    for resource in document["Resources"].values():
+        for key in ("CodeUri", "ContentUri"):  # as `sam package` leaves them
+            if key in resource.get("Properties", {}):
+                resource["Properties"][key] = "s3://bucket/key"
+
+    class NoManagedPolicyNames:  # the template names no managed policy by name
+        def load(self) -> dict[str, str]:
+            return {}
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    transformed = transform(document, {}, NoManagedPolicyNames())
+    roles = {
+        name: resource["Properties"]
+        for name, resource in transformed["Resources"].items()
+        if resource["Type"] == "AWS::IAM::Role"
+    }
+    functions = [
+        r for r in transformed["Resources"].values() if r["Type"] == "AWS::Lambda::Function"
+    ]
+    assert len(roles) == len(functions)
+    allowed = {"service-role/AWSLambdaBasicExecutionRole", "AWSXrayWriteOnlyAccess"}
+    for name, role in roles.items():
+        for arn in role.get("ManagedPolicyArns", []):
+            text = arn["Fn::Sub"] if isinstance(arn, dict) else arn
+            assert text.partition(":policy/")[2] in allowed, (name, text)
+        for policy in role.get("Policies", []):
+            for statement in policy["PolicyDocument"]["Statement"]:
+                resources = statement["Resource"]
+                resources = resources if isinstance(resources, list) else [resources]
+                assert "*" not in resources, (name, statement)
 
 
 def test_cfn_lint_accepts_the_template(repo: Path) -> None:
