@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint format bench clean
+.PHONY: dev test lint format bench build clean
 
 $(STAMP): pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# sam build with the project's environment first on PATH: the shared layer's build imports etikett
+# (to write the OpenAPI document) and compiles every layer with this Python 3.11.
+build: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/sam build $(SAM_ARGS)
 
 clean:
 	rm -rf $(VENV) .aws-sam .pytest_cache .ruff_cache

@@ -1,16 +1,23 @@
-"""The combined OpenAPI 3.1 document of all groups: operations, access rules, problem catalog."""
+"""The combined OpenAPI 3.1 document of all groups: operations, access rules, problem catalog.
+
+Building it means importing every group's routes and walking them with FastAPI: about a second
+of a cold start. So the shared layer's build writes it (`write`, run by `shared/Makefile`) beside
+this module, with the group each operation belongs to, and a function reads that file; only where
+no build wrote one (local mode, tests) is it built from the routers, once per process.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from fastapi.openapi.utils import get_openapi
-
 from etikett import API_VERSION
-from etikett.api import problems
-from etikett.api.app import create_app
-from etikett.api.groups import all_routes
+
+# Written by the layer build only; never in the source tree (local mode builds from the routers).
+BUILT = Path(__file__).with_name("openapi.built.json")
 
 DESCRIPTION = """Etikett designs labels, automates label printing, deploys automations to on-site
 Runners and manages print jobs and their outcomes.
@@ -22,8 +29,51 @@ service-account token from `createApiToken`. Every operation states its roles in
 `cursor`, and answer `{"items": [...], "next_cursor": ...}`."""
 
 
-@cache
 def document() -> dict[str, Any]:
+    """The OpenAPI document, as the build wrote it or built from the routers."""
+    return _description()["document"]
+
+
+def operation_groups() -> dict[str, str]:
+    """Each operationId's group: the function (and router module) that serves it."""
+    return _description()["operation_groups"]
+
+
+@cache
+def _description() -> dict[str, Any]:
+    if BUILT.is_file():
+        return json.loads(BUILT.read_text(encoding="utf-8"))
+    return describe()
+
+
+def describe() -> dict[str, Any]:
+    """What `write` stores, built from every group's routes."""
+    from etikett.api.groups import GROUPS, routes_of
+    from etikett.api.routing import EtikettRoute
+
+    groups = {
+        str(route.operation_id): group
+        for group in GROUPS
+        for route in routes_of(group).routes
+        if isinstance(route, EtikettRoute)
+    }
+    return {"document": build(), "operation_groups": groups}
+
+
+def write(directory: Path) -> Path:
+    """Store the description in `directory` (a built layer's `etikett/api/`) as JSON."""
+    target = directory / BUILT.name
+    target.write_text(json.dumps(describe(), ensure_ascii=False), encoding="utf-8")
+    return target
+
+
+def build() -> dict[str, Any]:
+    from fastapi.openapi.utils import get_openapi
+
+    from etikett.api import problems
+    from etikett.api.app import create_app
+    from etikett.api.groups import all_routes
+
     app = create_app(*all_routes())
     spec = get_openapi(
         title="Etikett",
@@ -60,4 +110,9 @@ def document() -> dict[str, Any]:
             )
     spec["x-etikett-problem-codes"] = problems.catalog()
     spec["servers"] = [{"url": "/"}]
-    return spec
+    # As JSON carries it: what the build writes and what a live build answers are the same.
+    return json.loads(json.dumps(spec))
+
+
+if __name__ == "__main__":  # python -m etikett.api.openapi <built layer>/etikett/api
+    print(write(Path(sys.argv[1])))

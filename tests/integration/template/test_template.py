@@ -178,6 +178,7 @@ def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
     shared = build_dir / "SharedLayer" / "python"
     assert (shared / "etikett" / "api" / "app.py").is_file()
     assert not (shared / "etikett" / "local").exists()  # local mode is not for Lambda
+    assert (shared / "etikett" / "api" / "openapi.built.json").is_file()  # read at cold start
     assert (build_dir / "DepsLayer" / "python" / "fastapi").is_dir()
     render = build_dir / "RenderLayer" / "python"
     # /opt is read-only on Lambda: every module comes with bytecode that needs no source check.

@@ -1,0 +1,84 @@
+"""The shared layer as `sam build` makes it (`shared/Makefile`): the OpenAPI document is built
+there, once, and the MCP function's cold start reads it instead of loading every group's routes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from etikett.api import openapi
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def layer(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    artifacts = tmp_path_factory.mktemp("shared-layer")
+    env = {**os.environ, "ARTIFACTS_DIR": str(artifacts), "PATH": f"{BIN}:{os.environ['PATH']}"}
+    subprocess.run(
+        ["make", "-s", "-C", str(repo / "shared"), "build-SharedLayer"],
+        check=True,
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+    return artifacts / "python"
+
+
+def test_the_layer_carries_the_document_the_routers_describe(layer: Path) -> None:
+    built = json.loads((layer / "etikett" / "api" / openapi.BUILT.name).read_text())
+    assert built == openapi.describe()
+    assert not (layer / "etikett" / "local").exists()
+
+
+def test_the_mcp_cold_start_reads_the_built_document_and_loads_no_group(
+    repo: Path, layer: Path
+) -> None:
+    # As on Lambda: the function's folder and the layer, then the dependencies; not the source.
+    child = f"""
+import importlib.util, json, sys
+sys.path[:0] = [{str(repo / "functions" / "mcp")!r}, {str(layer)!r}]
+sys.path.append({sysconfig.get_paths()["purelib"]!r})
+spec = importlib.util.spec_from_file_location("app", {str(repo / "functions" / "mcp" / "app.py")!r})
+app = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(app)
+from etikett.mcp import catalog
+import etikett
+print(json.dumps({{
+    "package": etikett.__file__,
+    "tools": sorted(catalog.catalog().tools),
+    "groups": sorted(m for m in sys.modules if m.startswith("etikett.api.") and m.count(".") == 2),
+}}))
+"""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AWS_REGION": "eu-central-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    result = subprocess.run(
+        [sys.executable, "-S", "-B", "-c", child],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = json.loads(result.stdout.splitlines()[-1])
+    assert loaded["package"].startswith(str(layer))
+    live = {
+        operation["operationId"]
+        for item in openapi.document()["paths"].values()
+        for operation in item.values()
+        if operation.get("x-etikett-mcp")
+    }
+    assert set(loaded["tools"]) == live
+    # Only the mcp group's own router and the modules every function shares.
+    assert "etikett.api.labels" not in loaded["groups"]
+    assert "etikett.api.printing" not in loaded["groups"]
+    assert "etikett.api.mcp" in loaded["groups"]
