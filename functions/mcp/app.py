@@ -1,8 +1,10 @@
 """Lambda entry of the mcp group: the MCP endpoint behind Mangum, with Powertools observability.
 
-Each tool call runs its operation in process through every group's routes. The tool catalog (and
-the rest of what requests share) is built here, once per cold start, never per request."""
+Each tool call runs its operation in process through its group's routes. The tool catalog (from
+the OpenAPI document the layer build wrote) is built here, once per cold start, never per request;
+a group's routes load with the first call of one of its tools."""
 
+from etikett import coldstart
 from etikett.api.app import create_app
 from etikett.api.entry import http_handler
 from etikett.api.groups import routes_of
@@ -11,3 +13,4 @@ from etikett.mcp.http import warm
 warm()
 app = create_app(routes_of("mcp"))
 handler = http_handler(app, "mcp")
+coldstart.done()

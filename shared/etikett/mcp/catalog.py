@@ -1,20 +1,24 @@
 """The tool catalog, generated from the OpenAPI document: one tool per operation marked
 `x-etikett-mcp`, named by its operationId. Path, query and header parameters become top-level
 arguments, the request body goes under `body` with every `$ref` resolved, and a multipart file field
-becomes `{name, contentBase64}`. Built once per cold start (`catalog()`), never per request."""
+becomes `{name, contentBase64}`. Built once per cold start (`catalog()`), never per request.
+
+Each tool's access rule is the one its operation publishes (`x-etikett-access`, written from the
+route's own rule), so listing tools needs no route loaded; a call meets the route's rule itself."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
-from typing import Any, Literal
-
-from jsonschema import Draft202012Validator, ValidationError
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any, Literal
 
 from etikett.api.access import Access
 from etikett.domain.actors import Caller
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator, ValidationError
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 ARGUMENT_LOCATIONS = ("path", "query", "header")
@@ -78,7 +82,14 @@ class ToolSpec:
     body: Body | None
     input_schema: dict[str, Any]
     access: Access = field(compare=False)
-    validator: Draft202012Validator = field(compare=False, repr=False)
+    group: str | None = None  # the group whose routes run the operation
+
+    @cached_property
+    def validator(self) -> Draft202012Validator:
+        # Made on the tool's first call: jsonschema is not needed to list tools.
+        from jsonschema import Draft202012Validator
+
+        return Draft202012Validator(self.input_schema)
 
     def visible_to(self, caller: Caller) -> bool:
         """Whether `tools/list` shows this tool to `caller` (always a service actor here).
@@ -142,33 +153,22 @@ class Catalog:
 @cache
 def catalog() -> Catalog:
     """The catalog of the service's own OpenAPI document, built once per process (cold start)."""
-    from etikett.api.openapi import document
+    from etikett.api.openapi import document, operation_groups
 
-    return build(document(), route_rules())
-
-
-def route_rules() -> dict[str, Access]:
-    """Each operation's access rule: the very object its route checks REST requests with."""
-    from etikett.api.groups import all_routes
-    from etikett.api.routing import EtikettRoute
-
-    return {
-        str(route.operation_id): route.access
-        for router in all_routes()
-        for route in router.routes
-        if isinstance(route, EtikettRoute)
-    }
+    return build(document(), operation_groups())
 
 
-def build(document: Mapping[str, Any], rules: Mapping[str, Access] | None = None) -> Catalog:
-    """The tools of `document`; each one's access rule from `rules` by operationId, else read back
-    from the operation's published `x-etikett-access`."""
+def build(document: Mapping[str, Any], groups: Mapping[str, str] | None = None) -> Catalog:
+    """The tools of `document`, each with its operation's group from `groups` (by operationId)."""
     tools: dict[str, ToolSpec] = {}
     for path, method, operation in _operations(document):
         if operation.get("x-etikett-mcp") is not True:
             continue
-        rule = (rules or {}).get(str(operation.get("operationId")))
-        tool = _tool(document, path, method, operation, rule)
+        tool = _tool(document, path, method, operation)
+        if groups is not None:
+            if tool.name not in groups:
+                raise CatalogError(f"no group serves {tool.name}")
+            tool = replace(tool, group=groups[tool.name])
         if tool.name in tools:
             raise CatalogError(f"operationId {tool.name} is used twice")
         tools[tool.name] = tool
@@ -210,7 +210,6 @@ def _tool(
     path: str,
     method: str,
     operation: Mapping[str, Any],
-    rule: Access | None,
 ) -> ToolSpec:
     name = operation.get("operationId")
     if not name:
@@ -259,7 +258,7 @@ def _tool(
     definitions = resolver.definitions()
     if definitions:
         input_schema["$defs"] = definitions
-    access = rule or access_rule(operation.get("x-etikett-access") or {})
+    access = access_rule(operation.get("x-etikett-access") or {})
     summary = str(operation.get("summary") or name)
     return ToolSpec(
         name=name,
@@ -271,7 +270,6 @@ def _tool(
         body=body,
         input_schema=input_schema,
         access=access,
-        validator=Draft202012Validator(input_schema),
     )
 
 

@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 from etikett.api.access import VIA_MCP_SCOPE_KEY, authenticate, request_id
 from etikett.api.problems import problem_response
 from etikett.errors import EtikettError
-from etikett.mcp import catalog, invoke, resources
+from etikett.mcp import catalog
 from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
 
 logger = logging.getLogger("etikett.mcp")
@@ -36,14 +36,12 @@ MAX_BODY_BYTES = 6 * 1024 * 1024
 
 
 def warm() -> None:
-    """Build what every request needs once per cold start: the tool catalog, the MCP tool list,
-    the app that runs the operations, and the resources."""
+    """Build what every request needs once per cold start: the tool catalog, the MCP tool list
+    and the server. A group's routes load with the first call of one of its tools, a resource
+    with its first read."""
     catalog.catalog()
     wire_tools()
-    invoke.operations_app()
     server()
-    for spec in resources.RESOURCES:
-        resources.text(spec.uri)
 
 
 async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:

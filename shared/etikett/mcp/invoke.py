@@ -1,5 +1,5 @@
 """Runs a tool: its arguments become the operation's HTTP request, which goes in process through the
-ASGI app of every group, with the caller's bearer token and marked as an MCP request. So
+ASGI app of the operation's group, with the caller's bearer token and marked as an MCP request. So
 authentication, role checks, the approval policy, validation and audit happen exactly as for REST,
 at call time."""
 
@@ -37,12 +37,13 @@ class PreparedRequest:
     data: dict[str, str] | None = None
     files: list[tuple[str, tuple[str, bytes, str]]] | None = None
     has_json: bool = False
+    group: str | None = None  # whose routes answer it
 
 
 def prepare(tool: ToolSpec, arguments: Mapping[str, Any]) -> PreparedRequest:
     """The HTTP request for valid `arguments` (checked against the input schema before)."""
     path = tool.path
-    request = PreparedRequest(tool.method, path)
+    request = PreparedRequest(tool.method, path, group=tool.group)
     for argument in tool.arguments:
         if arguments.get(argument.name) is None:
             continue
@@ -82,16 +83,21 @@ async def execute(
     request_id: str | None,
     transport: httpx2.AsyncBaseTransport | None = None,
 ) -> httpx2.Response:
-    """Send `request` in process to the operations app (or `transport`), as the caller."""
+    """Send `request` in process to its group's operations app (or `transport`), as the
+    caller."""
     headers = {
         **request.headers,
         "authorization": f"Bearer {token}",
         "user-agent": USER_AGENT,
     }
+    if transport is None:
+        if request.group is None:
+            raise ValueError(f"{request.method} {request.path}: no group is known to serve it")
+        transport = _transport(request.group)
     if request_id:
         headers["x-request-id"] = request_id  # the /mcp request's id, so the audit log ties up
     async with httpx2.AsyncClient(
-        transport=transport or _transport(), base_url=BASE_URL, trust_env=False, timeout=None
+        transport=transport, base_url=BASE_URL, trust_env=False, timeout=None
     ) as client:
         kwargs: dict[str, Any] = {"params": request.params, "headers": headers}
         if request.has_json:
@@ -116,18 +122,19 @@ class ViaMcp:
 
 
 @cache
-def operations_app() -> ViaMcp:
-    """Every group's routes in one app, built once per process: the operations a tool runs."""
+def operations_app(group: str) -> ViaMcp:
+    """The app of `group`'s routes, built on the first call of one of its tools and kept for the
+    process: a cold start loads no group's routes, and a call loads only its own group's."""
     from etikett.api.app import create_app
-    from etikett.api.groups import all_routes
+    from etikett.api.groups import routes_of
 
-    return ViaMcp(create_app(*all_routes()))
+    return ViaMcp(create_app(routes_of(group)))
 
 
 @cache
-def _transport() -> httpx2.ASGITransport:
+def _transport(group: str) -> httpx2.ASGITransport:
     # A 500 answer is a result like any other: the app's own handler has turned it into a problem.
-    return httpx2.ASGITransport(app=operations_app(), raise_app_exceptions=False)
+    return httpx2.ASGITransport(app=operations_app(group), raise_app_exceptions=False)
 
 
 def _text(value: Any) -> str:

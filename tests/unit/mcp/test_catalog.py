@@ -10,7 +10,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from etikett.api.access import Access
-from etikett.api.openapi import document
+from etikett.api.groups import GROUPS, routes_of
+from etikett.api.openapi import document, operation_groups
+from etikett.api.routing import EtikettRoute
 from etikett.domain.actors import Caller
 from etikett.mcp.catalog import (
     FILE_SCHEMA,
@@ -22,7 +24,6 @@ from etikett.mcp.catalog import (
     build,
     catalog,
     references,
-    route_rules,
 )
 
 # operations.md: never tools (browser login and setup, the master-key export, Runner bootstrap,
@@ -121,16 +122,43 @@ def test_arguments_are_top_level_and_the_body_is_under_body() -> None:
     }
 
 
-def test_rules_are_the_routes_own_and_match_what_the_document_publishes() -> None:
-    rules = route_rules()
-    operations = _operations(document())
+def _routes() -> dict[str, tuple[str, EtikettRoute]]:
+    return {
+        str(route.operation_id): (group, route)
+        for group in GROUPS
+        for route in routes_of(group).routes
+        if isinstance(route, EtikettRoute)
+    }
+
+
+def test_rules_read_from_the_document_judge_every_caller_as_the_routes_do() -> None:
+    routes = _routes()
+    callers = [
+        _caller(*roles, actor=actor)
+        for actor in ("human", "service")
+        for roles in (
+            (),
+            ("designer",),
+            ("operator",),
+            ("approver",),
+            ("admin",),
+            ("designer", "approver"),
+        )
+    ]
     for name, tool in catalog().tools.items():
-        assert tool.access is rules[name], name
-        published = operations[name]["x-etikett-access"]
-        assert tool.access.describe() == published
-        assert access_rule(published).describe() == {
-            k: v for k, v in published.items() if k in ("authenticated", "roles", "human")
-        } or published.get("via")
+        route = routes[name][1]
+        assert tool.access.human == route.access.human, name
+        for caller in callers:
+            assert tool.access.permits(caller) == route.access.permits(caller), (name, caller)
+
+
+def test_every_tool_knows_the_group_whose_routes_run_it() -> None:
+    routes = _routes()
+    assert operation_groups() == {name: group for name, (group, _) in routes.items()}
+    for name, tool in catalog().tools.items():
+        assert tool.group == routes[name][0], name
+    with pytest.raises(CatalogError, match="no group serves "):
+        build(document(), {})
 
 
 def _caller(*roles: str, actor: str = "service") -> Caller:
