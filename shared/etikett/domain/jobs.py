@@ -13,7 +13,8 @@ from etikett.domain import audit, runner_queues, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import Conflict, InvalidRequest, NotFound
 from etikett.ids import new_id
-from etikett.store.base import transaction
+from etikett.store.base import cancellation_codes, transaction
+from etikett.store.events import EventRecord
 from etikett.store.jobs import JobMessage, JobRecord
 from etikett.store.pages import Page, read_page
 from etikett.store.runners import RunnerRecord
@@ -32,6 +33,8 @@ JobStatus = Literal[
 FINAL = frozenset({"confirmed", "succeeded", "failed", "cancelled"})
 # Not `running`: a claimed job's bytes may be on their way to the printer.
 CANCELLABLE = frozenset({"rendering", "queued", "held"})
+# A print's outcomes (spec part 6); `running` and the others are statuses only.
+PRINT_OUTCOMES = frozenset({"failed", "held", "sent", "confirmed"})
 MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
@@ -48,7 +51,10 @@ class Job(BaseModel):
     runner_id: str
     printer_id: str | None = None
     messages: list[JobMessageView]
-    outcome: str | None = Field(description="The last outcome the Runner reported.")
+    outcome: str | None = Field(
+        description="The last outcome recorded (a print's: held, sent, confirmed, failed); "
+        "it stays while the job is running."
+    )
     outcome_reason: str | None = None
     result: dict[str, Any] | None = None
     attempts: int
@@ -76,6 +82,30 @@ class RawJobRequest(BaseModel):
 
 def message(level: str, text: str) -> JobMessage:
     return JobMessage(at=clock.now(), level=level, text=text[:2000])
+
+
+def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecord | None:
+    """The `print.<outcome>` event of a print job's new outcome (none for other kinds and
+    statuses). Save it in the transaction that records the outcome (the outbox)."""
+    if job.kind != "print" or status not in PRINT_OUTCOMES:
+        return None
+    payload = job.payload
+    return EventRecord(
+        id=new_id("evt"),
+        kind=f"print.{status}",
+        at=clock.now(),
+        subject_id=job.id,
+        data={
+            "job_id": job.id,
+            "label_id": payload.get("label_id"),
+            "label_version": payload.get("label_version"),
+            "printer": payload.get("printer", {}).get("name"),
+            "labels": payload.get("labels"),
+            "copies": payload.get("copies"),
+            "outcome": status,
+            "reason": reason,
+        },
+    )
 
 
 def view(record: JobRecord) -> Job:
@@ -182,6 +212,7 @@ def submit(
         # `held` is one of a print's outcomes (spec part 6); other kinds only have a status.
         outcome="held" if not online and kind == "print" else None,
         outcome_reason=None if online else "runner_offline",
+        outcome_at=now if not online and kind == "print" else None,
         messages=[
             message(
                 "info",
@@ -279,7 +310,11 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
         JobRecord.messages.set(JobRecord.messages.append([message("info", note)])),
     ]
     if not online:
-        actions += [JobRecord.outcome.set("held"), JobRecord.outcome_reason.set("runner_offline")]
+        actions += [
+            JobRecord.outcome.set("held"),
+            JobRecord.outcome_reason.set("runner_offline"),
+            JobRecord.outcome_at.set(clock.now()),
+        ]
     with transaction() as tx:
         tx.update(record, actions=actions, condition=JobRecord.status == "rendering")
         if not online and on_held is not None:
@@ -290,17 +325,31 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
 
 
 def fail(record: JobRecord, reason: str, text: str) -> None:
+    """End a job that has not ended as `failed`; a print job's `print.failed` event is written
+    in the same transaction. A job that ended meanwhile is left as it is."""
     now = clock.now()
-    record.update(
-        actions=[
-            JobRecord.status.set("failed"),
-            JobRecord.outcome.set("failed"),
-            JobRecord.outcome_reason.set(reason),
-            JobRecord.finished_at.set(now),
-            JobRecord.updated_at.set(now),
-            JobRecord.messages.set(JobRecord.messages.append([message("error", text)])),
-        ]
-    )
+    event = outcome_event(record, "failed", reason)
+    try:
+        with transaction() as tx:
+            tx.update(
+                record,
+                actions=[
+                    JobRecord.status.set("failed"),
+                    JobRecord.outcome.set("failed"),
+                    JobRecord.outcome_reason.set(reason),
+                    JobRecord.outcome_at.set(now),
+                    JobRecord.finished_at.set(now),
+                    JobRecord.updated_at.set(now),
+                    JobRecord.messages.set(JobRecord.messages.append([message("error", text)])),
+                ],
+                condition=JobRecord.finished_at.does_not_exist() & ~JobRecord.status.is_in(*FINAL),
+            )
+            if event is not None:
+                tx.save(event)
+    except Exception as error:
+        if "ConditionalCheckFailed" in cancellation_codes(error):
+            return
+        raise
 
 
 def submit_raw(invocation: Invocation, runner_id: str, request: RawJobRequest) -> Job:
@@ -348,20 +397,27 @@ def cancel(invocation: Invocation, job_id: str) -> Job:
         )
     now = clock.now()
     caller = invocation.caller
+    actions = [
+        JobRecord.status.set("cancelled"),
+        JobRecord.updated_at.set(now),
+        JobRecord.finished_at.set(now),
+        JobRecord.messages.set(
+            JobRecord.messages.append(
+                [message("warning", f"Cancelled by {caller.subject if caller else '?'}.")]
+            )
+        ),
+    ]
+    # A cancelled print failed (reason `cancelled`): recorded on the job, and announced.
+    event = outcome_event(record, "failed", "cancelled")
+    if event is not None:
+        actions += [
+            JobRecord.outcome.set("failed"),
+            JobRecord.outcome_reason.set("cancelled"),
+            JobRecord.outcome_at.set(now),
+        ]
     with transaction() as tx:
-        tx.update(
-            record,
-            actions=[
-                JobRecord.status.set("cancelled"),
-                JobRecord.updated_at.set(now),
-                JobRecord.finished_at.set(now),
-                JobRecord.messages.set(
-                    JobRecord.messages.append(
-                        [message("warning", f"Cancelled by {caller.subject if caller else '?'}.")]
-                    )
-                ),
-            ],
-            condition=JobRecord.status.is_in(*CANCELLABLE),
-        )
+        tx.update(record, actions=actions, condition=JobRecord.status.is_in(*CANCELLABLE))
         tx.save(audit.entry(invocation, job_id, details={"before": record.status}))
+        if event is not None:
+            tx.save(event)
     return get(job_id)

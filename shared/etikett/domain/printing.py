@@ -26,7 +26,6 @@ from etikett.errors import Conflict, EtikettError, InvalidRequest, NotFound, Pay
 from etikett.ids import new_id
 from etikett.store.archive import ArchiveRecord
 from etikett.store.base import found, reads
-from etikett.store.events import EventRecord
 from etikett.store.jobs import JobRecord
 from etikett.store.labels import META_SK, LabelRecord, VersionRecord, unpack, version_sk
 from etikett.store.printers import PrinterNameClaim, PrinterRecord
@@ -221,32 +220,6 @@ def expressions_of(document: LabelDocument) -> list[str]:
     return sources
 
 
-def _event(kind: str, job: JobRecord, extra: dict[str, Any]) -> EventRecord:
-    payload = job.payload
-    return EventRecord(
-        id=new_id("evt"),
-        kind=kind,
-        at=clock.now(),
-        subject_id=job.id,
-        data={
-            "job_id": job.id,
-            "label_id": payload.get("label_id"),
-            "label_version": payload.get("label_version"),
-            "printer": payload.get("printer", {}).get("name"),
-            "labels": payload.get("labels"),
-            "copies": payload.get("copies"),
-            **extra,
-        },
-    )
-
-
-def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecord | None:
-    """The `print.<outcome>` event of a print job's new outcome (none for other statuses)."""
-    if job.kind != "print" or status not in ("held", "sent", "confirmed", "failed"):
-        return None
-    return _event(f"print.{status}", job, {"outcome": status, "reason": reason})
-
-
 def submit(
     invocation: Invocation,
     request: PrintRequest,
@@ -418,10 +391,8 @@ def encode_records(work: dict[str, Any]) -> bytes:
 
 
 def _render_failed(job: JobRecord, error: EtikettError) -> None:
+    """The job fails; its `print.failed` event is written in the same transaction."""
     jobs.fail(job, "render_failed", f"Rendering failed: {error.detail}")
-    event = outcome_event(job, "failed", "render_failed")
-    if event is not None:
-        event.save()
 
 
 def _archive_writes(entries: list[ArchiveRecord], *, with_held_event: bool = False) -> Any:
@@ -438,7 +409,7 @@ def _archive_writes(entries: list[ArchiveRecord], *, with_held_event: bool = Fal
 
 
 def _held_event(tx: Any, job: JobRecord) -> None:
-    event = outcome_event(job, "held", "runner_offline")
+    event = jobs.outcome_event(job, "held", "runner_offline")
     if event is not None:
         tx.save(event)
 
@@ -476,23 +447,21 @@ def render_queued(job_id: str) -> None:
 
 # --- the archive -----------------------------------------------------------------------------
 
-_OUTCOMES = {
-    "held": "held",
-    "sent": "sent",
-    "confirmed": "confirmed",
-    "failed": "failed",
-    "cancelled": "failed",
-}
+
+def _outcome(job: JobRecord | None) -> tuple[str | None, str | None, datetime | None]:
+    """An entry's outcome is its job's last recorded outcome (kept while the job is running, so
+    never null again once it had one), with its reason and time."""
+    if job is None:
+        return "failed", "job_missing", None
+    if job.outcome in jobs.PRINT_OUTCOMES:
+        return job.outcome, job.outcome_reason, job.outcome_at or job.finished_at or job.updated_at
+    if job.status == "cancelled":  # cancelled before cancelling recorded an outcome
+        return "failed", "cancelled", job.finished_at or job.updated_at
+    return None, None, None
 
 
 def _entry_view(record: ArchiveRecord, job: JobRecord | None) -> ArchiveEntry:
-    outcome = _OUTCOMES.get(job.status) if job is not None else "failed"
-    reason = job.outcome_reason if job is not None else "job_missing"
-    if job is not None and job.status == "cancelled":
-        reason = "cancelled"
-    outcome_at = None
-    if job is not None and outcome is not None:
-        outcome_at = clock.rfc3339(job.finished_at or job.updated_at)
+    outcome, reason, outcome_at = _outcome(job)
     return ArchiveEntry(
         id=record.id,
         job_id=record.job_id,
@@ -502,9 +471,9 @@ def _entry_view(record: ArchiveRecord, job: JobRecord | None) -> ArchiveEntry:
         copies=int(record.copies),
         variables=record.variables,
         serials=record.serials,
-        outcome=outcome,
-        outcome_reason=reason if outcome else None,  # type: ignore[arg-type]
-        outcome_at=outcome_at,
+        outcome=outcome,  # type: ignore[arg-type]
+        outcome_reason=reason,
+        outcome_at=clock.rfc3339(outcome_at) if outcome_at else None,
         actor={"actor": record.actor, "subject": record.subject},
         created_at=clock.rfc3339(record.created_at),
     )

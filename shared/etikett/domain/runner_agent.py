@@ -150,7 +150,11 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
             JobRecord.messages.set(JobRecord.messages.append([jobs.message("info", note)])),
         ]
         if record.status in ("queued", "held") and record.outcome_reason == "runner_offline":
-            actions += [JobRecord.status.set("running"), JobRecord.outcome_reason.remove()]
+            # Back online. A print keeps its outcome (held, runner_offline) until the Runner
+            # reports the next one: what was announced stays what the archive shows.
+            actions.append(JobRecord.status.set("running"))
+            if record.outcome is None:
+                actions.append(JobRecord.outcome_reason.remove())
         elif record.status == "queued":
             actions.append(JobRecord.status.set("running"))
         record.update(actions=actions)
@@ -209,12 +213,15 @@ def report(
             actions.append(JobRecord.result.set(result))
         elif report.result is not None:
             actions.append(JobRecord.result.set(report.result))
-        actions += [JobRecord.status.set(status), JobRecord.outcome.set(status)]
-        actions.append(
-            JobRecord.outcome_reason.set(report.reason)
-            if report.reason
-            else JobRecord.outcome_reason.remove()
-        )
+        actions.append(JobRecord.status.set(status))
+        if status != "running":  # a status, not an outcome: the last outcome stays
+            actions += [
+                JobRecord.outcome.set(status),
+                JobRecord.outcome_at.set(now),
+                JobRecord.outcome_reason.set(report.reason)
+                if report.reason
+                else JobRecord.outcome_reason.remove(),
+            ]
         if final:
             actions.append(JobRecord.finished_at.set(now))
         changed = status != record.status or report.reason != record.outcome_reason
@@ -226,9 +233,7 @@ def report(
         actions.append(JobRecord.messages.set(JobRecord.messages.append(notes)))
     event = None
     if status is not None and (status != record.status or report.reason != record.outcome_reason):
-        from etikett.domain.printing import outcome_event
-
-        event = outcome_event(record, status, report.reason)
+        event = jobs.outcome_event(record, status, report.reason)
     with transaction() as tx:
         if event is not None:
             tx.save(event)

@@ -45,8 +45,9 @@ class JobRecord(Model):
     printer_id = UnicodeAttribute(null=True)
     payload = JSONAttribute()  # what the Runner needs (targets, uri, data reference, copies, …)
     messages = ListAttribute(of=JobMessage, default=list)
-    outcome = UnicodeAttribute(null=True)  # the last outcome the Runner reported
+    outcome = UnicodeAttribute(null=True)  # the last outcome (held, sent, …), kept while running
     outcome_reason = UnicodeAttribute(null=True)
+    outcome_at = UTCDateTimeAttribute(null=True)  # when that outcome was recorded
     result = JSONAttribute(null=True)
     attempts = NumberAttribute(default=0)
     created_at = UTCDateTimeAttribute()

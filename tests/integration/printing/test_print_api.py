@@ -134,6 +134,20 @@ def _counter(operator: Api, **body: Any) -> str:
     return name
 
 
+def _events_of(dev_server: DevServer, job_id: str) -> list[dict[str, Any]]:
+    """The outbox items (events table) about a job, oldest first."""
+    dynamodb = boto3.resource(
+        "dynamodb",
+        endpoint_url=dev_server.aws_endpoint(),
+        region_name="eu-central-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    table = dynamodb.Table("etikett-local-EventsTable")
+    items = [item for item in table.scan()["Items"] if item["subject_id"] == job_id]
+    return sorted(items, key=lambda item: item["id"])
+
+
 def _labels_of(data: bytes) -> list[Image.Image]:
     jobs = [part + b"^XZ\n" for part in data.split(b"^XZ\n") if part.strip()]
     return [decode_zpl(job).image() for job in jobs]
@@ -435,17 +449,7 @@ def test_outcomes_become_events(
     site.report(job, "held", reason="paper_out")  # the Runner repeats itself: no new event
     site.report(job, "sent")
     site.report(job, "confirmed", final=True)
-    dynamodb = boto3.resource(
-        "dynamodb",
-        endpoint_url=dev_server.aws_endpoint(),
-        region_name="eu-central-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
-    table = dynamodb.Table("etikett-local-EventsTable")
-    kinds = sorted(
-        item["kind"] for item in table.scan()["Items"] if item["subject_id"] == accepted["job_id"]
-    )
+    kinds = sorted(e["kind"] for e in _events_of(dev_server, accepted["job_id"]))
     assert kinds == ["print.confirmed", "print.held", "print.sent"]
 
 
@@ -477,8 +481,104 @@ def test_offline_runner_holds_the_job_and_cancel_stops_it(
     assert operator.post(f"/jobs/{accepted['job_id']}/cancel").json()["status"] == "cancelled"
     entry = operator.get(f"/print-archive/{accepted['archive_entry_ids'][0]}").json()
     assert (entry["outcome"], entry["outcome_reason"]) == ("failed", "cancelled")
+    # The recorded outcome is announced too: held when accepted, failed (cancelled) now.
+    events = [(e["kind"], e["data"]["reason"]) for e in _events_of(dev_server, job["id"])]
+    assert events == [("print.held", "runner_offline"), ("print.failed", "cancelled")]
     agent = runner.agent(dev_server)
     assert agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
+
+
+def test_a_held_job_keeps_its_outcome_when_its_runner_comes_back(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Claimed, the job is `running` (not an outcome): the archive keeps showing `held` until
+    the Runner reports the next outcome, never null again."""
+    group = admin.post("/runner-groups", json={"name": unique("late")}).json()
+    token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
+    runner = FakeSite(tmp_path, "late")
+    runner.enroll(admin, token["token"])
+    printer = admin.post(
+        "/printers",
+        json={
+            "name": unique("late"),
+            "runner_id": runner.enrollment["runner_id"],
+            "uri": "tcp://127.0.0.1:9100",
+            "language": "zpl",
+            "dpi": 203,
+        },
+    ).json()
+    label = _released_label(admin)
+    accepted = operator.post(
+        "/print",
+        json={"label_id": label["id"], "printer": printer["name"], "variables": {"name": "late"}},
+    ).json()
+    entry_path = f"/print-archive/{accepted['archive_entry_ids'][0]}"
+
+    def outcome() -> tuple[str | None, str | None]:
+        entry = operator.get(entry_path).json()
+        return entry["outcome"], entry["outcome_reason"]
+
+    assert outcome() == ("held", "runner_offline")
+    agent = runner.agent(dev_server)
+    (job,) = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"]
+    assert operator.get(f"/jobs/{job['job_id']}").json()["status"] == "running"
+    assert outcome() == ("held", "runner_offline")
+    held_at = operator.get(entry_path).json()["outcome_at"]
+    response = agent.post(
+        f"/jobs/{job['job_id']}/report",
+        json={"receipt": job["receipt"], "status": "running", "messages": [{"text": "Sending"}]},
+    )
+    assert response.status_code == 200, response.text
+    assert outcome() == ("held", "runner_offline")
+    assert operator.get(entry_path).json()["outcome_at"] == held_at
+    agent.post(f"/jobs/{job['job_id']}/report", json={"receipt": job["receipt"], "status": "sent"})
+    assert outcome() == ("sent", None)
+    agent.post(
+        f"/jobs/{job['job_id']}/report",
+        json={"receipt": job["receipt"], "status": "confirmed", "final": True},
+    )
+    assert outcome() == ("confirmed", None)
+    kinds = [e["kind"] for e in _events_of(dev_server, job["job_id"])]
+    assert kinds == ["print.held", "print.sent", "print.confirmed"]
+
+
+def test_a_label_that_cannot_render_fails_its_job_and_says_so(
+    admin: Api, operator: Api, site: Site, dev_server: DevServer
+) -> None:
+    label = _released_label(
+        admin,
+        extra_ops=[
+            {
+                "op": "add",
+                "path": "/objects/-",
+                "value": {
+                    "id": "ean",
+                    "type": "barcode",
+                    "symbology": "ean13",
+                    "x_mm": 2,
+                    "y_mm": 8,
+                    "height_mm": 8,
+                    "expression": "name",
+                },
+            }
+        ],
+    )
+    response = operator.post(
+        "/print",
+        json={
+            "label_id": label["id"],
+            "printer": site.printer["name"],
+            "variables": {"name": "not digits"},
+        },
+    )
+    assert response.status_code == 422, response.text
+    (entry,) = operator.get("/print-archive", params={"label_id": label["id"]}).json()["items"]
+    assert (entry["outcome"], entry["outcome_reason"]) == ("failed", "render_failed")
+    job = operator.get(f"/jobs/{entry['job_id']}").json()
+    assert (job["status"], job["outcome"]) == ("failed", "failed")
+    events = [(e["kind"], e["data"]["reason"]) for e in _events_of(dev_server, job["id"])]
+    assert events == [("print.failed", "render_failed")]
+    assert site.agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
 
 
 def test_print_roles(admin: Api, site: Site) -> None:
