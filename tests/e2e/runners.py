@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 RUNNER = Path(sys.executable).with_name("etikett-runner")
+# Fast heartbeats, a short budget for unreachable printers, quick rechecks while held.
+TUNING = ["--heartbeat-seconds", "1", "--unreachable-seconds", "4", "--held-recheck-seconds", "0.5"]
 
 
 def eventually(probe: Callable[[], T], timeout: float = 15.0, every: float = 0.05) -> T:
@@ -48,6 +50,14 @@ class RunnerProcess:
                 env=env,
             )
         return self
+
+    @property
+    def enrolled_as(self) -> str | None:
+        """The Runner's id once its state directory holds its certificate (enrolled)."""
+        enrollment = self.state_dir / "enrollment.json"
+        if not (enrollment.exists() and (self.state_dir / "certificate.pem").exists()):
+            return None
+        return json.loads(enrollment.read_text()).get("runner_id")
 
     @property
     def running(self) -> bool:

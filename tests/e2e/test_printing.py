@@ -1,153 +1,20 @@
 """End to end: printing through the local service, a real `etikett-runner` and a printer
 simulator. What the simulator decodes is the preview raster; a 1,000-record stream prints 1,000
 labels with 1,000 distinct serials; a repeated idempotency key prints nothing more; a printer out
-of paper holds the job until it is refilled.
+of paper holds the job until it is refilled, then sends and confirms it.
 """
 
 from __future__ import annotations
 
 import io
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from etikett_runner.printer_sim import PrinterSimulator
 from PIL import Image, ImageChops
 
-from e2e.runners import RunnerProcess, eventually
+from e2e.prints import PrintEvents, outcomes, wait_final, wait_status
 from support.client import Api, unique
-from support.server import DevServer
-
-TUNING = ["--heartbeat-seconds", "1", "--unreachable-seconds", "4", "--held-recheck-seconds", "0.5"]
-FINAL = {"confirmed", "succeeded", "failed", "cancelled"}
-
-
-@pytest.fixture(scope="module")
-def simulator(workdir: Path) -> Iterator[PrinterSimulator]:
-    with PrinterSimulator(port=0, dpi=203, out_dir=None, model="ZT411-203dpi") as printer:
-        yield printer
-
-
-@pytest.fixture(scope="module")
-def printer_name(
-    server: DevServer, admin: Api, simulator: PrinterSimulator, workdir: Path
-) -> Iterator[str]:
-    """A Runner (a real process) with the simulator adopted as its printer."""
-    group = admin.post("/runner-groups", json={"name": "Versand"}).json()
-    token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
-    process = RunnerProcess(workdir / "runner", workdir / "runner.log")
-    process.start(
-        "--server",
-        server.url,
-        "--agent-url",
-        server.agent_url,
-        "--ca-file",
-        str(server.ca_file),
-        "--enrollment-token",
-        token["token"],
-        *TUNING,
-    )
-    try:
-        runners = eventually(
-            lambda: [
-                r
-                for r in admin.get("/runners").json()["items"]
-                if r["group_id"] == group["id"] and r["status"] == "online"
-            ],
-            30,
-        )
-        name = "Zebra Versand"
-        created = admin.post(
-            "/printers",
-            json={
-                "name": name,
-                "runner_id": runners[0]["id"],
-                "uri": f"tcp://127.0.0.1:{simulator.port}",
-                "language": "zpl",
-                "dpi": 203,
-            },
-        )
-        assert created.status_code == 201, created.text
-        yield name
-    finally:
-        process.stop()
-
-
-@pytest.fixture(scope="module")
-def operator(admin: Api) -> Api:
-    return admin.user_session(["operator"])[1]
-
-
-@pytest.fixture(scope="module")
-def label(admin: Api, operator: Api) -> dict[str, Any]:
-    """A released label: a name, a quantity and a Code 128 of a zero-padded serial."""
-    counter = operator.post(
-        "/counters", json={"name": "e2e_serial", "start": 1, "format": "0000000"}
-    )
-    assert counter.status_code == 201, counter.text
-    designer = admin.user_session(["designer"])[1]
-    created = designer.post(
-        "/labels/from-dimensions", json={"name": "E2E", "width_mm": 50, "height_mm": 25}
-    ).json()
-    patched = designer.request(
-        "PATCH",
-        f"/labels/{created['id']}/document",
-        json={
-            "operations": [
-                {
-                    "op": "add",
-                    "path": "/variables/-",
-                    "value": {"name": "name", "type": "string", "sample": "Muster"},
-                },
-                {
-                    "op": "add",
-                    "path": "/objects/-",
-                    "value": {
-                        "id": "title",
-                        "type": "text",
-                        "x_mm": 2,
-                        "y_mm": 2,
-                        "size_pt": 9,
-                        "expression": "name",
-                    },
-                },
-                {
-                    "op": "add",
-                    "path": "/objects/-",
-                    "value": {
-                        "id": "serial",
-                        "type": "barcode",
-                        "symbology": "code128",
-                        "x_mm": 2,
-                        "y_mm": 8,
-                        "height_mm": 10,
-                        "expression": "counters.e2e_serial",
-                    },
-                },
-            ]
-        },
-    )
-    assert patched.status_code == 200, patched.text
-    approver = admin.user_session(["approver"])[1]
-    assert (
-        approver.post(
-            f"/labels/{created['id']}/status", json={"version": 2, "status": "approved"}
-        ).status_code
-        == 200
-    )
-    return created
-
-
-def wait_final(operator: Api, job_id: str, timeout: float = 60) -> dict[str, Any]:
-    return eventually(
-        lambda: (lambda job: job if job["status"] in FINAL else None)(
-            operator.get(f"/jobs/{job_id}").json()
-        ),
-        timeout,
-        0.2,
-    )
 
 
 def test_print_by_reference_prints_the_preview_raster(
@@ -244,8 +111,12 @@ def test_a_repeated_idempotency_key_prints_nothing_more(
     assert len(simulator.printed) == printed
 
 
-def test_out_of_paper_holds_until_refilled(
-    operator: Api, label: dict[str, Any], printer_name: str, simulator: PrinterSimulator
+def test_out_of_paper_holds_until_refilled_then_sends_and_confirms(
+    operator: Api,
+    label: dict[str, Any],
+    printer_name: str,
+    simulator: PrinterSimulator,
+    print_events: PrintEvents,
 ) -> None:
     simulator.set_condition(paper_out=True)
     try:
@@ -253,18 +124,28 @@ def test_out_of_paper_holds_until_refilled(
             "/print",
             json={"label_id": label["id"], "printer": printer_name, "variables": {"name": "paper"}},
         ).json()
-        held = eventually(
-            lambda: (lambda job: job if job["status"] == "held" else None)(
-                operator.get(f"/jobs/{accepted['job_id']}").json()
-            ),
-            30,
-            0.2,
-        )
+        held = wait_status(operator, accepted["job_id"], {"held"}, 30)
         assert held["outcome_reason"] == "paper_out"
         entry = operator.get(f"/print-archive/{accepted['archive_entry_ids'][0]}").json()
-        assert entry["outcome"] == "held"
+        assert (entry["outcome"], entry["outcome_reason"]) == ("held", "paper_out")
+        printed = len(simulator.printed)
     finally:
         simulator.set_condition(paper_out=False)
-    assert wait_final(operator, accepted["job_id"])["status"] == "confirmed"
-    messages = [m["text"] for m in operator.get(f"/jobs/{accepted['job_id']}").json()["messages"]]
-    assert any("paper_out" in text for text in messages)
+    job = wait_final(operator, accepted["job_id"])
+    assert job["status"] == "confirmed"
+    assert len(simulator.printed) == printed + 1
+    texts = [m["text"] for m in job["messages"]]
+    assert "Held: paper_out." in texts
+    sent = [i for i, text in enumerate(texts) if text.startswith(f"Sent to {printer_name}")]
+    confirmed = [i for i, text in enumerate(texts) if text.startswith("Printed 1 label(s)")]
+    assert len(sent) == len(confirmed) == 1 and sent[0] < confirmed[0], texts
+    entry = operator.get(f"/print-archive/{accepted['archive_entry_ids'][0]}").json()
+    assert (entry["outcome"], entry["outcome_reason"]) == ("confirmed", None)
+    events = print_events.wait(accepted["job_id"], "print.confirmed")
+    assert outcomes(events) == [
+        ("print.held", "paper_out"),
+        ("print.sent", None),
+        ("print.confirmed", None),
+    ]
+    assert {e["data"]["outcome"] for e in events} == {"held", "sent", "confirmed"}
+    assert all(e["data"]["labels"] == 1 and e["data"]["printer"] == printer_name for e in events)
