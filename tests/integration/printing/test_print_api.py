@@ -581,6 +581,62 @@ def test_a_label_that_cannot_render_fails_its_job_and_says_so(
     assert site.agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
 
 
+# operations.md (Printing, Counters, and the jobs a print becomes): id -> (roles, human, mcp).
+# `admin` may do everything and is not listed.
+CONTRACT = {
+    "postPrint": (["operator"], False, True),
+    "listPrintArchive": (["approver", "operator"], False, True),
+    "getPrintArchiveEntry": (["approver", "operator"], False, True),
+    "getJob": (["approver", "designer", "operator"], False, True),
+    "postJobCancel": (["operator"], False, True),
+    "listCounters": (["any"], False, True),
+    "createCounter": (["designer", "operator"], False, True),
+    "getCounter": (["any"], False, True),
+    "postCounterDeactivate": (["operator"], False, True),
+}
+
+
+def test_printing_and_counter_operations_publish_the_contracts_roles(operator: Api) -> None:
+    spec = operator.get("/openapi.json").json()
+    operations = {op["operationId"]: op for item in spec["paths"].values() for op in item.values()}
+    for operation_id, (roles, human, mcp) in CONTRACT.items():
+        op = operations[operation_id]
+        assert op["x-etikett-access"] == {
+            "authenticated": True,
+            "roles": roles,
+            "human": human,
+        }, operation_id
+        assert op["x-etikett-mcp"] is mcp, operation_id
+        assert {"401", "403"} <= set(op["responses"]), operation_id
+    # The print path's problem codes are in the catalog.
+    assert {
+        "print.label_not_released",
+        "print.variables_invalid",
+        "print.too_many_records",
+        "counter.inactive",
+        "job.not_cancellable",
+    } <= set(spec["x-etikett-problem-codes"])
+
+
+def test_counter_roles_are_enforced(admin: Api, operator: Api) -> None:
+    name = _counter(operator)
+    designer = admin.user_session(["designer"])[1]
+    approver = admin.user_session(["approver"])[1]
+    body = problem(designer.post(f"/counters/{name}/deactivate"), 403, "auth.forbidden")
+    assert body["params"]["required"] == ["operator"]
+    body = problem(
+        approver.post("/counters", json={"name": unique("x").replace("-", "_")}),
+        403,
+        "auth.forbidden",
+    )
+    assert body["params"]["required"] == ["designer", "operator"]
+    assert (
+        designer.post("/counters", json={"name": unique("d").replace("-", "_")}).status_code == 201
+    )
+    assert approver.get(f"/counters/{name}").json()["active"] is True  # any role reads
+    assert operator.post(f"/counters/{name}/deactivate").json()["active"] is False
+
+
 def test_print_roles(admin: Api, site: Site) -> None:
     label = _released_label(admin)
     designer = admin.user_session(["designer"])[1]
