@@ -2,7 +2,8 @@
 
 A mode "1" image keeps one byte per dot, so a count-bounded cache could hold gigabytes of 600 dpi
 tiles; this one holds at most `max_pixels` dots in all and never keeps a single tile larger than a
-quarter of that. Cached images are shared: callers must not draw on them.
+quarter of that. Cached images are shared: callers must not draw on them. `hits` and `misses`
+count lookups (one per object rendered), for benchmarks and for telling how often labels render.
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ class InkCache:
         self._entries: OrderedDict[Hashable, Image.Image] = OrderedDict()
         self._pixels = 0
         self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
 
     def get(self, key: Hashable, make: Callable[[], Image.Image]) -> Image.Image:
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
+                self.hits += 1
                 self._entries.move_to_end(key)
                 return found
+            self.misses += 1
         image = make()  # outside the lock: errors propagate and are not cached
         size = image.width * image.height
         if size * 4 > self.max_pixels:
@@ -44,6 +49,7 @@ class InkCache:
         with self._lock:
             self._entries.clear()
             self._pixels = 0
+            self.hits = self.misses = 0
 
     @property
     def pixels(self) -> int:

@@ -1,4 +1,5 @@
-"""The ink cache is bounded by pixels, evicts the least recently used, and never keeps errors."""
+"""The ink cache is bounded by pixels, evicts the least recently used, never keeps errors, and
+counts its lookups."""
 
 from __future__ import annotations
 
@@ -36,3 +37,14 @@ def test_large_tiles_and_errors_are_not_kept():
     with pytest.raises(ValueError):
         cache.get("bad", fail)
     assert cache.get("bad", lambda: tile(2)).size == (2, 2)
+
+
+def test_counts_hits_and_misses_until_cleared():
+    cache = InkCache(max_pixels=1000)
+    cache.get("a", lambda: tile(2))
+    cache.get("a", lambda: tile(2))
+    cache.get("big", lambda: tile(16))  # not kept: a miss every time
+    cache.get("big", lambda: tile(16))
+    assert (cache.hits, cache.misses) == (1, 3)
+    cache.clear()
+    assert (cache.hits, cache.misses) == (0, 0)
