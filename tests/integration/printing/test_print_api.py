@@ -258,6 +258,79 @@ def test_version_references_and_unreleased_labels(admin: Api, operator: Api, sit
     )
 
 
+def test_a_retired_version_does_not_print(admin: Api, operator: Api, site: Site) -> None:
+    label = _released_label(admin)
+    designer = admin.user_session(["designer"])[1]
+    approver = admin.user_session(["approver"])[1]
+    patched = designer.request(
+        "PATCH",
+        f"/labels/{label['id']}/document",
+        json={"operations": [{"op": "replace", "path": "/objects/0/size_pt", "value": 12}]},
+    )
+    assert patched.json()["version"] == 3
+    approved = approver.post(
+        f"/labels/{label['id']}/status", json={"version": 3, "status": "approved"}
+    )
+    assert approved.status_code == 200, approved.text
+    versions = {
+        v["version"]: v["status"]
+        for v in designer.get(f"/labels/{label['id']}/versions").json()["items"]
+    }
+    assert versions[2] == "retired" and versions[3] == "approved"
+    printer = site.printer["name"]
+    body = problem(
+        operator.post(
+            "/print",
+            json={"label_id": f"{label['id']}@2", "printer": printer, "variables": {"name": "x"}},
+        ),
+        409,
+        "print.label_not_released",
+    )
+    assert body["params"] == {"label_id": label["id"], "version": 2, "status": "retired"}
+    released = operator.post(
+        "/print", json={"label_id": label["id"], "printer": printer, "variables": {"name": "x"}}
+    )
+    assert released.status_code == 202, released.text
+    job = site.claim()
+    assert job["payload"]["label_version"] == 3
+    site.report(job, "confirmed", final=True)
+
+
+def test_the_archive_lists_one_labels_prints_newest_first(
+    admin: Api, operator: Api, site: Site
+) -> None:
+    one, other = _released_label(admin), _released_label(admin)
+    printer = site.printer["name"]
+
+    def printed(label: dict[str, Any], **source: Any) -> list[str]:
+        answer = operator.post(
+            "/print", json={"label_id": label["id"], "printer": printer, **source}
+        )
+        assert answer.status_code == 202, answer.text
+        site.report(site.claim(), "confirmed", final=True)
+        return list(answer.json()["archive_entry_ids"])
+
+    first = printed(one, data=[{"name": "a"}, {"name": "b"}])
+    printed(other, variables={"name": "c"})
+    last = printed(one, variables={"name": "d"})
+    approver = admin.user_session(["approver"])[1]
+    pages = [approver.get("/print-archive", params={"label_id": one["id"], "limit": 2}).json()]
+    while pages[-1]["next_cursor"]:
+        pages.append(
+            approver.get(
+                "/print-archive",
+                params={"label_id": one["id"], "limit": 2, "cursor": pages[-1]["next_cursor"]},
+            ).json()
+        )
+    entries = [entry for page in pages for entry in page["items"]]
+    assert [e["id"] for e in entries] == last + sorted(first, reverse=True)
+    assert {e["label_id"] for e in entries} == {one["id"]}
+    assert {e["outcome"] for e in entries} == {"confirmed"}
+    assert sorted(e["variables"]["name"] for e in entries) == ["a", "b", "d"]
+    nobody = operator.get("/print-archive", params={"label_id": "lbl_" + "0" * 26}).json()
+    assert nobody == {"items": [], "next_cursor": None}
+
+
 def test_every_bad_record_is_named_and_nothing_is_taken(
     admin: Api, operator: Api, site: Site
 ) -> None:
