@@ -680,6 +680,21 @@ def _replace_backends(state: Snapshot) -> None:
                 account_backends = backend_dict[account_id]
                 for region, backend in regions.items():
                     dict.__setitem__(account_backends, region, backend)
+        _register_buckets()
+
+
+def _register_buckets() -> None:
+    """moto's S3 keeps a process-wide bucket name -> (partition, account) registry beside its
+    backends. It must name the buckets of the backends now in place: a name left from earlier
+    state points at a backend without the bucket, whose lookup then recurses forever."""
+    from moto.s3.models import s3_backends
+
+    registry = s3_backends.bucket_accounts
+    registry.clear()
+    for account_id, partitions in dict.items(s3_backends):
+        for partition, backend in dict.items(partitions):
+            for name in backend.buckets:
+                registry[name] = (partition, account_id)
 
 
 def _write_atomically(path: Path, chunks: Iterable[bytes]) -> None:

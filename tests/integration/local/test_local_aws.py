@@ -593,6 +593,32 @@ def test_without_state_file_nothing_is_written(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_bucket_of_an_earlier_server_in_the_process_can_be_made_again(tmp_path: Path) -> None:
+    """moto's process-wide bucket registry follows the state in place: a second server (a second
+    test stack in one pytest process) creates the same bucket as the first did."""
+
+    def s3(aws: LocalAws) -> Any:
+        return boto3.client(
+            "s3",
+            endpoint_url=aws.endpoint_url,
+            region_name="eu-central-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+
+    location = {"LocationConstraint": "eu-central-1"}
+    with LocalAws(tmp_path / "aws.bin") as first:
+        s3(first).create_bucket(Bucket="assets", CreateBucketConfiguration=location)
+        s3(first).put_object(Bucket="assets", Key="k", Body=b"kept")
+    with LocalAws(None) as second:
+        s3(second).create_bucket(Bucket="assets", CreateBucketConfiguration=location)
+        assert s3(second).list_objects_v2(Bucket="assets").get("KeyCount") == 0
+    with LocalAws(tmp_path / "aws.bin") as restored:  # and restored buckets are registered
+        assert s3(restored).get_object(Bucket="assets", Key="k")["Body"].read() == b"kept"
+        with pytest.raises(ClientError, match=r"BucketAlreadyOwnedByYou|BucketAlreadyExists"):
+            s3(restored).create_bucket(Bucket="assets", CreateBucketConfiguration=location)
+
+
 def serve(state_file: str, snapshot_interval: str) -> None:
     """Subprocess entry point: serve until stdin closes, then stop gracefully."""
     logging.basicConfig(level=logging.WARNING)
