@@ -100,7 +100,13 @@ FIRST_REQUESTS: dict[str, list[tuple[str, str, dict[str, Any] | None]]] = {
 
 
 def build(into: Path) -> Path:
-    env = {**os.environ, "HOME": str(into), "SAM_CLI_TELEMETRY": "0"}
+    env = {
+        **os.environ,
+        "HOME": str(into),
+        "SAM_CLI_TELEMETRY": "0",
+        # As `make build`: the layers build with the project's Python and its dependencies.
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    }
     command = [
         str(Path(sys.executable).with_name("sam")),
         "build",
