@@ -526,23 +526,29 @@ def test_outcomes_become_events(
     assert kinds == ["print.confirmed", "print.held", "print.sent"]
 
 
-def test_offline_runner_holds_the_job_and_cancel_stops_it(
-    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
-) -> None:
-    group = admin.post("/runner-groups", json={"name": unique("offline")}).json()
+def _offline_printer(admin: Api, tmp_path: Path, name: str) -> tuple[FakeSite, dict[str, Any]]:
+    """A printer of an enrolled Runner that has not been heard from since: offline."""
+    group = admin.post("/runner-groups", json={"name": unique(name)}).json()
     token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
-    runner = FakeSite(tmp_path, "sleepy")
+    runner = FakeSite(tmp_path, name)
     runner.enroll(admin, token["token"])
     printer = admin.post(
         "/printers",
         json={
-            "name": unique("sleepy"),
+            "name": unique(name),
             "runner_id": runner.enrollment["runner_id"],
             "uri": "tcp://127.0.0.1:9100",
             "language": "zpl",
             "dpi": 203,
         },
     ).json()
+    return runner, printer
+
+
+def test_offline_runner_holds_the_job_and_cancel_stops_it(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    runner, printer = _offline_printer(admin, tmp_path, "sleepy")
     label = _released_label(admin)
     accepted = operator.post(
         "/print",
@@ -566,20 +572,7 @@ def test_a_held_job_keeps_its_outcome_when_its_runner_comes_back(
 ) -> None:
     """Claimed, the job is `running` (not an outcome): the archive keeps showing `held` until
     the Runner reports the next outcome, never null again."""
-    group = admin.post("/runner-groups", json={"name": unique("late")}).json()
-    token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
-    runner = FakeSite(tmp_path, "late")
-    runner.enroll(admin, token["token"])
-    printer = admin.post(
-        "/printers",
-        json={
-            "name": unique("late"),
-            "runner_id": runner.enrollment["runner_id"],
-            "uri": "tcp://127.0.0.1:9100",
-            "language": "zpl",
-            "dpi": 203,
-        },
-    ).json()
+    runner, printer = _offline_printer(admin, tmp_path, "late")
     label = _released_label(admin)
     accepted = operator.post(
         "/print",
