@@ -11,6 +11,7 @@ import base64
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+from pynamodb.exceptions import UpdateError
 
 from etikett import clock
 from etikett.domain import audit, certificates, jobs, printers, runner_queues, runners
@@ -92,19 +93,34 @@ class RunnerConfig(BaseModel):
     poll_wait_seconds: int = MAX_WAIT_SECONDS
 
 
+def _removed() -> certificates.CertificateRefused:
+    return certificates.CertificateRefused(
+        "The Runner of this certificate was removed.", "runner.removed"
+    )
+
+
 def identify(certificate_pem: str) -> RunnerRecord:
     presented = certificates.verify_client_certificate(certificate_pem)
     try:
         runner = RunnerRecord.get(presented.runner_id, RUNNER_SK)
     except RunnerRecord.DoesNotExist:
-        raise certificates.CertificateRefused(
-            "The Runner of this certificate was removed.", "runner.removed"
-        ) from None
+        raise _removed() from None
     if runner.state != "active" or runner.certificate_serial != presented.serial:
         raise certificates.CertificateRefused(
             "This certificate is no longer the Runner's.", "runner.certificate_revoked"
         )
     return runner
+
+
+def _seen(runner: RunnerRecord, actions: list[Any]) -> None:
+    """Record what a request of the Runner tells, if the Runner still exists: an unconditional
+    update would bring back a Runner removed since `identify` as an item without its state."""
+    try:
+        runner.update(actions=actions, condition=RunnerRecord.pk.exists())
+    except UpdateError as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            raise _removed() from None
+        raise
 
 
 def heartbeat(runner: RunnerRecord, beat: Heartbeat) -> HeartbeatAnswer:
@@ -114,7 +130,7 @@ def heartbeat(runner: RunnerRecord, beat: Heartbeat) -> HeartbeatAnswer:
         actions.append(RunnerRecord.hostname.set(beat.hostname))
     if beat.version:
         actions.append(RunnerRecord.version.set(beat.version))
-    runner.update(actions=actions, condition=RunnerRecord.pk.exists())
+    _seen(runner, actions)
     if beat.printers:
         printers.update_status(runner.pk, beat.printers)
     return HeartbeatAnswer(runner_id=runner.pk, server_time=clock.rfc3339(now), status="online")
@@ -125,11 +141,13 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
     queue here, so a redelivery never reaches a printer twice from this side."""
     if not runner.queue_url:
         return Claimed(jobs=[])
-    runner.update(actions=[RunnerRecord.last_seen_at.set(clock.now())])
+    _seen(runner, [RunnerRecord.last_seen_at.set(clock.now())])
+    try:
+        received = runner_queues.receive(runner.queue_url, request.wait_seconds, request.max_jobs)
+    except runner_queues.QueueGone:
+        raise _removed() from None  # removed while this poll waited: its queue went with it
     claimed: list[ClaimedJob] = []
-    for job_id, receipt, delivery, carried in runner_queues.receive(
-        runner.queue_url, request.wait_seconds, request.max_jobs
-    ):
+    for job_id, receipt, delivery, carried in received:
         try:
             record = jobs.load(job_id)
         except NotFound:

@@ -26,6 +26,10 @@ class Received(NamedTuple):
     data_base64: str | None  # the job's bytes, when the message carries them
 
 
+class QueueGone(Exception):
+    """The queue does not exist (any more): its Runner was removed."""
+
+
 @cache
 def _sqs() -> Any:
     return clients.client("sqs")
@@ -70,18 +74,18 @@ def send(queue_url: str, job_id: str, data: bytes | None = None) -> None:
 
 
 def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[Received]:
-    """Up to `max_jobs` messages."""
-    messages = (
-        _sqs()
-        .receive_message(
+    """Up to `max_jobs` messages; QueueGone if the queue was deleted."""
+    sqs = _sqs()
+    try:
+        messages = sqs.receive_message(
             QueueUrl=queue_url,
             WaitTimeSeconds=wait_seconds,
             MaxNumberOfMessages=max_jobs,
             VisibilityTimeout=VISIBILITY_SECONDS,
             AttributeNames=["ApproximateReceiveCount"],
-        )
-        .get("Messages", [])
-    )
+        ).get("Messages", [])
+    except sqs.exceptions.QueueDoesNotExist as error:
+        raise QueueGone(queue_url) from error
     claimed = []
     for message in messages:
         try:

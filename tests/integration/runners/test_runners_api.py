@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import threading
+import time
 import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -203,6 +205,31 @@ def test_agent_channel_refuses_tokens_and_removed_runners(
     assert admin.delete(f"/runners/{site.enrollment['runner_id']}").status_code == 204
     problem(agent.post("/heartbeat", json={}), 401, "runner.removed")
     problem(admin.get(f"/runners/{site.enrollment['runner_id']}"), 404, "runner.not_found")
+
+
+def test_a_runner_removed_while_it_polls_is_refused_and_stays_removed(
+    admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Removal during a claim's long poll (its queue goes away under it) or between a request's
+    certificate check and its write: the answer is `runner.removed`, never a 500, and no write
+    of that request brings the Runner back."""
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    answers: list[httpx.Response] = []
+    polling = threading.Thread(
+        target=lambda: answers.append(agent.post("/jobs/claim", json={"wait_seconds": 20}))
+    )
+    polling.start()
+    time.sleep(0.3)  # the claim is waiting on the Runner's queue
+    assert admin.delete(f"/runners/{runner_id}").status_code == 204
+    polling.join(30)
+    problem(answers[0], 401, "runner.removed")
+    for _ in range(3):  # whatever the agent sends now, the Runner stays gone
+        problem(agent.post("/heartbeat", json={"hostname": "again"}), 401, "runner.removed")
+        problem(agent.post("/jobs/claim", json={"wait_seconds": 0}), 401, "runner.removed")
+    problem(admin.get(f"/runners/{runner_id}"), 404, "runner.not_found")
+    listed = admin.get("/runners", params={"limit": 200}).json()["items"]
+    assert runner_id not in {runner["id"] for runner in listed}
 
 
 def test_context_parameters_merge_into_the_runner_configuration(
