@@ -36,7 +36,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def main() -> int:
     import httpx
-    from e2e.runners import RunnerProcess, eventually
+    from e2e.runners import RunnerProcess, eventually, start_enrolled
     from etikett_runner.printer_sim import PrinterSimulator
 
     from support.server import DevServer
@@ -57,20 +57,7 @@ def main() -> int:
             "token"
         ]
         api.headers["Authorization"] = f"Bearer {token}"
-        group = api.post("/runner-groups", json={"name": "bench"}).json()
-        enroll = api.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
-        runner.start(
-            "--server",
-            server.url,
-            "--agent-url",
-            server.agent_url,
-            "--ca-file",
-            str(server.ca_file),
-            "--enrollment-token",
-            enroll["token"],
-            "--heartbeat-seconds",
-            "2",
-        )
+        start_enrolled(runner, server, api, "bench", "--heartbeat-seconds", "2")
         runner_id = eventually(
             lambda: [
                 r["id"] for r in api.get("/runners").json()["items"] if r["status"] == "online"

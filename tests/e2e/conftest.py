@@ -14,7 +14,7 @@ from etikett_runner.printer_sim import PrinterSimulator
 from integration.webhooks.receiver import Receiver
 
 from e2e.prints import PRINT_KINDS, PrintEvents, PrintSite, released_label
-from e2e.runners import TUNING, RunnerProcess, eventually
+from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled
 from support.client import PASSWORD, Api
 from support.server import DevServer
 
@@ -53,20 +53,8 @@ def simulator(workdir: Path) -> Iterator[PrinterSimulator]:
 def print_site(
     server: DevServer, admin: Api, simulator: PrinterSimulator, workdir: Path
 ) -> Iterator[PrintSite]:
-    group = admin.post("/runner-groups", json={"name": "Versand"}).json()
-    token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
     process = RunnerProcess(workdir / "runner", workdir / "runner.log")
-    process.start(
-        "--server",
-        server.url,
-        "--agent-url",
-        server.agent_url,
-        "--ca-file",
-        str(server.ca_file),
-        "--enrollment-token",
-        token["token"],
-        *TUNING,
-    )
+    group = start_enrolled(process, server, admin, "Versand", *TUNING)
     try:
         runners = eventually(
             lambda: [

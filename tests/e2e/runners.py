@@ -110,3 +110,30 @@ class RunnerProcess:
         """The final outcome the journal recorded for a job."""
         outcomes = [line["outcome"] for line in self.journal(job_id) if line.get("outcome")]
         return outcomes[-1] if outcomes else None
+
+
+def start_enrolled(
+    process: RunnerProcess,
+    server: Any,
+    admin: Any,
+    group_name: str,
+    *arguments: str,
+    agent_url: str | None = None,
+) -> dict[str, Any]:
+    """A new Runner group, and `process` started with a one-time enrollment token for it (on
+    `agent_url` instead of the server's agent channel, to keep the Runner from being seen).
+    `server` is a DevServer, `admin` anything that posts as an admin (Api or httpx.Client)."""
+    group: dict[str, Any] = admin.post("/runner-groups", json={"name": group_name}).json()
+    token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
+    process.start(
+        "--server",
+        server.url,
+        "--agent-url",
+        agent_url or server.agent_url,
+        "--ca-file",
+        str(server.ca_file),
+        "--enrollment-token",
+        token["token"],
+        *arguments,
+    )
+    return group

@@ -27,7 +27,7 @@ from e2e.prints import (
     wait_final,
     wait_status,
 )
-from e2e.runners import TUNING, RunnerProcess, eventually
+from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled
 from support.client import Api
 from support.server import DevServer, free_port
 
@@ -172,21 +172,10 @@ def test_a_print_for_an_offline_runner_is_held_and_prints_when_it_is_back(
     workdir: Path,
     print_events: PrintEvents,
 ) -> None:
-    group = admin.post("/runner-groups", json={"name": "Spätschicht"}).json()
-    token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
     late = RunnerProcess(workdir / "late-runner", workdir / "late-runner.log")
     # Enrolled through the API, but its agent channel leads nowhere: never seen, so offline.
-    late.start(
-        "--server",
-        server.url,
-        "--agent-url",
-        f"https://127.0.0.1:{free_port()}",
-        "--ca-file",
-        str(server.ca_file),
-        "--enrollment-token",
-        token["token"],
-        *TUNING,
-    )
+    nowhere = f"https://127.0.0.1:{free_port()}"
+    start_enrolled(late, server, admin, "Spätschicht", *TUNING, agent_url=nowhere)
     try:
         runner_id = eventually(lambda: late.enrolled_as, 30)
     finally:

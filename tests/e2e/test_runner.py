@@ -25,15 +25,13 @@ import pytest
 from etikett_runner.printer_sim import PrinterSimulator
 from PIL import Image, ImageChops
 
-from e2e.runners import RunnerProcess, eventually
+from e2e.runners import TUNING, RunnerProcess, eventually
 from etikett.catalog.vorlagen import get_vorlage, sample_values
 from etikett.render import encode_zpl, render, resolve_variables
 from support.client import Api, problem
 from support.server import DevServer
 
 FINAL = {"confirmed", "succeeded", "failed", "cancelled"}
-# Short retry and recheck times keep the module quick; production defaults are 30 s and 3 s.
-TUNING = ["--heartbeat-seconds", "1", "--unreachable-seconds", "4", "--held-recheck-seconds", "0.5"]
 
 
 # --- the stack ---------------------------------------------------------------------------------
