@@ -26,10 +26,12 @@ if TYPE_CHECKING:
 __all__ = [
     "FUNCTIONS",
     "CelInvalid",
+    "Expression",
     "VariableType",
     "check",
     "coerce",
     "evaluate",
+    "macro_depth",
     "to_cel",
     "type_name",
 ]
@@ -656,9 +658,9 @@ def evaluate(
     dict or None). Raises CelInvalid for syntax and evaluation errors and for a value that does
     not fit its declared type.
     """
-    program = _program(source)
+    expression = Expression(source)
     declared = declared or {}
-    needed = program.names
+    needed = expression.names
     bound: dict[str, Any] = {}
     for name, value in values.items():
         # Only what the expression reads is converted: labels declare many variables.
@@ -672,16 +674,52 @@ def evaluate(
         bound["now"] = to_cel(now or dt.datetime.now(dt.UTC))
     if "counters" in needed:
         bound["counters"] = to_cel(dict(counters or {}))
-    runtime = _runtime()
-    try:
-        result = program.run(bound)
-    except runtime.eval_error as ex:
-        raise CelInvalid(source, _eval_message(ex, needed - set(bound))) from ex
-    except RecursionError as ex:
-        raise CelInvalid(source, "the expression is nested too deeply") from ex
-    except Exception as ex:  # celpy lets some Python errors through; never a 500 for them
-        raise CelInvalid(source, _clean(_python_error_message(ex))) from ex
-    return _to_python(result, source)
+    return expression.run(bound)
+
+
+class Expression:
+    """One expression, compiled once, run many times on values already converted by to_cel
+    (a flow converts a record once per node, not once per expression)."""
+
+    __slots__ = ("_program", "names", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._program = _program(source)
+        self.names: frozenset[str] = self._program.names
+
+    def run(self, bound: Mapping[str, Any]) -> Any:
+        """The plain Python value; CelInvalid for evaluation errors (never another exception)."""
+        source = self.source
+        runtime = _runtime()
+        try:
+            result = self._program.run(bound)
+        except runtime.eval_error as ex:
+            raise CelInvalid(source, _eval_message(ex, self.names - set(bound))) from ex
+        except RecursionError as ex:
+            raise CelInvalid(source, "the expression is nested too deeply") from ex
+        except Exception as ex:  # celpy lets some Python errors through; never a 500 for them
+            raise CelInvalid(source, _clean(_python_error_message(ex))) from ex
+        return _to_python(result, source)
+
+
+def macro_depth(source: str) -> int:
+    """How deeply comprehension macros (map, filter, all, exists, …) nest in the expression:
+    the cost of `a.map(x, b.map(y, …))` multiplies with each level, so callers bound it."""
+    from lark import Tree
+
+    tree = _program(source).tree
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, Tree):
+            continue
+        if node.data == "member_dot_arg" and str(node.children[1].value) in _MACROS:
+            depth += 1
+            deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in node.children)
+    return deepest
 
 
 def _python_error_message(error: BaseException) -> str:

@@ -13,6 +13,7 @@ GROUPS: dict[str, str] = {
     "audit": "etikett.api.audit",
     "misc": "etikett.api.misc",
     "labels": "etikett.api.labels",
+    "flows": "etikett.api.flows",
     "runners": "etikett.api.runners",
     "printers": "etikett.api.printers",
     "runner_agent": "etikett.api.runner_agent",

@@ -106,7 +106,7 @@ RESOURCES: tuple[ResourceSpec, ...] = (
         "svc://registry/flows",
         "flow-node-types",
         "Flow node types",
-        "The node types a flow document may use, with their fields (empty until flows exist).",
+        "The node types a flow document may use, each with the JSON Schema of its fields.",
         _flow_registry,
     ),
     ResourceSpec(

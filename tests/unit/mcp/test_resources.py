@@ -47,7 +47,7 @@ def test_flow_schema_is_2020_12_with_open_node_fields() -> None:
     node = schema["$defs"]["FlowNode"]
     assert node["additionalProperties"] is True and set(node["required"]) == {"id", "type"}
     assert schema["additionalProperties"] is False
-    assert flow.registry() == {"node_types": []}
+    assert {item["type"] for item in flow.registry()["items"]} >= {"trigger.folder", "action.print"}
 
 
 def test_flow_documents_keep_node_ids_and_wires() -> None:
@@ -67,9 +67,14 @@ def test_flow_documents_keep_node_ids_and_wires() -> None:
         "wires": ["print"],
         "payload": {"a": 1},
     }
+    for malformed, path in (
+        ({"nodes": [{"id": "a", "type": "x", "wires": ["b"]}]}, "/nodes/0/wires/0"),
+        ({"nodes": [{"id": "a", "type": "x"}, {"id": "a", "type": "y"}]}, "/nodes/1/id"),
+    ):
+        assert [p for p, _ in flow.malformations(flow.FlowDocument.model_validate(malformed))] == [
+            path
+        ]
     for broken in (
-        {"nodes": [{"id": "a", "type": "x", "wires": ["b"]}]},
-        {"nodes": [{"id": "a", "type": "x"}, {"id": "a", "type": "y"}]},
         {"nodes": [{"id": "a", "type": "Not A Type"}]},
         {"nodes": [], "extra": 1},
     ):

@@ -1,0 +1,51 @@
+"""Flow lint with the service's labels: the structural checks of `etikett.flows.lint` plus every
+`action.print`'s label reference, read from the labels table (each label once per lint)."""
+
+from __future__ import annotations
+
+from etikett.dsl.flow import FlowDocument
+from etikett.dsl.label import LabelDocument
+from etikett.flows import lint as flow_lint
+from etikett.flows.findings import Finding
+from etikett.flows.lint import LabelFacts
+
+
+class StoredLabels:
+    """The labels table as lint's `LabelCatalog`, reading each (label, version) once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, int | None], LabelFacts | None] = {}
+
+    def facts(self, label_id: str, version: int | None) -> LabelFacts | None:
+        key = (label_id, version)
+        if key not in self._seen:
+            self._seen[key] = _read(label_id, version)
+        return self._seen[key]
+
+
+def _read(label_id: str, version: int | None) -> LabelFacts | None:
+    from etikett.domain import label_versions, labels
+    from etikett.errors import NotFound
+
+    try:
+        meta = labels.load(label_id)
+        number = version if version is not None else meta.released_version
+        if number is None:
+            return LabelFacts(label_id=label_id, version=None, approved=False)
+        record = label_versions.load_version(label_id, "label", int(number))
+    except NotFound:
+        return None
+    document = LabelDocument.model_validate(label_versions.unpack(record.document))
+    entered = [v for v in document.variables if v.expression is None]
+    return LabelFacts(
+        label_id=label_id,
+        version=int(number),
+        approved=record.status == "approved",
+        entered=frozenset(v.name for v in entered),
+        required=frozenset(v.name for v in entered if v.required and v.default is None),
+        computed=frozenset(v.name for v in document.variables if v.expression is not None),
+    )
+
+
+def lint(document: FlowDocument) -> list[Finding]:
+    return flow_lint.lint(document, StoredLabels())

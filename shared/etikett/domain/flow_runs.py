@@ -1,0 +1,309 @@
+"""Dry runs of a flow version and the record of its runs.
+
+A dry run executes the one engine on sample records with effects that perform nothing: it never
+creates a job, never calls out, never writes a file and never takes a counter value. For a print
+it says what would be printed: the label version, the printer alias, the resolved variables, the
+copies and the counter values the labels would take (read, not taken)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from etikett import clock
+from etikett.domain import flows
+from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
+from etikett.errors import EtikettError, InvalidRequest, NotFound
+from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
+from etikett.flows.engine import FlowProgram, RunEnv
+from etikett.flows.findings import Finding
+from etikett.store import flows as store
+from etikett.store.pages import Page
+
+RunOutcome = Literal["succeeded", "failed", "partial"]
+
+
+class LintRequest(BaseModel):
+    model_config = {"extra": "forbid"}
+    version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
+
+
+class LintAnswer(BaseModel):
+    version: int
+    findings: list[Finding]
+
+
+class DryRunRequest(BaseModel):
+    model_config = {"extra": "forbid"}
+    version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
+    samples: list[dict[str, Any]] | None = Field(
+        default=None,
+        max_length=MAX_SAMPLES,
+        description="Records to run; default the document's pinned `samples`.",
+        examples=[[{"sscc": "00340123450000000017", "qty": "2"}]],
+    )
+    trigger: str | None = Field(
+        default=None, description="The trigger node the samples enter; default the first one."
+    )
+    context: dict[str, Any] = Field(
+        default_factory=dict, description="Context parameters the expressions see as `context`."
+    )
+
+
+class TraceStep(BaseModel):
+    node_id: str
+    type: str
+    status: Literal["executed", "skipped", "error"]
+    input: Any
+    output: Any
+    message: str | None = None
+
+
+class SideEffect(BaseModel):
+    node_id: str
+    kind: Literal["print", "http", "file", "log"]
+    performed: bool
+    detail: dict[str, Any]
+
+
+class DryRunRun(BaseModel):
+    sample_index: int
+    source: dict[str, Any] = Field(description="The sample record as it entered the trigger.")
+    trace: list[TraceStep]
+    side_effects: list[SideEffect]
+    errors: list[dict[str, Any]]
+
+
+class DryRunAnswer(BaseModel):
+    version: int
+    trigger: str
+    runs: list[DryRunRun]
+
+
+class FlowRun(BaseModel):
+    id: str
+    flow_id: str
+    version: int
+    deployment_id: str | None
+    runner_id: str | None
+    trigger: dict[str, Any]
+    started_at: str
+    finished_at: str
+    outcome: RunOutcome
+    records: int
+    job_ids: list[str]
+    trace: Any
+
+
+def lint(flow_id: str, request: LintRequest) -> LintAnswer:
+    from etikett.domain import flow_checks
+
+    version, document = flows.version_document(flow_id, request.version)
+    return LintAnswer(version=version, findings=flow_checks.lint(document))
+
+
+def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
+    version, document = flows.version_document(flow_id, request.version)
+    trigger = _trigger(document, request.trigger)
+    samples = request.samples if request.samples is not None else document.samples
+    program = FlowProgram.compile(document)
+    effects = DryRun(_PrintPlanner().describe)
+    env = RunEnv(context=request.context, runner=None, run_id=f"dry-{flow_id}@{version}")
+    values = program.env_values(env)
+    runs = []
+    for index, sample in enumerate(samples):
+        result = program.run_record(
+            sample, trigger, effects, env=env, record_index=index, env_values=values
+        )
+        runs.append(
+            DryRunRun(
+                sample_index=index,
+                source=sample,
+                trace=[TraceStep(**step) for step in result.trace],
+                side_effects=[SideEffect(**effect) for effect in result.side_effects],
+                errors=result.errors,
+            )
+        )
+    return DryRunAnswer(version=version, trigger=trigger, runs=runs)
+
+
+def _trigger(document: FlowDocument, wanted: str | None) -> str:
+    triggers = [n.id for n in document.nodes if n.type.startswith("trigger.")]
+    if wanted is not None:
+        if wanted not in triggers:
+            raise InvalidRequest.field("body.trigger", f"{wanted!r} is not a trigger node")
+        return wanted
+    if not triggers:
+        raise InvalidRequest(
+            "The flow has no trigger node, so no record can enter it.", "flow.no_trigger"
+        )
+    return triggers[0]
+
+
+class _PrintPlanner:
+    """What a print would do, read only: the label version it resolves to, the variables the
+    label would get, and the counter values it would take (one after another within the run)."""
+
+    def __init__(self) -> None:
+        self._labels: dict[str, Any] = {}
+        self._counters: dict[str, tuple[int, int, str | None]] = {}
+        self._taken: dict[str, int] = {}
+
+    def describe(self, intent: PrintIntent) -> dict[str, Any]:
+        from etikett.render import VariablesInvalid, resolve_variables
+
+        version, document = self._label(intent.label)
+        serials = self._serials(document)
+        try:
+            values = resolve_variables(
+                document, intent.variables, use_samples=False, counters=serials
+            )
+        except VariablesInvalid as error:
+            problems = "; ".join(f"{e['variable']} {e['message']}" for e in error.params["errors"])
+            raise EffectFailed(f"the label's variables do not fit: {problems}") from None
+        for name in serials:
+            self._taken[name] = self._taken.get(name, 0) + intent.copies
+        label_id = intent.label.partition("@")[0]
+        return {
+            "label": label_id,
+            "version": version,
+            "resolved_variables": _plain(values),
+            "counter_values": serials,
+        }
+
+    def _label(self, reference: str) -> tuple[int, Any]:
+        if reference not in self._labels:
+            self._labels[reference] = self._read_label(reference)
+        found = self._labels[reference]
+        if isinstance(found, str):
+            raise EffectFailed(found)
+        return found  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _read_label(reference: str) -> tuple[int, Any] | str:
+        from etikett.domain import label_versions, labels
+        from etikett.dsl.label import LabelDocument
+
+        label_id, _, number = reference.partition("@")
+        try:
+            meta = labels.load(label_id)
+            version = int(number) if number else meta.released_version
+            if not version:
+                return f"{label_id} has no released version"
+            record = label_versions.load_version(label_id, "label", int(version))
+        except NotFound:
+            return f"no label {reference}"
+        if record.status != "approved":
+            return f"version {version} of {label_id} is {record.status}, not approved"
+        return int(version), LabelDocument.model_validate(label_versions.unpack(record.document))
+
+    def _serials(self, document: Any) -> dict[str, Any]:
+        from etikett.domain import counters
+        from etikett.domain.printing import expressions_of
+
+        serials: dict[str, Any] = {}
+        for name in counters.referenced(expressions_of(document)):
+            if name not in self._counters:
+                try:
+                    record = counters.load(name)
+                    self._counters[name] = (
+                        counters.peek(record),
+                        int(record.step),
+                        record.format,
+                    )
+                except NotFound:
+                    self._counters[name] = (1, 1, None)
+            first, step, fmt = self._counters[name]
+            value = first + step * self._taken.get(name, 0)
+            try:
+                serials[name] = counters.formatted(fmt, value)
+            except EtikettError as error:
+                raise EffectFailed(f"counter {name!r}: {error.detail}") from None
+        return serials
+
+
+def _plain(values: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: clock.rfc3339(value) if isinstance(value, datetime) else value
+        for name, value in values.items()
+    }
+
+
+# --- recorded runs -------------------------------------------------------------------------------
+
+
+def _view(record: store.FlowRunRecord) -> FlowRun:
+    return FlowRun(
+        id=record.id,
+        flow_id=record.flow_id,
+        version=int(record.version),
+        deployment_id=record.deployment_id,
+        runner_id=record.runner_id,
+        trigger={"node_id": record.trigger_node, "source": record.trigger_source},
+        started_at=clock.rfc3339(record.started_at),
+        finished_at=clock.rfc3339(record.finished_at),
+        outcome=record.outcome,  # type: ignore[arg-type]
+        records=int(record.records),
+        job_ids=list(record.job_ids or []),
+        trace=store.unpack(record.trace),
+    )
+
+
+def list_runs(
+    flow_id: str,
+    *,
+    deployment_id: str | None,
+    runner_id: str | None,
+    outcome: RunOutcome | None,
+    limit: int,
+    cursor: str | None,
+) -> Page[FlowRun]:
+    flows.load(flow_id)
+    page = store.list_runs(
+        flow_id,
+        deployment_id=deployment_id,
+        runner_id=runner_id,
+        outcome=outcome,
+        limit=limit,
+        cursor=cursor,
+    )
+    return Page(items=[_view(r) for r in page.items], next_cursor=page.next_cursor)
+
+
+def record_run(
+    *,
+    run_id: str,
+    flow_id: str,
+    version: int,
+    trigger_node: str,
+    trigger_source: str | None,
+    started_at: datetime,
+    finished_at: datetime,
+    outcome: RunOutcome,
+    records: int,
+    job_ids: list[str],
+    trace: Any,
+    deployment_id: str | None = None,
+    runner_id: str | None = None,
+) -> FlowRun:
+    """Records a run that happened (a Runner reports it); the same run id is recorded once."""
+    record = store.FlowRunRecord(
+        flow_id=flow_id,
+        sk=store.run_sk(run_id),
+        id=run_id,
+        version=version,
+        deployment_id=deployment_id,
+        runner_id=runner_id,
+        trigger_node=trigger_node,
+        trigger_source=trigger_source,
+        started_at=started_at,
+        finished_at=finished_at,
+        outcome=outcome,
+        records=records,
+        job_ids=job_ids,
+        trace=store.trace_blob(trace),
+    )
+    store.save_run(record)
+    return _view(record)

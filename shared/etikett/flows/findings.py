@@ -1,0 +1,45 @@
+"""Lint findings: one shape for flows (and label preflight), each pointing into the document."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Severity = Literal["error", "warning"]
+
+
+class Finding(BaseModel):
+    code: str = Field(description="Stable code, e.g. `flow.cycle`.", examples=["flow.cel_invalid"])
+    severity: Severity
+    path: str = Field(
+        description="JSON Pointer into the document.", examples=["/nodes/2/condition"]
+    )
+    node_id: str | None = None
+    message: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+# Every code lint can report: the catalog postFlowLint's description and the README list.
+FLOW_FINDING_CODES: dict[str, str] = {
+    "flow.no_trigger": "No trigger node: nothing ever starts the flow.",
+    "flow.unknown_node_type": "A node's type is not in the registry.",
+    "flow.field_invalid": "A node's fields do not fit its type (or a wire goes into a trigger).",
+    "flow.cel_invalid": "A CEL expression does not compile, names something unknown, or nests "
+    "comprehensions.",
+    "flow.cycle": "The wires form a cycle.",
+    "flow.unreachable_node": "No trigger reaches the node (a warning).",
+    "flow.label_not_found": "An action.print names a label that does not exist.",
+    "flow.label_not_released": "The printed label has no released (or approved) version.",
+    "flow.label_variable_unknown": "An action.print maps a variable the label does not declare "
+    "(or computes itself), or misses a required one.",
+}
+
+
+def pointer(*parts: Any) -> str:
+    """A JSON Pointer from its reference tokens (escaping `~` and `/`)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    return any(f.severity == "error" for f in findings)

@@ -1,0 +1,463 @@
+"""Flows over REST against the dev server: documents and versions like labels, lint with label
+references, dry runs that change nothing, and every operation's roles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from support.client import Api, problem, unique
+
+LABEL = {
+    "size": {"width_mm": 60, "height_mm": 30},
+    "dpi": 203,
+    "variables": [
+        {"name": "name", "type": "string", "required": True},
+        {"name": "qty", "type": "integer"},
+        {"name": "serial", "type": "string", "expression": "string(counters.%s)"},
+    ],
+    "objects": [
+        {"id": "t", "type": "text", "x_mm": 2, "y_mm": 2, "size_pt": 10, "expression": "name"},
+        {"id": "s", "type": "text", "x_mm": 2, "y_mm": 12, "size_pt": 10, "expression": "serial"},
+    ],
+}
+
+
+def _flow_document(label_ref: str) -> dict[str, Any]:
+    return {
+        "nodes": [
+            {
+                "id": "inbox",
+                "type": "trigger.folder",
+                "path": "/srv/in",
+                "format": "csv",
+                "wires": ["shape"],
+            },
+            {
+                "id": "shape",
+                "type": "logic.set",
+                "values": {"qty": "int(record.qty)", "name": "upper(record.name)"},
+                "wires": ["some"],
+            },
+            {
+                "id": "some",
+                "type": "logic.filter",
+                "condition": "record.qty > 0",
+                "wires": ["ship"],
+            },
+            {
+                "id": "ship",
+                "type": "action.print",
+                "label": label_ref,
+                "printer": "shipping",
+                "copies": "record.qty",
+                "variables": {"name": "record.name"},
+                "wires": ["note"],
+            },
+            {"id": "note", "type": "action.log", "message": '"printed " + record.name'},
+        ],
+        "samples": [{"name": "anna", "qty": "2"}, {"name": "bert", "qty": "0"}],
+    }
+
+
+@pytest.fixture(scope="module")
+def designer(admin: Api) -> Api:
+    return admin.user_session(["designer"])[1]
+
+
+@pytest.fixture(scope="module")
+def operator(admin: Api) -> Api:
+    return admin.user_session(["operator"])[1]
+
+
+@pytest.fixture(scope="module")
+def approver(admin: Api) -> Api:
+    return admin.user_session(["approver"])[1]
+
+
+@pytest.fixture(scope="module")
+def agent(admin: Api) -> Api:
+    return admin.as_token(admin.service_token("designer")["token"])
+
+
+@pytest.fixture(scope="module")
+def released_label(admin: Api) -> tuple[str, str]:
+    """An approved label whose `serial` comes from a counter: (label id, counter name)."""
+    counter = unique("flowserial").replace("-", "_")
+    created = admin.post("/counters", json={"name": counter, "start": 500})
+    assert created.status_code == 201, created.text
+    document = {
+        **LABEL,
+        "variables": [
+            *LABEL["variables"][:2],
+            {**LABEL["variables"][2], "expression": f"string(counters.{counter})"},
+        ],
+    }
+    label = admin.post(
+        "/labels/from-dimensions",
+        json={"name": unique("flowlabel"), "width_mm": 60, "height_mm": 30},
+    ).json()
+    patched = admin.request(
+        "PATCH",
+        f"/labels/{label['id']}/document",
+        json={"operations": [{"op": "replace", "path": "", "value": document}]},
+    )
+    assert patched.status_code == 200, patched.text
+    approved = admin.post(
+        f"/labels/{label['id']}/status", json={"version": 2, "status": "approved"}
+    )
+    assert approved.status_code == 200, approved.text
+    return label["id"], counter
+
+
+def _create(api: Api, document: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": unique("flow"), **extra}
+    if document is not None:
+        body["document"] = document
+    response = api.post("/flows", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _patch(api: Api, flow_id: str, operations: list[dict[str, Any]], **extra: Any) -> Any:
+    return api.request(
+        "PATCH", f"/flows/{flow_id}/document", json={"operations": operations, **extra}
+    )
+
+
+def _codes(findings: list[dict[str, Any]]) -> set[str]:
+    return {f["code"] for f in findings}
+
+
+def test_registry_describes_every_node_type(designer: Api) -> None:
+    items = designer.get("/flows/registry").json()["items"]
+    types = {item["type"]: item for item in items}
+    assert set(types) >= {
+        "trigger.folder",
+        "trigger.http",
+        "trigger.schedule",
+        "logic.set",
+        "logic.filter",
+        "logic.switch",
+        "action.print",
+        "action.http",
+        "action.file",
+        "action.log",
+    }
+    for item in items:
+        assert item["category"] in ("trigger", "logic", "action")
+        assert item["description"] and item["outputs"]
+        assert item["fields"]["type"] == "object"
+        for name, schema in item["fields"]["properties"].items():
+            assert (
+                "description" in schema
+                or "enum" in schema
+                or "$ref" in schema
+                or name
+                in (
+                    "method",
+                    "level",
+                )
+            ), (item["type"], name)
+    assert types["trigger.folder"]["fields"]["properties"]["format"]["enum"] == [
+        "csv",
+        "json",
+        "jsonl",
+    ]
+
+
+def test_create_read_rename_list_and_delete(designer: Api, approver: Api) -> None:
+    flow = _create(designer, description="first")
+    assert flow["id"].startswith("flw_") and flow["latest_version"] == 1
+    assert approver.get(f"/flows/{flow['id']}").json() == flow
+    document = approver.get(f"/flows/{flow['id']}/document").json()
+    assert document["version"] == 1 and document["document"]["nodes"] == []
+    assert _codes(document["findings"]) == {"flow.no_trigger"}
+
+    renamed = designer.request(
+        "PATCH", f"/flows/{flow['id']}", json={"name": "Zz renamed", "description": ""}
+    )
+    assert renamed.status_code == 200, renamed.text
+    assert renamed.json()["name"] == "Zz renamed" and renamed.json()["description"] is None
+
+    seen, cursor = [], None
+    while True:
+        page = approver.get("/flows", params={"limit": 2, **({"cursor": cursor} if cursor else {})})
+        assert page.status_code == 200
+        seen += page.json()["items"]
+        cursor = page.json()["next_cursor"]
+        if not cursor:
+            break
+    assert flow["id"] in {f["id"] for f in seen}
+    names = [f["name"].casefold() for f in seen]
+    assert names == sorted(names)
+
+    assert designer.delete(f"/flows/{flow['id']}").status_code == 204
+    problem(approver.get(f"/flows/{flow['id']}"), 404, "flow.not_found")
+    problem(designer.delete(f"/flows/{flow['id']}"), 404, "flow.not_found")
+
+
+def test_documents_and_versions_work_like_labels(designer: Api, agent: Api) -> None:
+    flow = _create(designer, _flow_document("lbl_01J00000000000000000000000"))
+    flow_id = flow["id"]
+    saved = _patch(
+        agent,
+        flow_id,
+        [{"op": "replace", "path": "/nodes/2/condition", "value": "record.qty > 1"}],
+        base_version=1,
+        comment="only pairs",
+    )
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["version"] == 2
+    assert "findings" in saved.json()
+
+    stale = _patch(designer, flow_id, [{"op": "remove", "path": "/samples/0"}], base_version=1)
+    problem(stale, 409, "document.version_conflict")
+    problem(
+        _patch(designer, flow_id, [{"op": "replace", "path": "/nodes/0/id", "value": "x"}]),
+        422,
+        "document.id_changed",
+    )
+    missing = problem(
+        _patch(designer, flow_id, [{"op": "add", "path": "/nodes/0/wires/-", "value": "ghost"}]),
+        422,
+        "document.invalid",
+    )
+    assert "ghost" in missing["detail"]
+    problem(
+        _patch(designer, flow_id, [{"op": "add", "path": "/nodes/-", "value": {"id": "a b"}}]),
+        422,
+        "document.invalid",
+    )
+    # Removing a whole node keeps every other id (its wire must go with it).
+    removed = _patch(
+        designer,
+        flow_id,
+        [{"op": "remove", "path": "/nodes/4"}, {"op": "remove", "path": "/nodes/3/wires/0"}],
+    )
+    assert removed.status_code == 200, removed.text
+    assert [n["id"] for n in removed.json()["document"]["nodes"]] == [
+        "inbox",
+        "shape",
+        "some",
+        "ship",
+    ]
+
+    versions = designer.get(f"/flows/{flow_id}/versions").json()["items"]
+    assert [v["version"] for v in versions] == [3, 2, 1]
+    assert versions[1]["author"]["actor"] == "service" and versions[1]["comment"] == "only pairs"
+    assert versions[2]["author"]["actor"] == "human"
+    two = designer.get(f"/flows/{flow_id}/versions/2").json()
+    assert two["document"]["nodes"][2]["condition"] == "record.qty > 1"
+    problem(designer.get(f"/flows/{flow_id}/versions/9"), 404, "flow.version_not_found")
+    assert designer.get(f"/flows/{flow_id}/document", params={"version": 1}).json()["version"] == 1
+    assert designer.get(f"/flows/{flow_id}").json()["latest_version"] == 3
+
+
+def test_well_formed_but_wrong_documents_are_saved_with_findings(designer: Api) -> None:
+    flow = _create(designer, _flow_document("lbl_01J00000000000000000000000"))
+    answer = _patch(
+        designer,
+        flow["id"],
+        [
+            {"op": "add", "path": "/nodes/-", "value": {"id": "odd", "type": "logic.teleport"}},
+            {"op": "replace", "path": "/nodes/2/condition", "value": "record.qty >"},
+            {"op": "add", "path": "/nodes/4/wires", "value": ["shape"]},
+            {"op": "replace", "path": "/nodes/0/format", "value": "xml"},
+        ],
+    )
+    assert answer.status_code == 200, answer.text
+    findings = {f["code"]: f for f in answer.json()["findings"]}
+    assert findings["flow.unknown_node_type"]["path"] == "/nodes/5/type"
+    assert findings["flow.cel_invalid"]["path"] == "/nodes/2/condition"
+    assert findings["flow.cel_invalid"]["node_id"] == "some"
+    assert findings["flow.cycle"]["params"]["cycle"][0] in {"shape", "some", "ship", "note"}
+    assert findings["flow.field_invalid"]["path"] == "/nodes/0/format"
+    assert findings["flow.unreachable_node"]["severity"] == "warning"
+    assert findings["flow.label_not_found"]["path"] == "/nodes/3/label"
+
+
+def test_lint_checks_label_references(
+    designer: Api, operator: Api, released_label: tuple[str, str]
+) -> None:
+    label_id, _ = released_label
+    draft = designer.post(
+        "/labels/from-dimensions", json={"name": unique("draft"), "width_mm": 50, "height_mm": 30}
+    ).json()["id"]
+    document = _flow_document(label_id)
+    document["nodes"][3]["variables"] = {"name": "record.name", "colour": "'red'", "serial": "'1'"}
+    flow = _create(designer, document)
+    _patch(
+        designer,
+        flow["id"],
+        [
+            {
+                "op": "add",
+                "path": "/nodes/-",
+                "value": {
+                    "id": "draft_print",
+                    "type": "action.print",
+                    "label": draft,
+                    "printer": "shipping",
+                },
+            },
+            {"op": "add", "path": "/nodes/0/wires/-", "value": "draft_print"},
+        ],
+    )
+    lint = operator.post(f"/flows/{flow['id']}/lint", json={})
+    assert lint.status_code == 200, lint.text
+    assert lint.json()["version"] == 2
+    by_code: dict[str, list[dict[str, Any]]] = {}
+    for finding in lint.json()["findings"]:
+        by_code.setdefault(finding["code"], []).append(finding)
+    unknown = {f["params"]["variable"] for f in by_code["flow.label_variable_unknown"]}
+    assert unknown == {"colour", "serial"}  # unknown, and computed by the label itself
+    assert by_code["flow.label_not_released"][0]["node_id"] == "draft_print"
+    assert "flow.label_not_found" not in by_code
+    version_one = operator.post(f"/flows/{flow['id']}/lint", json={"version": 1}).json()
+    assert version_one["version"] == 1 and "flow.label_not_released" not in _codes(
+        version_one["findings"]
+    )
+    missing = _create(designer, {**_flow_document(label_id)})
+    _patch(designer, missing["id"], [{"op": "replace", "path": "/nodes/3/variables", "value": {}}])
+    findings = operator.post(f"/flows/{missing['id']}/lint").json()["findings"]
+    assert [f["params"].get("missing") for f in findings if f["code"].endswith("unknown")] == [True]
+
+
+def _counter(api: Api, name: str) -> dict[str, Any]:
+    response = api.get(f"/counters/{name}")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_dry_run_traces_and_lists_side_effects_without_performing_them(
+    admin: Api, operator: Api, released_label: tuple[str, str]
+) -> None:
+    label_id, counter = released_label
+    flow = _create(admin, _flow_document(label_id))
+    jobs_before = admin.get("/print-archive", params={"limit": 200}).json()["items"]
+    counter_before = _counter(admin, counter)
+
+    answer = operator.post(f"/flows/{flow['id']}/dry-run", json={})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["version"] == 1 and body["trigger"] == "inbox"
+    first, second = body["runs"]
+    assert first["source"] == {"name": "anna", "qty": "2"} and first["errors"] == []
+    assert [s["status"] for s in first["trace"]] == ["executed"] * 5
+    assert first["trace"][1]["output"] == {"name": "ANNA", "qty": 2}
+    (printed, logged) = first["side_effects"]
+    assert printed["kind"] == "print" and printed["performed"] is False
+    detail = printed["detail"]
+    assert detail["label"] == label_id and detail["version"] == 2
+    assert detail["printer"] == "shipping" and detail["copies"] == 2
+    assert detail["resolved_variables"]["name"] == "ANNA"
+    assert detail["counter_values"] == {counter: 500}
+    assert detail["resolved_variables"]["serial"] == "500"
+    assert logged == {
+        "node_id": "note",
+        "kind": "log",
+        "performed": False,
+        "detail": {"level": "info", "message": "printed ANNA"},
+    }
+    # qty 0 stops at the filter: the print and log nodes are skipped, nothing happens.
+    assert [s["status"] for s in second["trace"]] == [
+        "executed",
+        "executed",
+        "executed",
+        "skipped",
+        "skipped",
+    ]
+    assert second["side_effects"] == []
+
+    more = operator.post(
+        f"/flows/{flow['id']}/dry-run",
+        json={"samples": [{"name": "a", "qty": "3"}, {"name": "b", "qty": "1"}]},
+    ).json()
+    values = [run["side_effects"][0]["detail"]["counter_values"][counter] for run in more["runs"]]
+    assert values == [500, 503]  # the second print follows the first one's three labels
+
+    assert _counter(admin, counter) == counter_before
+    assert admin.get("/print-archive", params={"limit": 200}).json()["items"] == jobs_before
+
+
+def test_a_failing_record_fails_alone(designer: Api, released_label: tuple[str, str]) -> None:
+    label_id, _ = released_label
+    flow = _create(designer, _flow_document(label_id))
+    body = designer.post(
+        f"/flows/{flow['id']}/dry-run",
+        json={
+            "samples": [{"name": "ok", "qty": "1"}, {"name": "bad", "qty": "many"}, {"qty": "1"}]
+        },
+    ).json()
+    ok, bad, nameless = body["runs"]
+    assert ok["errors"] == []
+    assert bad["errors"][0]["node_id"] == "shape"
+    assert bad["trace"][1]["status"] == "error" and "int" in bad["trace"][1]["message"]
+    assert nameless["errors"][0]["node_id"] == "shape"
+
+
+def test_dry_run_refusals(designer: Api) -> None:
+    empty = _create(designer)
+    problem(designer.post(f"/flows/{empty['id']}/dry-run", json={}), 422, "flow.no_trigger")
+    flow = _create(designer, _flow_document("lbl_01J00000000000000000000000"))
+    problem(
+        designer.post(f"/flows/{flow['id']}/dry-run", json={"trigger": "ship"}),
+        422,
+        "request.invalid",
+    )
+    problem(designer.post("/flows/flw_nope/dry-run", json={}), 404, "flow.not_found")
+    runs = designer.post(f"/flows/{flow['id']}/dry-run", json={}).json()["runs"]
+    assert runs[0]["errors"][0]["node_id"] == "ship"  # the label does not exist
+    assert designer.get(f"/flows/{flow['id']}/runs").json() == {"items": [], "next_cursor": None}
+
+
+def test_roles(admin: Api, designer: Api, operator: Api, approver: Api, anonymous: Api) -> None:
+    flow = _create(designer, _flow_document("lbl_01J00000000000000000000000"))
+    flow_id = flow["id"]
+    problem(anonymous.get("/flows"), 401, "auth.unauthenticated")
+    for api in (operator, approver):
+        problem(api.post("/flows", json={"name": "x"}), 403, "auth.forbidden")
+        problem(_patch(api, flow_id, []), 403, "auth.forbidden")
+        problem(
+            api.request("PATCH", f"/flows/{flow_id}", json={"name": "x"}), 403, "auth.forbidden"
+        )
+        problem(api.delete(f"/flows/{flow_id}"), 403, "auth.forbidden")
+        for path in ("", "/document", "/versions", "/versions/1", "/runs"):
+            assert api.get(f"/flows/{flow_id}{path}").status_code == 200, path
+    assert operator.post(f"/flows/{flow_id}/lint").status_code == 200
+    assert operator.post(f"/flows/{flow_id}/dry-run").status_code == 200
+    problem(approver.post(f"/flows/{flow_id}/lint"), 403, "auth.forbidden")
+    problem(approver.post(f"/flows/{flow_id}/dry-run"), 403, "auth.forbidden")
+    assert admin.post(f"/flows/{flow_id}/lint").status_code == 200
+
+
+def test_bad_input_is_a_clear_problem(designer: Api) -> None:
+    problem(designer.post("/flows", json={"name": ""}), 422, "request.invalid")
+    malformed = problem(
+        designer.post(
+            "/flows", json={"name": "x", "document": {"nodes": [{"id": "a", "type": "Trigger"}]}}
+        ),
+        422,
+        "document.invalid",
+    )
+    assert malformed["params"]["errors"][0]["path"] == "/nodes/0/type"
+    twice = problem(
+        designer.post(
+            "/flows",
+            json={
+                "name": "x",
+                "document": {
+                    "nodes": [{"id": "a", "type": "logic.set"}, {"id": "a", "type": "logic.set"}]
+                },
+            },
+        ),
+        422,
+        "document.invalid",
+    )
+    assert "used twice" in twice["detail"]
+    huge = {"nodes": [{"id": f"n{i}", "type": "action.log", "message": "'x'"} for i in range(201)]}
+    problem(designer.post("/flows", json={"name": "x", "document": huge}), 422, "document.invalid")
+    before = designer.get("/flows", params={"limit": 200}).json()["items"]
+    assert all(f["name"] != "x" for f in before)  # nothing half-created
