@@ -305,5 +305,7 @@ def record_run(
         job_ids=job_ids,
         trace=store.trace_blob(trace),
     )
-    store.save_run(record)
+    if not store.save_run(record):
+        recorded = store.get_run(flow_id, run_id)
+        record = recorded if recorded is not None else record
     return _view(record)

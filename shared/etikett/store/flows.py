@@ -289,6 +289,13 @@ def save_run(run: FlowRunRecord) -> bool:
     return True
 
 
+def get_run(flow_id: str, run_id: str) -> FlowRunRecord | None:
+    try:
+        return FlowRunRecord.get(flow_id, run_sk(run_id))
+    except FlowRunRecord.DoesNotExist:
+        return None
+
+
 def trace_blob(trace: Any) -> bytes:
     blob = pack(trace)
     if len(blob) > MAX_TRACE_BYTES:

@@ -1,0 +1,204 @@
+"""Every lint code, with its JSON Pointer, node id and params."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from etikett.dsl.flow import FlowDocument
+from etikett.flows.findings import FLOW_FINDING_CODES, Finding
+from etikett.flows.lint import LabelFacts, lint
+
+TRIGGER = {"id": "in", "type": "trigger.http", "path": "orders", "wires": ["log"]}
+LOG = {"id": "log", "type": "action.log", "message": "'ok'"}
+
+
+class Labels:
+    def __init__(self, facts: dict[tuple[str, int | None], LabelFacts]) -> None:
+        self.known = facts
+        self.asked: list[tuple[str, int | None]] = []
+
+    def facts(self, label_id: str, version: int | None) -> LabelFacts | None:
+        self.asked.append((label_id, version))
+        return self.known.get((label_id, version))
+
+
+def _lint(*nodes: dict[str, Any], labels: Labels | None = None) -> list[Finding]:
+    return lint(FlowDocument.model_validate({"nodes": list(nodes)}), labels)
+
+
+def _only(findings: list[Finding], code: str) -> list[Finding]:
+    return [f for f in findings if f.code == code]
+
+
+def test_a_sound_flow_has_no_findings() -> None:
+    assert _lint(TRIGGER, LOG) == []
+
+
+def test_no_trigger() -> None:
+    (finding,) = _lint(LOG)
+    assert (finding.code, finding.severity, finding.path) == ("flow.no_trigger", "error", "/nodes")
+
+
+def test_unknown_node_type() -> None:
+    (finding,) = _only(
+        _lint(TRIGGER, LOG, {"id": "x", "type": "logic.magic"}), "flow.unknown_node_type"
+    )
+    assert (finding.path, finding.node_id) == ("/nodes/2/type", "x")
+    assert "logic.set" in finding.params["known"]
+
+
+def test_field_invalid_points_at_the_field() -> None:
+    findings = _lint(
+        {**TRIGGER, "path": "Not A Path"},
+        {**LOG, "level": "loud", "colour": "red"},
+    )
+    paths = {f.path for f in _only(findings, "flow.field_invalid")}
+    assert paths == {"/nodes/0/path", "/nodes/1/level", "/nodes/1/colour"}
+
+
+def test_wires_into_a_trigger_and_switch_wires_are_invalid() -> None:
+    findings = _lint(
+        {**TRIGGER, "wires": ["sw"]},
+        {
+            "id": "sw",
+            "type": "logic.switch",
+            "cases": [{"when": "true", "wires": ["in"]}],
+            "wires": ["log"],
+        },
+        LOG,
+    )
+    messages = [f.message for f in _only(findings, "flow.field_invalid")]
+    assert any("trigger" in m for m in messages) and any("switch" in m for m in messages)
+
+
+def test_duplicate_http_paths() -> None:
+    findings = _lint(TRIGGER, {**TRIGGER, "id": "in2"}, LOG)
+    (finding,) = _only(findings, "flow.field_invalid")
+    assert finding.node_id == "in2" and finding.params["node"] == "in"
+
+
+def test_http_action_url_must_be_https_or_loopback() -> None:
+    node = {"id": "h", "type": "action.http", "url": "http://10.0.0.5/x"}
+    (finding,) = _lint({**TRIGGER, "wires": ["h"]}, node)
+    assert (finding.code, finding.path) == ("flow.field_invalid", "/nodes/1/url")
+    assert _lint({**TRIGGER, "wires": ["h"]}, {**node, "url": "http://127.0.0.1:9000/x"}) == []
+
+
+def test_cel_invalid_names_the_expression_path() -> None:
+    findings = _lint(
+        {**TRIGGER, "wires": ["set"]},
+        {"id": "set", "type": "logic.set", "values": {"a": "record.x +", "b": "nope(1)"}},
+    )
+    cel = _only(findings, "flow.cel_invalid")
+    assert [f.path for f in cel] == ["/nodes/1/values/a", "/nodes/1/values/b"]
+    assert "unknown function" in cel[1].message
+    undeclared = _lint(
+        {**TRIGGER, "wires": ["f"]}, {"id": "f", "type": "logic.filter", "condition": "qty > 1"}
+    )
+    assert "undeclared name 'qty'" in undeclared[0].message
+
+
+def test_nested_comprehensions_are_refused_before_they_run() -> None:
+    condition = "record.a.all(x, record.b.exists(y, x == y))"
+    (finding,) = _lint(
+        {**TRIGGER, "wires": ["f"]}, {"id": "f", "type": "logic.filter", "condition": condition}
+    )
+    assert finding.code == "flow.cel_invalid" and "nest" in finding.message
+    single = "record.a.exists(x, x == 1)"
+    assert (
+        _lint({**TRIGGER, "wires": ["f"]}, {"id": "f", "type": "logic.filter", "condition": single})
+        == []
+    )
+
+
+def test_cycles_are_reported_with_their_nodes() -> None:
+    findings = _lint(
+        {**TRIGGER, "wires": ["a"]},
+        {"id": "a", "type": "action.log", "message": "'a'", "wires": ["b"]},
+        {"id": "b", "type": "action.log", "message": "'b'", "wires": ["a"]},
+    )
+    (cycle,) = _only(findings, "flow.cycle")
+    assert cycle.params["cycle"] == ["a", "b", "a"] and cycle.path == "/nodes/2/wires"
+
+
+def test_unreachable_nodes_are_a_warning() -> None:
+    (finding,) = _lint(TRIGGER, LOG, {"id": "lost", "type": "action.log", "message": "'x'"})
+    assert (finding.code, finding.severity, finding.node_id) == (
+        "flow.unreachable_node",
+        "warning",
+        "lost",
+    )
+
+
+def _print(label: str, variables: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": "p",
+        "type": "action.print",
+        "label": label,
+        "printer": "dock",
+        "variables": variables,
+    }
+
+
+RELEASED = LabelFacts(
+    label_id="lbl_1",
+    version=4,
+    approved=True,
+    entered=frozenset({"name", "note"}),
+    required=frozenset({"name"}),
+    computed=frozenset({"sscc"}),
+)
+
+
+def test_label_references() -> None:
+    labels = Labels(
+        {
+            ("lbl_1", None): RELEASED,
+            ("lbl_2", None): LabelFacts(label_id="lbl_2", version=None, approved=False),
+            ("lbl_1", 2): LabelFacts(label_id="lbl_1", version=2, approved=False),
+        }
+    )
+    trigger = {**TRIGGER, "wires": ["p"]}
+    assert _lint(trigger, _print("lbl_1", {"name": "record.n"}), labels=labels) == []
+    (missing,) = _lint(trigger, _print("lbl_9", {}), labels=labels)
+    assert (missing.code, missing.path) == ("flow.label_not_found", "/nodes/1/label")
+    (unreleased,) = _lint(trigger, _print("lbl_2", {}), labels=labels)
+    assert unreleased.code == "flow.label_not_released"
+    draft = _lint(trigger, _print("lbl_1@2", {}), labels=labels)
+    assert "flow.label_not_released" in {f.code for f in draft}
+    variables = _lint(trigger, _print("lbl_1", {"colour": "'red'", "sscc": "'1'"}), labels=labels)
+    unknown = _only(variables, "flow.label_variable_unknown")
+    assert {f.path for f in unknown} == {
+        "/nodes/1/variables/colour",
+        "/nodes/1/variables/sscc",
+        "/nodes/1/variables",
+    }
+    assert [f.params["variable"] for f in unknown if f.params.get("missing")] == ["name"]
+
+
+def test_every_code_lint_reports_is_catalogued() -> None:
+    reported: set[str] = set()
+    labels = Labels({("lbl_2", None): LabelFacts(label_id="lbl_2", version=None, approved=False)})
+    for nodes in (
+        [LOG],
+        [TRIGGER, LOG, {"id": "x", "type": "logic.magic"}, {"id": "y", "type": "action.log"}],
+        [
+            {**TRIGGER, "wires": ["a"]},
+            {"id": "a", "type": "action.log", "message": "1 +", "wires": ["a"]},
+        ],
+        [
+            {**TRIGGER, "wires": ["p", "q"]},
+            _print("lbl_9", {}),
+            {**_print("lbl_2", {"z": "1"}), "id": "q"},
+        ],
+    ):
+        reported |= {f.code for f in _lint(*nodes, labels=labels)}
+    assert reported == set(FLOW_FINDING_CODES) - {"flow.label_variable_unknown"}
+    assert "flow.label_variable_unknown" in {
+        f.code
+        for f in _lint(
+            {**TRIGGER, "wires": ["p"]},
+            _print("lbl_1", {}),
+            labels=Labels({("lbl_1", None): RELEASED}),
+        )
+    }
