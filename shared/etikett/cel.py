@@ -480,19 +480,42 @@ class _Reference:
         self.column: int | None = token.column
 
 
+class _Bound:
+    """The activation a macro-free expression reads its names from: plain attributes, so
+    `activation.record` costs an attribute lookup instead of celpy's name resolution."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.__dict__.update(values)
+
+    def __getattr__(self, name: str) -> Any:
+        # Type names (`int`, `string`) and functions as celpy's Activation has them; an unbound
+        # name raises KeyError there, which evaluates into "no value for …".
+        return getattr(_runtime().base_activation, name)
+
+
 class _Program:
     """One compiled expression: runnable code, the free names it reads, its problems."""
 
-    __slots__ = ("code", "names", "problems", "tree")
+    __slots__ = ("code", "function", "names", "problems", "tree")
 
     def __init__(self, tree: Any, code: Any, problems: tuple[_Reference, ...]) -> None:
         self.tree = tree
         self.code = code  # a code object, or None when only the interpreter can run the tree
         self.problems = problems  # free names, unknown functions, bad macro variables
         self.names = frozenset(ref.name for ref in problems if ref.kind == "name")
+        # Macro-free code runs as one function of its activation: no per-evaluation exec, no
+        # copied globals, no cloned celpy Activation (macros need celpy's nested activations).
+        self.function: Any = None
+        if isinstance(code, tuple):
+            self.code, self.function = code
 
     def run(self, values: Mapping[str, Any]) -> Any:
         runtime = _runtime()
+        if self.function is not None:
+            result = self.function(_Bound(values))
+            if isinstance(result, runtime.eval_error):
+                raise result
+            return result
         if self.code is None:
             evaluator = runtime.celpy.Evaluator(ast=self.tree, activation=runtime.base_activation)
             return evaluator.evaluate(values)
@@ -542,7 +565,16 @@ def _transpile(tree: Any, runtime: _Runtime) -> Any:
         _HAS_LAMBDA, r"lambda activation: celpy.celtypes.BoolType(\1)", transpiler.source_text
     )
     try:
-        return compile(text, "<cel>", "exec")
+        code = compile(text, "<cel>", "exec")
+        if "macro_" in text or "activation.resolve" in text:
+            return code
+        body = "".join(f"    {line}\n" for line in text.splitlines())
+        namespace = dict(runtime.globals)
+        exec(
+            compile(f"def _cel(base_activation):\n{body}    return CEL\n", "<cel>", "exec"),
+            namespace,
+        )
+        return code, namespace["_cel"]
     except (SyntaxError, MemoryError) as ex:
         # Python's own parser stops at 200 nested parentheses ("too many nested parentheses").
         raise RecursionError from ex

@@ -100,11 +100,34 @@ class _Context:
     run_id: str
     record_index: int
     side_effects: list[dict[str, Any]]
+    # Records already converted to CEL, by identity: a record is converted once, and a set
+    # node converts only the fields it sets (records are never changed in place).
+    converted: dict[int, tuple[dict[str, Any], Any]] = field(default_factory=dict)
 
-    def bind(self, record: dict[str, Any]) -> dict[str, Any]:
+    def cel_record(self, record: dict[str, Any]) -> Any:
         from etikett.cel import to_cel
 
-        return {"record": to_cel(record), **self.env_values}
+        known = self.converted.get(id(record))
+        if known is not None and known[0] is record:
+            return known[1]
+        value = to_cel(record)
+        self.converted[id(record)] = (record, value)
+        return value
+
+    def bind(self, record: dict[str, Any]) -> dict[str, Any]:
+        return {"record": self.cel_record(record), **self.env_values}
+
+    def derived(
+        self, source: dict[str, Any], output: dict[str, Any], changed: dict[str, Any]
+    ) -> None:
+        """`output` is `source` with `changed` set: convert only those fields."""
+        from etikett.cel import to_cel
+
+        base = self.cel_record(source)
+        value = type(base)(base)
+        for name, item in changed.items():
+            value[to_cel(name)] = to_cel(item)
+        self.converted[id(output)] = (output, value)
 
     def perform(self, kind: str, node_id: str, call: Callable[[], Outcome]) -> Outcome:
         try:
@@ -265,6 +288,13 @@ class FlowProgram:
 
 
 def _check_size(value: Any, what: str) -> None:
+    if value is None or isinstance(value, bool | int | float):
+        return
+    if isinstance(value, str):
+        size = len(value)
+        if size > MAX_VALUE_BYTES:
+            raise NodeError(f"{what} is {size} characters; at most {MAX_VALUE_BYTES}")
+        return
     try:
         size = len(json.dumps(value, default=str, separators=(",", ":")))
     except (TypeError, ValueError):
@@ -306,10 +336,11 @@ def _set(node: FlowNode, fields: Any) -> Step:
 
     def step(record: dict[str, Any], context: _Context) -> Any:
         bound = context.bind(record)
-        output = dict(record)
-        for name, compiled in values.items():
-            output[name] = compiled.value(bound)
-        _check_size(output, "the record")
+        changed = {name: compiled.value(bound) for name, compiled in values.items()}
+        output = {**record, **changed}
+        if any(not isinstance(v, bool | int | float | None) for v in changed.values()):
+            _check_size(output, "the record")
+        context.derived(record, output, changed)
         return output, wires
 
     return step

@@ -316,7 +316,7 @@ def _cycles(nodes: list[FlowNode]) -> list[Finding]:
                 stack.pop()
             elif state.get(target) == 1:
                 path = [n for n, _ in stack]
-                loop = [*path[path.index(target):], target]
+                loop = [*path[path.index(target) :], target]
                 found.append(
                     Finding(
                         code="flow.cycle",
