@@ -167,6 +167,10 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
     except EnrollmentFailed as exc:
         log.error("enrollment failed: %s", exc)
         return EXIT_ENROLLMENT
+    if not settings.agent_url_given:
+        # The enrollment answer names the agent channel (and its CA is now in the state).
+        settings = resolve(state, name=args.name)
+        log.info("agent channel %s (from the enrollment)", settings.agent_url)
     tuning = Tuning(
         heartbeat_seconds=args.heartbeat_seconds,
         unreachable_seconds=args.unreachable_seconds,

@@ -61,6 +61,9 @@ def _store(state: StateDir, answer: dict[str, Any]) -> None:
     state.certificate.write_text(answer["certificate_pem"], "ascii")
     if answer.get("ca_pem"):
         state.ca.write_text(answer["ca_pem"], "ascii")
+    if answer.get("agent_url"):
+        # Where the agent channel is: used unless --agent-url (or the config) says otherwise.
+        state.write_json(state.service, {"agent_url": str(answer["agent_url"])})
     if not certificate_matches_key(state.certificate, state.key):
         state.certificate.unlink()
         raise EnrollmentFailed("the certificate the service issued is not for this Runner's key")

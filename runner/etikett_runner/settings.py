@@ -24,6 +24,9 @@ class Settings:
     ca_file: str | None = None
     name: str | None = None
     group_id: str | None = None
+    # False: agent_url was not given (--agent-url, config, an earlier start) but taken from the
+    # enrollment answer or defaulted to the server; such a value is not saved as a choice.
+    agent_url_given: bool = True
 
     def ca_files(self, state: StateDir) -> list[Path]:
         """CAs to trust besides the system's: the service CA from enrollment, and `ca_file`."""
@@ -81,7 +84,9 @@ def resolve(
             "no server URL: give --server (or --config) the first time; later starts read it "
             f"from {state.settings}"
         )
-    agent = _url(pick(agent_url, "agent_url"), "--agent-url") or server_url
+    given = _url(pick(agent_url, "agent_url"), "--agent-url")
+    enrolled = (state.read_json(state.service) or {}).get("agent_url")
+    agent = given or _url(enrolled, "the enrollment's agent_url") or server_url
     ca = pick(ca_file, "ca_file")
     if ca is not None:
         ca = str(Path(ca).resolve())
@@ -93,10 +98,14 @@ def resolve(
         ca_file=ca,
         name=pick(name, "name"),
         group_id=pick(None, "group_id"),
+        agent_url_given=given is not None,
     )
 
 
 def save(state: StateDir, settings: Settings) -> None:
     values = {k: v for k, v in asdict(settings).items() if v is not None}
+    del values["agent_url_given"]
+    if not settings.agent_url_given:
+        del values["agent_url"]
     if state.read_json(state.settings) != values:
         state.write_json(state.settings, values)

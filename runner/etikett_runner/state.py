@@ -27,6 +27,7 @@ class StateDir:
         self.ca = root / "ca.pem"  # the service CA, from the enrollment answer
         self.enrollment = root / "enrollment.json"  # id and secret (to poll while pending)
         self.settings = root / "settings.json"  # server URLs, CA file, name
+        self.service = root / "service.json"  # what enrollment told: the agent channel's URL
         self.journal = root / "journal.jsonl"
         self.outbox = root / "outbox"
         self.spool = root / "spool"

@@ -29,3 +29,9 @@ def session_ttl_seconds() -> int:
 @cache
 def build() -> str:
     return os.environ.get("ETIKETT_BUILD", "local")
+
+
+def agent_url() -> str | None:
+    """The agent channel's mutual-TLS URL that enrollment hands to Runners (local mode: the
+    local gateway's verifying HTTPS port; on AWS: the custom domain with the truststore)."""
+    return os.environ.get("ETIKETT_AGENT_URL") or None

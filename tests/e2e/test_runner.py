@@ -190,6 +190,32 @@ def test_enrollment_with_approval_waits_for_an_admin_then_runs(
             process.stop()
 
 
+def test_three_arguments_are_enough(
+    server: DevServer, admin: Api, group: dict[str, Any], workdir: Path
+) -> None:
+    """`--server URL --enrollment-token T --state-dir D` and nothing else: the enrollment answer
+    names the agent channel and its CA, and the Runner takes its jobs there."""
+    token = enrollment_token(admin, group)
+    process = RunnerProcess(workdir / "runner-zero", workdir / "runner-zero.log")
+    process.start("--server", server.url, "--enrollment-token", token)
+    try:
+        runner_id = eventually(lambda: process.enrolled_as, 20)
+        eventually(lambda: runner_view(admin, runner_id)["status"] == "online", 20)
+        output = process.output()
+        assert f"agent channel {server.agent_url} (from the enrollment)" in output
+        assert "certificate_required" not in output
+        state = process.state_dir
+        assert json.loads((state / "service.json").read_text()) == {"agent_url": server.agent_url}
+        assert "agent_url" not in json.loads((state / "settings.json").read_text())
+        assert process.stop() == 0
+        process.start()  # later starts: the state directory alone
+        eventually(lambda: "connected as" in process.output().split("--- start")[-1], 20)
+        assert runner_view(admin, runner_id)["status"] == "online"
+    finally:
+        if process.running:
+            process.stop()
+
+
 def test_a_user_token_is_refused_on_the_agent_channel(server: DevServer, admin: Api) -> None:
     for method, path in (("POST", "/runner-agent/heartbeat"), ("GET", "/runner-agent/config")):
         refused = admin.request(method, path, json={} if method == "POST" else None)

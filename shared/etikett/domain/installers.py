@@ -124,7 +124,7 @@ def build(
             expires_at=request.expires_at, needs_approval=request.needs_approval
         ),
     )
-    agent_url = os.environ.get("ETIKETT_AGENT_URL") or server_url
+    agent_url = config.agent_url() or server_url
     installer_id = f"ins_{token.id.removeprefix('ent_')}"
     settings = {
         "server_url": server_url,

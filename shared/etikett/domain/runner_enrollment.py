@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from pynamodb.exceptions import TransactWriteError
 
-from etikett import clock
+from etikett import clock, config
 from etikett.domain import audit, certificates, runner_queues
 from etikett.domain.actors import Invocation
 from etikett.domain.runners import load_group
@@ -80,6 +80,11 @@ class Enrollment(BaseModel):
     approved_by: str | None = None
     certificate_pem: str | None = Field(default=None, description="Once approved.")
     ca_pem: str | None = Field(default=None, description="The service CA, to trust the server.")
+    agent_url: str | None = Field(
+        default=None,
+        description="Once approved: the agent channel's mutual-TLS URL, where the Runner takes "
+        "its jobs with the certificate (ETIKETT_AGENT_URL; the service's own URL if not set).",
+    )
 
 
 class EnrollmentCreated(Enrollment):
@@ -144,6 +149,7 @@ def _view(record: EnrollmentRecord, *, with_certificate: bool) -> Enrollment:
         approved_by=record.approved_by,
         certificate_pem=record.certificate_pem if with_certificate else None,
         ca_pem=certificates.ca_pem() if with_certificate and record.certificate_pem else None,
+        agent_url=config.agent_url() if with_certificate and record.certificate_pem else None,
     )
 
 
