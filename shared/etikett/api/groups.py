@@ -14,6 +14,7 @@ GROUPS: dict[str, str] = {
     "misc": "etikett.api.misc",
     "labels": "etikett.api.labels",
     "flows": "etikett.api.flows",
+    "deployments": "etikett.api.deployments",
     "runners": "etikett.api.runners",
     "printers": "etikett.api.printers",
     "runner_agent": "etikett.api.runner_agent",

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Request, Response
 
 from etikett.api.access import runner_certificate
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import jobs, runner_agent
+from etikett.domain import jobs, runner_agent, runner_flows
 from etikett.domain.actors import Invocation
+from etikett.domain.deployments import RunnerReport
+from etikett.domain.flow_runs import FlowRun
 
 routes = router(prefix="/api/v1/runner-agent", tags=["Runner agent channel"])
 RunnerCall = Annotated[Invocation, runner_certificate()]
@@ -67,3 +69,50 @@ def report(
 )
 def configuration(request: Request, invocation: RunnerCall) -> runner_agent.RunnerConfig:
     return runner_agent.configuration(request.state.runner)
+
+
+@routes.get(
+    "/flows",
+    operation_id="getRunnerFlows",
+    response_model=list[runner_flows.DeployedFlow],
+    openapi_extra=_HIDDEN,
+    summary="The flow versions the Runner's group is to run, with context and printers",
+)
+def deployed_flows(request: Request, invocation: RunnerCall) -> list[runner_flows.DeployedFlow]:
+    return runner_flows.deployed_flows(request.state.runner)
+
+
+@routes.post(
+    "/deployments/{deploymentId}/status",
+    operation_id="postRunnerDeploymentStatus",
+    status_code=204,
+    openapi_extra=_HIDDEN,
+    summary="Report applying, active or failed for a deployment",
+)
+def deployment_status(
+    deploymentId: str, body: RunnerReport, request: Request, invocation: RunnerCall
+) -> Response:
+    runner_flows.report(request.state.runner, deploymentId, body)
+    return Response(status_code=204)
+
+
+@routes.post(
+    "/flow-runs",
+    operation_id="postRunnerFlowRun",
+    response_model=FlowRun,
+    openapi_extra=_HIDDEN,
+    summary="Record a run of a deployed flow (once per run id)",
+)
+def flow_run(body: runner_flows.FlowRunReport, request: Request, invocation: RunnerCall) -> FlowRun:
+    return runner_flows.record_run(request.state.runner, body)
+
+
+@routes.post(
+    "/flow-prints",
+    operation_id="postRunnerFlowPrint",
+    status_code=202,
+    openapi_extra=_HIDDEN,
+    summary="Print a trigger event's records through the print path (idempotent)",
+)
+def flow_print(body: runner_flows.FlowPrint, request: Request, invocation: RunnerCall) -> Any:
+    return runner_flows.print_records(request.state.runner, body, request.scope.get("aws.context"))

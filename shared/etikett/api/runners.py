@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Header, Path, Query, Request, Response
-from pydantic import BaseModel
 
 from etikett.api.access import (
     any_caller,
@@ -33,11 +32,6 @@ _GROUP_404 = {404: {"description": "Unknown group (`runner_group.not_found`)"}}
 _RUNNER_404 = {404: {"description": "Unknown Runner (`runner.not_found`)"}}
 
 
-class Deployments(BaseModel):
-    items: list[dict[str, Any]]
-    next_cursor: str | None
-
-
 # --- groups ----------------------------------------------------------------------------------
 
 
@@ -62,24 +56,6 @@ def list_groups(
 )
 def create_group(body: runners.NewRunnerGroup, invocation: Admin) -> runners.RunnerGroup:
     return runners.create_group(invocation, body)
-
-
-@routes.get(
-    "/runner-groups/{groupId}/deployments",
-    operation_id="listRunnerGroupDeployments",
-    response_model=Deployments,
-    summary="Rollout state of one group",
-    description="Flows deployed to the group's Runners, newest first.",
-    responses=_GROUP_404,
-)
-def list_group_deployments(
-    groupId: str,
-    invocation: Annotated[Invocation, any_caller()],
-    limit: Limit = DEFAULT,
-    cursor: Cursor = None,
-) -> Deployments:
-    runners.load_group(groupId)
-    return Deployments(items=[], next_cursor=None)  # deployments arrive with flows
 
 
 @routes.post(

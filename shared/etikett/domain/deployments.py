@@ -1,0 +1,601 @@
+"""Deployments: a flow version rolled out to Runner groups in stages, each approved before it
+starts, rolled back to what ran before. Runners report per deployment; a stage is active once
+every online Runner of its groups runs the version, and the next stage then awaits approval.
+
+While `aiFreigabePflicht` is on, a person must deploy a flow version that never ran anywhere and
+must approve each stage; rolling back (to versions that ran before) is open to agents too."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from etikett import clock
+from etikett.domain import audit, flows, policies
+from etikett.domain.actors import Invocation
+from etikett.dsl.label import IDENTIFIER
+from etikett.errors import Conflict, InvalidRequest, NotFound
+from etikett.ids import new_id
+from etikett.store import deployments as store
+from etikett.store.pages import Page
+
+DeploymentStatus = Literal[
+    "awaiting_approval", "rolling_out", "active", "failed", "rolled_back", "superseded"
+]
+StageStatus = Literal[
+    "pending", "awaiting_approval", "rolling_out", "active", "failed", "rolled_back"
+]
+RunnerStatus = Literal["pending", "applying", "active", "failed"]
+_ENDED = ("rolled_back", "superseded")
+_APPROVED = ("rolling_out", "active", "failed")
+
+
+class StageIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    group_ids: list[str] = Field(min_length=1, max_length=20, description="Runner groups (rgp_…).")
+
+
+class NewDeployment(BaseModel):
+    model_config = {"extra": "forbid"}
+    flow_id: str
+    version: int = Field(ge=1)
+    stages: list[StageIn] = Field(
+        min_length=1,
+        max_length=10,
+        description="Rolled out in order; each stage waits for its own approval.",
+        examples=[[{"group_ids": ["rgp_01J8Z7Q4X9V3M2N5P6R7S8T9U0"]}]],
+    )
+    printers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Printer alias (as the flow's action.print names it) → printer id.",
+    )
+    context: dict[str, Any] = Field(
+        default_factory=dict, max_length=100, description="Deployment-level context parameters."
+    )
+
+
+class RunnerState(BaseModel):
+    runner_id: str
+    status: RunnerStatus
+    detail: str | None = None
+
+
+class Stage(BaseModel):
+    index: int
+    group_ids: list[str]
+    status: StageStatus
+    approved_by: str | None = None
+    approved_at: str | None = None
+    runners: list[RunnerState]
+
+
+class Author(BaseModel):
+    actor: Literal["human", "service"]
+    subject: str
+
+
+class Deployment(BaseModel):
+    id: str
+    flow_id: str
+    version: int
+    status: DeploymentStatus
+    stages: list[Stage]
+    author: Author
+    created_at: str
+    updated_at: str
+
+
+class Approval(BaseModel):
+    model_config = {"extra": "forbid"}
+    stage: int = Field(ge=0, description="The index of the stage awaiting approval.")
+    comment: str | None = Field(default=None, max_length=1000)
+
+
+class Rollback(BaseModel):
+    model_config = {"extra": "forbid"}
+    comment: str | None = Field(default=None, max_length=1000)
+
+
+class PrinterAssignment(BaseModel):
+    model_config = {"extra": "forbid"}
+    printer_id: str = Field(description="The printer this alias prints to.")
+    by_runner: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=200,
+        description="Runner id → printer id, for Runners that print to another printer.",
+    )
+
+
+class AssignedPrinter(PrinterAssignment):
+    alias: str
+
+
+class RunnerReport(BaseModel):
+    model_config = {"extra": "forbid"}
+    status: Literal["applying", "active", "failed"]
+    detail: str | None = Field(default=None, max_length=2000)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def load(deployment_id: str) -> store.DeploymentRecord:
+    record = store.get(deployment_id)
+    if record is None:
+        raise NotFound(
+            f"No deployment {deployment_id}.", "deployment.not_found", deployment_id=deployment_id
+        )
+    return record
+
+
+def view(record: store.DeploymentRecord, states: list[store.RunnerStateRecord]) -> Deployment:
+    by_group: dict[str, list[RunnerState]] = {}
+    for state in states:
+        by_group.setdefault(state.group_id, []).append(
+            RunnerState(runner_id=state.runner_id, status=state.status, detail=state.detail)  # type: ignore[arg-type]
+        )
+    return Deployment(
+        id=record.pk,
+        flow_id=record.flow_id,
+        version=int(record.version),
+        status=record.status,  # type: ignore[arg-type]
+        stages=[
+            Stage(
+                index=stage["index"],
+                group_ids=stage["group_ids"],
+                status=stage["status"],
+                approved_by=stage.get("approved_by"),
+                approved_at=stage.get("approved_at"),
+                runners=[r for g in stage["group_ids"] for r in by_group.get(g, [])],
+            )
+            for stage in record.stages
+        ],
+        author=Author(actor=record.author_actor, subject=record.author_subject),  # type: ignore[arg-type]
+        created_at=clock.rfc3339(record.created_at),
+        updated_at=clock.rfc3339(record.updated_at),
+    )
+
+
+def get(deployment_id: str) -> Deployment:
+    record = load(deployment_id)
+    return view(record, store.runner_states(deployment_id))
+
+
+def list_deployments(
+    flow_id: str | None, status: str | None, limit: int, cursor: str | None
+) -> Page[Deployment]:
+    page = store.list_deployments(flow_id=flow_id, status=status, limit=limit, cursor=cursor)
+    return Page(
+        items=[view(r, store.runner_states(r.pk)) for r in page.items],
+        next_cursor=page.next_cursor,
+    )
+
+
+def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deployment]:
+    from etikett.domain import runners
+
+    runners.load_group(group_id)
+    page = store.group_deployment_ids(group_id, limit, cursor)
+    return Page(items=[get(i) for i in page.items], next_cursor=page.next_cursor)
+
+
+# --- creating --------------------------------------------------------------------------------
+
+
+def create(invocation: Invocation, request: NewDeployment) -> Deployment:
+    from etikett.domain import flow_checks, printers, runners
+    from etikett.flows.findings import has_errors
+
+    caller = invocation.caller
+    assert caller is not None
+    document = flows.document_of(flows.load_version(request.flow_id, request.version))
+    findings = flow_checks.lint(document)
+    if has_errors(findings):
+        raise InvalidRequest(
+            f"Version {request.version} of {request.flow_id} has lint errors; fix them first.",
+            "deployment.flow_has_errors",
+            findings=[f.model_dump() for f in findings if f.severity == "error"][:50],
+        )
+    seen: set[str] = set()
+    for index, stage in enumerate(request.stages):
+        for group_id in stage.group_ids:
+            if group_id in seen:
+                raise InvalidRequest.field(
+                    f"body.stages.{index}.group_ids", f"{group_id} is in an earlier stage"
+                )
+            seen.add(group_id)
+            runners.load_group(group_id)
+    for alias, printer_id in request.printers.items():
+        _check_alias(alias)
+        printers.load(printer_id)
+    if (
+        caller.actor != "human"
+        and policies.enabled(policies.AI_APPROVAL)
+        and not store.was_deployed(request.flow_id, request.version)
+    ):
+        raise policies.HumanRequired(
+            f"Version {request.version} of {request.flow_id} was never deployed; while "
+            f"{policies.AI_APPROVAL} is on, a person must deploy it first.",
+            flow_id=request.flow_id,
+            version=request.version,
+            policy=policies.AI_APPROVAL,
+        )
+    now = clock.now()
+    record = store.DeploymentRecord(
+        pk=new_id("dep"),
+        sk=store.META_SK,
+        kind="deployment",
+        flow_id=request.flow_id,
+        version=request.version,
+        status="awaiting_approval",
+        stages=[
+            {
+                "index": index,
+                "group_ids": stage.group_ids,
+                "status": "awaiting_approval" if index == 0 else "pending",
+            }
+            for index, stage in enumerate(request.stages)
+        ],
+        printers={
+            alias: {"printer_id": printer_id, "by_runner": {}}
+            for alias, printer_id in request.printers.items()
+        },
+        context={
+            name: _context_entry(value, caller.subject, now)
+            for name, value in request.context.items()
+        },
+        author_actor=caller.actor,
+        author_subject=caller.subject,
+        created_at=now,
+        updated_at=now,
+        rev=0,
+    )
+    store.create(
+        record,
+        audit.entry(
+            invocation,
+            record.pk,
+            details={"flow_id": request.flow_id, "version": request.version},
+        ),
+    )
+    return view(record, [])
+
+
+def _check_alias(alias: str) -> None:
+    import re
+
+    if not re.match(IDENTIFIER, alias):
+        raise InvalidRequest.field("printers", f"{alias!r} is not a valid printer alias")
+
+
+def _context_entry(value: Any, subject: str, at: Any) -> dict[str, Any]:
+    return {"value": value, "updated_at": clock.rfc3339(at), "updated_by": subject}
+
+
+# --- approval, progress and rollback --------------------------------------------------------
+
+
+def approve(invocation: Invocation, deployment_id: str, request: Approval) -> Deployment:
+    from etikett.domain import runners
+
+    caller = invocation.caller
+    assert caller is not None
+    if caller.actor != "human" and policies.enabled(policies.AI_APPROVAL):
+        raise policies.HumanRequired(
+            f"While {policies.AI_APPROVAL} is on, a person approves each stage.",
+            deployment_id=deployment_id,
+            policy=policies.AI_APPROVAL,
+        )
+    record = load(deployment_id)
+    stages = record.stages
+    if not 0 <= request.stage < len(stages) or stages[request.stage]["status"] != (
+        "awaiting_approval"
+    ):
+        raise Conflict(
+            f"Stage {request.stage} of {deployment_id} is not awaiting approval.",
+            "deployment.stage_not_awaiting",
+            deployment_id=deployment_id,
+            stage=request.stage,
+            status=stages[request.stage]["status"] if 0 <= request.stage < len(stages) else None,
+        )
+    now = clock.now()
+    stage = stages[request.stage]
+    stage.update(status="rolling_out", approved_by=caller.subject, approved_at=clock.rfc3339(now))
+    record.status = "rolling_out"
+    targets = []
+    for group_id in stage["group_ids"]:
+        current = store.group_flow(group_id, record.flow_id)
+        previous = current
+        if current is not None and current.deployment_id == record.pk:
+            previous = None
+        targets.append(
+            store.GroupFlowRecord(
+                pk=group_id,
+                sk=f"flow#{record.flow_id}",
+                flow_id=record.flow_id,
+                deployment_id=record.pk,
+                version=int(record.version),
+                previous_deployment_id=previous.deployment_id if previous else None,
+                previous_version=int(previous.version) if previous else None,
+                since=now,
+            )
+        )
+    states = [
+        store.RunnerStateRecord(
+            pk=record.pk,
+            sk=store.runner_sk(runner.pk),
+            runner_id=runner.pk,
+            group_id=group_id,
+            status="pending",
+            detail=None if runners.status_of(runner, now) == "online" else "offline",
+            updated_at=now,
+        )
+        for group_id in stage["group_ids"]
+        for runner in _runners_of(group_id)
+    ]
+    _save(
+        record,
+        audit.entry(
+            invocation,
+            deployment_id,
+            details={"stage": request.stage, "comment": request.comment},
+        ),
+        group_flows=targets,
+        runner_states=states,
+        deployed_version=True,
+    )
+    advance(deployment_id)
+    return get(deployment_id)
+
+
+def _runners_of(group_id: str) -> list[Any]:
+    from etikett.store.runners import RunnerRecord
+
+    return [r for r in RunnerRecord.by_group.query(group_id) if r.state == "active"]
+
+
+def _save(record: store.DeploymentRecord, entry: Any = None, **changes: Any) -> None:
+    try:
+        store.save(record, clock.now(), entry, **changes)
+    except store.StaleDeployment:
+        raise Conflict(
+            f"{record.pk} changed meanwhile; read it again.",
+            "resource.conflict",
+            deployment_id=record.pk,
+        ) from None
+
+
+def advance(deployment_id: str) -> None:
+    """Moves the rolling-out stage on from what its Runners reported: failed when one failed,
+    active when every online Runner runs the version (the next stage then awaits approval)."""
+    from etikett.domain import runners
+
+    for _ in range(5):
+        record = load(deployment_id)
+        index = next((s["index"] for s in record.stages if s["status"] == "rolling_out"), None)
+        if index is None or record.status in _ENDED:
+            return
+        stage = record.stages[index]
+        states = {s.runner_id: s for s in store.runner_states(deployment_id)}
+        now = clock.now()
+        members = [r for g in stage["group_ids"] for r in _runners_of(g)]
+        reported = [states.get(r.pk) for r in members]
+        if any(s is not None and s.status == "failed" for s in reported):
+            stage["status"], record.status = "failed", "failed"
+        else:
+            online = [states.get(r.pk) for r in members if runners.status_of(r, now) == "online"]
+            active = [s for s in reported if s is not None and s.status == "active"]
+            if not all(s is not None and s.status == "active" for s in online):
+                return
+            if members and not active:
+                return  # nobody runs it yet (every Runner offline): wait for one to come back
+            stage["status"] = "active"
+            if index + 1 < len(record.stages):
+                record.stages[index + 1]["status"] = "awaiting_approval"
+                record.status = "awaiting_approval"
+            else:
+                record.status = "active"
+        try:
+            store.save(record, now)
+        except store.StaleDeployment:
+            continue
+        if stage["status"] == "active":
+            _supersede_older(record, stage["group_ids"])
+        return
+
+
+def _supersede_older(record: store.DeploymentRecord, group_ids: list[str]) -> None:
+    """An older deployment of the flow is superseded once no group runs it any more."""
+    older = {
+        target.previous_deployment_id
+        for g in group_ids
+        if (target := store.group_flow(g, record.flow_id)) is not None
+        and target.deployment_id == record.pk
+        and target.previous_deployment_id
+    }
+    for deployment_id in older:
+        old = store.get(deployment_id)
+        if old is None or old.status in _ENDED:
+            continue
+        groups = [g for s in old.stages for g in s["group_ids"]]
+        still = [
+            g
+            for g in groups
+            if (t := store.group_flow(g, old.flow_id)) is not None and t.deployment_id == old.pk
+        ]
+        if still:
+            continue
+        old.status = "superseded"
+        try:
+            store.save(old, clock.now(), release_flow=True)
+        except store.StaleDeployment:
+            continue
+
+
+def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> Deployment:
+    record = load(deployment_id)
+    if record.status in _ENDED:
+        raise Conflict(
+            f"{deployment_id} is {record.status} already.",
+            "deployment.ended",
+            deployment_id=deployment_id,
+            status=record.status,
+        )
+    now = clock.now()
+    restored, removed = [], []
+    for stage in record.stages:
+        if stage["status"] in _APPROVED:
+            for group_id in stage["group_ids"]:
+                target = store.group_flow(group_id, record.flow_id)
+                if target is None or target.deployment_id != record.pk:
+                    continue  # a newer deployment runs there now
+                if target.previous_deployment_id and target.previous_version:
+                    restored.append(
+                        store.GroupFlowRecord(
+                            pk=group_id,
+                            sk=target.sk,
+                            flow_id=record.flow_id,
+                            deployment_id=target.previous_deployment_id,
+                            version=int(target.previous_version),
+                            since=now,
+                        )
+                    )
+                else:
+                    removed.append(target)
+        stage["status"] = "rolled_back" if stage["status"] != "pending" else "pending"
+    record.status = "rolled_back"
+    _save(
+        record,
+        audit.entry(
+            invocation,
+            deployment_id,
+            details={
+                "comment": request.comment,
+                "restored": {t.pk: f"{t.deployment_id}@{int(t.version)}" for t in restored},
+                "stopped": [t.pk for t in removed],
+            },
+        ),
+        group_flows=restored,
+        removed_group_flows=removed,
+        release_flow=True,
+    )
+    return get(deployment_id)
+
+
+def report(runner: Any, deployment_id: str, request: RunnerReport) -> None:
+    """A Runner's progress with a deployment it was given."""
+    record = load(deployment_id)
+    store.report_runner(
+        store.RunnerStateRecord(
+            pk=record.pk,
+            sk=store.runner_sk(runner.pk),
+            runner_id=runner.pk,
+            group_id=runner.group_id,
+            status=request.status,
+            detail=request.detail,
+            updated_at=clock.now(),
+        )
+    )
+    advance(deployment_id)
+
+
+# --- context and printers --------------------------------------------------------------------
+
+
+class ContextParameter(BaseModel):
+    name: str
+    value: Any
+    updated_at: str
+    updated_by: str
+
+
+def context(deployment_id: str) -> list[ContextParameter]:
+    record = load(deployment_id)
+    return [ContextParameter(name=name, **entry) for name, entry in sorted(record.context.items())]
+
+
+def context_values(record: store.DeploymentRecord) -> dict[str, Any]:
+    return {name: entry["value"] for name, entry in record.context.items()}
+
+
+def put_context(
+    invocation: Invocation, deployment_id: str, name: str, value: Any
+) -> ContextParameter:
+    caller = invocation.caller
+    assert caller is not None
+    if not name or len(name) > 100:
+        raise InvalidRequest.field("path.name", "1 to 100 characters")
+    record = load(deployment_id)
+    before = record.context.get(name)
+    entry = _context_entry(value, caller.subject, clock.now())
+    record.context = {**record.context, name: entry}
+    _save(
+        record,
+        audit.entry(
+            invocation,
+            deployment_id,
+            details={"name": name, "before": before and before["value"], "after": value},
+        ),
+    )
+    return ContextParameter(name=name, **entry)
+
+
+def delete_context(invocation: Invocation, deployment_id: str, name: str) -> None:
+    record = load(deployment_id)
+    if name not in record.context:
+        raise NotFound(f"{deployment_id} has no context parameter {name!r}.", "context.not_found")
+    before = record.context[name]["value"]
+    record.context = {k: v for k, v in record.context.items() if k != name}
+    _save(record, audit.entry(invocation, deployment_id, details={"name": name, "before": before}))
+
+
+def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:
+    record = load(deployment_id)
+    return [
+        AssignedPrinter(alias=alias, **entry) for alias, entry in sorted(record.printers.items())
+    ]
+
+
+def put_printer(
+    invocation: Invocation, deployment_id: str, alias: str, request: PrinterAssignment
+) -> AssignedPrinter:
+    from etikett.domain import printers
+
+    _check_alias(alias)
+    printers.load(request.printer_id)
+    for printer_id in request.by_runner.values():
+        printers.load(printer_id)
+    record = load(deployment_id)
+    before = record.printers.get(alias)
+    record.printers = {**record.printers, alias: request.model_dump()}
+    _save(
+        record,
+        audit.entry(
+            invocation,
+            deployment_id,
+            details={"alias": alias, "before": before, "after": request.model_dump()},
+        ),
+    )
+    return AssignedPrinter(alias=alias, **request.model_dump())
+
+
+def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> None:
+    record = load(deployment_id)
+    if alias not in record.printers:
+        raise NotFound(
+            f"{deployment_id} assigns no printer to {alias!r}.", "deployment.printer_not_found"
+        )
+    before = record.printers[alias]
+    record.printers = {k: v for k, v in record.printers.items() if k != alias}
+    _save(
+        record, audit.entry(invocation, deployment_id, details={"alias": alias, "before": before})
+    )
+
+
+def printer_for(record: store.DeploymentRecord, alias: str, runner_id: str) -> str | None:
+    entry = record.printers.get(alias)
+    if entry is None:
+        return None
+    return str(entry.get("by_runner", {}).get(runner_id) or entry["printer_id"])
