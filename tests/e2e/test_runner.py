@@ -190,12 +190,13 @@ def test_enrollment_with_approval_waits_for_an_admin_then_runs(
             process.stop()
 
 
-def test_three_arguments_are_enough(
-    server: DevServer, admin: Api, group: dict[str, Any], workdir: Path
-) -> None:
+def test_three_arguments_are_enough(server: DevServer, admin: Api, workdir: Path) -> None:
     """`--server URL --enrollment-token T --state-dir D` and nothing else: the enrollment answer
-    names the agent channel and its CA, and the Runner takes its jobs there."""
-    token = enrollment_token(admin, group)
+    names the agent channel and its CA, and the Runner takes its jobs there. (A group of its
+    own: the Runner stays online for a while after it stops, and group discovery would ask it.)"""
+    own_group = admin.post("/runner-groups", json={"name": "Three arguments"})
+    assert own_group.status_code == 201, own_group.text
+    token = enrollment_token(admin, own_group.json())
     process = RunnerProcess(workdir / "runner-zero", workdir / "runner-zero.log")
     process.start("--server", server.url, "--enrollment-token", token)
     try:
