@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from etikett import settings
 from support.client import PASSWORD, Api
 from support.server import DevServer
+
+
+@pytest.fixture(autouse=True)
+def fresh_settings() -> Iterator[None]:
+    """Settings are read once per process; a test that changed the environment (and undid it)
+    leaves them read again for the next."""
+    yield
+    settings.reload()
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from etikett.errors import EtikettError
+from etikett.errors import EtikettError, ProblemCode
 
 if TYPE_CHECKING:
     from etikett.dsl.label import VariableType
@@ -55,7 +55,7 @@ def __getattr__(name: str) -> Any:
 class CelInvalid(EtikettError):
     """A CEL expression that does not compile, names something unknown, or fails to evaluate."""
 
-    status, code, title = 422, "cel.invalid", "Invalid CEL expression"
+    code, title = ProblemCode.CEL_INVALID, "Invalid CEL expression"
 
     def __init__(
         self, expression: str, message: str, line: int | None = None, column: int | None = None

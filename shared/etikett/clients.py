@@ -6,11 +6,11 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from etikett import config
+from etikett.settings import get_settings
 
 
 @cache
 def client(service: str) -> Any:
     import boto3
 
-    return boto3.session.Session().client(service, region_name=config.region())
+    return boto3.session.Session().client(service, region_name=get_settings().region)

@@ -1,36 +1,347 @@
-"""The one exception hierarchy of Etikett: each error carries its HTTP status and problem code.
+"""The one exception hierarchy of Etikett and its catalog of problem codes.
 
-The API maps these to RFC 9457 problem details in one place (`etikett.api.problems`); the MCP
-endpoint maps them to `isError` results. Domain code raises them and never builds responses itself.
+Every expected failure is an `EtikettError` carrying a `ProblemCode`: the code names the condition
+and fixes its HTTP status. The API maps these to RFC 9457 problem details in one place
+(`etikett.api.problems`), the MCP endpoint to `isError` results, and the OpenAPI document publishes
+the whole catalog (`x-etikett-problem-codes`). Domain code raises them and never builds responses.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from enum import StrEnum
+from typing import Any
+
+
+class ProblemCode(StrEnum):
+    """A stable, machine-readable problem code with its HTTP status and meaning. Clients branch on
+    the code, so a code once published never changes its meaning."""
+
+    status: int
+    meaning: str
+
+    def __new__(cls, code: str, status: int, meaning: str) -> ProblemCode:
+        member = str.__new__(cls, code)
+        member._value_ = code
+        member.status = status
+        member.meaning = meaning
+        return member
+
+    REQUEST_MALFORMED = (
+        "request.malformed",
+        400,
+        "The body is not well-formed JSON (or not the declared content).",
+    )
+    REQUEST_INVALID = (
+        "request.invalid",
+        422,
+        "The request does not fit the operation's schema; params.fields names each field.",
+    )
+    REQUEST_INVALID_CURSOR = (
+        "request.invalid_cursor",
+        400,
+        "The pagination cursor is not one this service issued.",
+    )
+    REQUEST_TOO_LARGE = ("request.too_large", 413, "The request body exceeds the size limit.")
+    REQUEST_THROTTLED = (
+        "request.throttled",
+        429,
+        "Too many requests; retry after the Retry-After header's seconds.",
+    )
+    ROUTE_NOT_FOUND = ("route.not_found", 404, "No operation has this path.")
+    ROUTE_METHOD_NOT_ALLOWED = (
+        "route.method_not_allowed",
+        405,
+        "The path exists but not with this method; see the Allow header.",
+    )
+    AUTH_UNAUTHENTICATED = (
+        "auth.unauthenticated",
+        401,
+        "No bearer token or session cookie was presented.",
+    )
+    AUTH_INVALID_TOKEN = (
+        "auth.invalid_token",
+        401,
+        "The token is unknown, revoked or belongs to a deactivated user.",
+    )
+    AUTH_TOKEN_EXPIRED = ("auth.token_expired", 401, "The token has passed its expires_at.")
+    AUTH_INVALID_CREDENTIALS = ("auth.invalid_credentials", 401, "Username or password is wrong.")
+    AUTH_LOGIN_THROTTLED = (
+        "auth.login_throttled",
+        429,
+        "Too many failed logins for this username; retry later.",
+    )
+    AUTH_USER_INACTIVE = ("auth.user_inactive", 403, "The user is deactivated.")
+    AUTH_FORBIDDEN = (
+        "auth.forbidden",
+        403,
+        "The caller's roles do not permit this operation; params.required lists them.",
+    )
+    AUTH_HUMAN_REQUIRED = (
+        "auth.human_required",
+        403,
+        "Only a person signed in with a session may do this, not a token.",
+    )
+    AUTH_NOT_A_SESSION = (
+        "auth.not_a_session",
+        409,
+        "Logout ends a session; a service-account token is revoked instead.",
+    )
+    AUTH_SETUP_DONE = ("auth.setup_done", 409, "First-time setup has already been done.")
+    AUTH_WRONG_PASSWORD = ("auth.wrong_password", 403, "The current password is wrong.")
+    AUTH_WEAK_PASSWORD = (
+        "auth.weak_password",
+        422,
+        "The new password does not meet the password rules.",
+    )
+    TOKEN_NOT_FOUND = ("token.not_found", 404, "No service-account token has this id.")
+    USER_NOT_FOUND = ("user.not_found", 404, "No user has this id.")
+    USER_USERNAME_TAKEN = ("user.username_taken", 409, "Another user already has this username.")
+    USER_ROLE_NOT_HELD = ("user.role_not_held", 404, "The user does not hold this role.")
+    USER_LAST_ADMIN = ("user.last_admin", 409, "The change would leave no active admin.")
+    AUDIT_NOT_FOUND = ("audit.not_found", 404, "No audit-log entry has this id.")
+    RESOURCE_CONFLICT = (
+        "resource.conflict",
+        409,
+        "A concurrent change got there first; nothing was written.",
+    )
+    DOCUMENT_INVALID = (
+        "document.invalid",
+        422,
+        "The document breaks its schema; params.errors gives each JSON path.",
+    )
+    DOCUMENT_ID_CHANGED = (
+        "document.id_changed",
+        422,
+        "A patch would change or drop an object's, field's or node's id.",
+    )
+    DOCUMENT_PATCH_FAILED = (
+        "document.patch_failed",
+        422,
+        "An RFC 6902 operation does not apply (path, test, syntax).",
+    )
+    DOCUMENT_VERSION_CONFLICT = (
+        "document.version_conflict",
+        409,
+        "base_version is not the latest version; read it again.",
+    )
+    DOCUMENT_TOO_LARGE = ("document.too_large", 413, "The document exceeds the size limit.")
+    LABEL_NOT_FOUND = ("label.not_found", 404, "No label has this id.")
+    LABEL_VERSION_NOT_FOUND = ("label.version_not_found", 404, "The label has no such version.")
+    LABEL_VARIABLES_INVALID = (
+        "label.variables_invalid",
+        422,
+        "Variables missing, unknown or of the wrong type; params.errors.",
+    )
+    LABEL_BARCODE_INVALID = (
+        "label.barcode_invalid",
+        422,
+        "A barcode's data does not fit its symbology (check digit, …).",
+    )
+    LABEL_IMAGE_INVALID = (
+        "label.image_invalid",
+        422,
+        "An image object's data is not a readable PNG or JPEG.",
+    )
+    LABEL_TOO_LARGE = ("label.too_large", 422, "The label is too large to render at its density.")
+    FLOW_NOT_FOUND = ("flow.not_found", 404, "No flow has this id.")
+    FLOW_VERSION_NOT_FOUND = ("flow.version_not_found", 404, "The flow has no such version.")
+    FLOW_IN_USE = (
+        "flow.in_use",
+        409,
+        "A deployment uses the flow; roll it back before deleting the flow.",
+    )
+    FLOW_NO_TRIGGER = (
+        "flow.no_trigger",
+        422,
+        "The flow has no trigger node, so no record can enter it.",
+    )
+    DEPLOYMENT_NOT_FOUND = ("deployment.not_found", 404, "No deployment has this id.")
+    DEPLOYMENT_FLOW_HAS_ERRORS = (
+        "deployment.flow_has_errors",
+        422,
+        "The flow version has lint errors; params.findings.",
+    )
+    DEPLOYMENT_STAGE_NOT_AWAITING = (
+        "deployment.stage_not_awaiting",
+        409,
+        "That stage is not the one awaiting approval.",
+    )
+    DEPLOYMENT_ENDED = (
+        "deployment.ended",
+        409,
+        "The deployment was rolled back or superseded already.",
+    )
+    DEPLOYMENT_PRINTER_NOT_FOUND = (
+        "deployment.printer_not_found",
+        404,
+        "The deployment assigns no printer to this alias.",
+    )
+    DEPLOYMENT_PRINTER_UNASSIGNED = (
+        "deployment.printer_unassigned",
+        409,
+        "The flow prints to an alias this deployment assigns no printer to.",
+    )
+    VORLAGE_NOT_FOUND = (
+        "vorlage.not_found",
+        404,
+        "No Vorlage has this id; listLabelVorlagen lists them.",
+    )
+    PRESET_NOT_FOUND = (
+        "preset.not_found",
+        404,
+        "No media preset has this id; listMediaPresets lists them.",
+    )
+    POLICY_NOT_FOUND = ("policy.not_found", 404, "No policy has this name.")
+    POLICY_HUMAN_REQUIRED = (
+        "policy.human_required",
+        403,
+        "The approval policy requires a person (a session), not an agent.",
+    )
+    CEL_INVALID = (
+        "cel.invalid",
+        422,
+        "The CEL expression does not compile or evaluate; params line, column.",
+    )
+    RUNNER_GROUP_NOT_FOUND = ("runner_group.not_found", 404, "No Runner group has this id.")
+    RUNNER_GROUP_NO_ONLINE_RUNNER = (
+        "runner_group.no_online_runner",
+        409,
+        "No Runner of the group is online to search.",
+    )
+    RUNNER_NOT_FOUND = ("runner.not_found", 404, "No Runner has this id.")
+    RUNNER_NOT_ACTIVE = ("runner.not_active", 409, "The Runner's enrollment is not approved yet.")
+    RUNNER_CERTIFICATE_REQUIRED = (
+        "runner.certificate_required",
+        401,
+        "The agent channel needs the Runner's client certificate.",
+    )
+    RUNNER_CERTIFICATE_INVALID = (
+        "runner.certificate_invalid",
+        401,
+        "The client certificate was not issued by this service.",
+    )
+    RUNNER_CERTIFICATE_EXPIRED = (
+        "runner.certificate_expired",
+        401,
+        "The client certificate has expired.",
+    )
+    RUNNER_CERTIFICATE_REVOKED = (
+        "runner.certificate_revoked",
+        401,
+        "The certificate is no longer the Runner's.",
+    )
+    RUNNER_REMOVED = ("runner.removed", 401, "The Runner of this certificate was removed.")
+    ENROLLMENT_TOKEN_INVALID = (
+        "enrollment.token_invalid",
+        401,
+        "The enrollment token is unknown or missing.",
+    )
+    ENROLLMENT_TOKEN_USED = ("enrollment.token_used", 401, "The enrollment token was used already.")
+    ENROLLMENT_TOKEN_EXPIRED = (
+        "enrollment.token_expired",
+        401,
+        "The enrollment token has expired.",
+    )
+    ENROLLMENT_SECRET_INVALID = (
+        "enrollment.secret_invalid",
+        401,
+        "The enrollment secret does not match.",
+    )
+    ENROLLMENT_NOT_FOUND = ("enrollment.not_found", 404, "No enrollment has this id.")
+    ENROLLMENT_RUNNER_REMOVED = (
+        "enrollment.runner_removed",
+        409,
+        "The enrollment's Runner was removed.",
+    )
+    CONTEXT_NOT_FOUND = ("context.not_found", 404, "No context parameter has this name.")
+    PRINTER_NOT_FOUND = ("printer.not_found", 404, "No printer has this id or name.")
+    PRINTER_NAME_TAKEN = ("printer.name_taken", 409, "Another printer has this name.")
+    FINDING_NOT_FOUND = (
+        "finding.not_found",
+        404,
+        "No discovery finding has this id (they are kept a week).",
+    )
+    JOB_NOT_FOUND = ("job.not_found", 404, "No job has this id.")
+    JOB_NOT_CANCELLABLE = ("job.not_cancellable", 409, "The job's bytes reached a printer already.")
+    JOB_FINISHED = ("job.finished", 409, "The job has a final outcome already.")
+    JOB_OTHER_RUNNER = ("job.other_runner", 403, "The job belongs to another Runner.")
+    WEBHOOK_NOT_FOUND = ("webhook.not_found", 404, "No webhook receiver has this id.")
+    WEBHOOK_URL_REFUSED = (
+        "webhook.url_refused",
+        422,
+        "The webhook URL is neither HTTPS nor plain HTTP to loopback (or is malformed).",
+    )
+    PRINT_LABEL_NOT_RELEASED = (
+        "print.label_not_released",
+        409,
+        "The label has no released version, or version N is not approved.",
+    )
+    PRINT_VARIABLES_INVALID = (
+        "print.variables_invalid",
+        422,
+        "Print data does not fit the label; params.errors names record and variable.",
+    )
+    PRINT_TOO_MANY_RECORDS = (
+        "print.too_many_records",
+        413,
+        "More than 10,000 records in one print request.",
+    )
+    PRINT_DENSITY_MISMATCH = (
+        "print.density_mismatch",
+        409,
+        "The printer's density differs from the label's.",
+    )
+    PRINT_IDEMPOTENCY_CONFLICT = (
+        "print.idempotency_conflict",
+        409,
+        "The idempotency key was used with another request body.",
+    )
+    PRINT_IN_PROGRESS = (
+        "print.in_progress",
+        409,
+        "A request with this idempotency key is still running.",
+    )
+    ARCHIVE_NOT_FOUND = ("archive.not_found", 404, "No print-archive entry has this id.")
+    COUNTER_NOT_FOUND = ("counter.not_found", 404, "No counter has this name.")
+    COUNTER_EXISTS = ("counter.exists", 409, "A counter with this name exists.")
+    COUNTER_INACTIVE = (
+        "counter.inactive",
+        409,
+        "The counter is deactivated; prints that need it are refused.",
+    )
+    RESOURCE_NOT_FOUND = ("resource.not_found", 404, "The resource does not exist.")
+    INTERNAL_ERROR = (
+        "internal.error",
+        500,
+        "An unexpected error; the request id identifies it in the logs.",
+    )
 
 
 class EtikettError(Exception):
     """Base of every expected failure; never a 500."""
 
-    status: ClassVar[int] = 400
-    code: ClassVar[str] = "request.invalid"
-    title: ClassVar[str] = "Bad request"
+    code: ProblemCode = ProblemCode.REQUEST_INVALID
+    title: str = "Bad request"
 
-    def __init__(self, detail: str, code: str | None = None, **params: Any) -> None:
+    def __init__(self, detail: str, code: ProblemCode | None = None, **params: Any) -> None:
         super().__init__(detail)
         self.detail = detail
         if code is not None:
-            self.code = code  # type: ignore[misc]  # instance override of the class default
+            self.code = code
         self.params = params
         self.headers: dict[str, str] = {}
 
+    @property
+    def status(self) -> int:
+        return self.code.status
+
 
 class MalformedRequest(EtikettError):
-    status, code, title = 400, "request.malformed", "Malformed request"
+    code, title = ProblemCode.REQUEST_MALFORMED, "Malformed request"
 
 
 class InvalidRequest(EtikettError):
-    status, code, title = 422, "request.invalid", "Invalid request"
+    code, title = ProblemCode.REQUEST_INVALID, "Invalid request"
 
     @classmethod
     def field(cls, field: str, message: str) -> InvalidRequest:
@@ -41,169 +352,77 @@ class InvalidRequest(EtikettError):
         )
 
 
-class Unauthenticated(EtikettError):
-    status, code, title = 401, "auth.unauthenticated", "Authentication required"
+class InvalidCursor(EtikettError):
+    code, title = ProblemCode.REQUEST_INVALID_CURSOR, "Invalid cursor"
 
-    def __init__(self, detail: str, code: str | None = None, **params: Any) -> None:
+
+class Unauthenticated(EtikettError):
+    code, title = ProblemCode.AUTH_UNAUTHENTICATED, "Authentication required"
+
+    def __init__(self, detail: str, code: ProblemCode | None = None, **params: Any) -> None:
         super().__init__(detail, code, **params)
         self.headers["WWW-Authenticate"] = 'Bearer realm="etikett"'
 
 
 class Forbidden(EtikettError):
-    status, code, title = 403, "auth.forbidden", "Forbidden"
+    code, title = ProblemCode.AUTH_FORBIDDEN, "Forbidden"
+
+
+class HumanRequired(EtikettError):
+    """The approval policy (`aiFreigabePflicht`) wants a person, not an agent."""
+
+    code, title = ProblemCode.POLICY_HUMAN_REQUIRED, "A person must do this"
 
 
 class NotFound(EtikettError):
-    status, code, title = 404, "resource.not_found", "Not found"
+    code, title = ProblemCode.RESOURCE_NOT_FOUND, "Not found"
 
 
 class Conflict(EtikettError):
-    status, code, title = 409, "resource.conflict", "Conflict"
+    code, title = ProblemCode.RESOURCE_CONFLICT, "Conflict"
+
+
+class VersionConflict(Conflict):
+    code, title = ProblemCode.DOCUMENT_VERSION_CONFLICT, "Stale base version"
+
+
+class LabelNotReleased(EtikettError):
+    code, title = ProblemCode.PRINT_LABEL_NOT_RELEASED, "Label version not released"
+
+
+class DocumentInvalid(EtikettError):
+    code, title = ProblemCode.DOCUMENT_INVALID, "Invalid document"
+
+    @classmethod
+    def at(cls, path: str, message: str) -> DocumentInvalid:
+        """One problem at one JSON path of the document."""
+        return cls(
+            f"The document is invalid at {path}: {message}",
+            errors=[{"path": path, "message": message, "type": "value_error"}],
+        )
+
+
+class IdChanged(EtikettError):
+    code, title = ProblemCode.DOCUMENT_ID_CHANGED, "Object ids must be kept"
+
+
+class PatchFailed(EtikettError):
+    code, title = ProblemCode.DOCUMENT_PATCH_FAILED, "The patch does not apply"
+
+
+class CertificateRefused(EtikettError):
+    code, title = ProblemCode.RUNNER_CERTIFICATE_INVALID, "Client certificate refused"
 
 
 class PayloadTooLarge(EtikettError):
-    status, code, title = 413, "request.too_large", "Payload too large"
+    code, title = ProblemCode.REQUEST_TOO_LARGE, "Payload too large"
 
 
 class Throttled(EtikettError):
-    status, code, title = 429, "request.throttled", "Too many requests"
+    code, title = ProblemCode.REQUEST_THROTTLED, "Too many requests"
 
     def __init__(
-        self, detail: str, retry_after: int, code: str | None = None, **params: Any
+        self, detail: str, retry_after: int, code: ProblemCode | None = None, **params: Any
     ) -> None:
         super().__init__(detail, code, retry_after=retry_after, **params)
         self.headers["Retry-After"] = str(retry_after)
-
-
-# The catalog of problem codes, published in the OpenAPI document. Each code names one condition;
-# clients branch on it, so a code once published never changes its meaning.
-PROBLEM_CODES: dict[str, tuple[int, str]] = {
-    "request.malformed": (400, "The body is not well-formed JSON (or not the declared content)."),
-    "request.invalid": (
-        422,
-        "The request does not fit the operation's schema; params.fields names each field.",
-    ),
-    "request.invalid_cursor": (400, "The pagination cursor is not one this service issued."),
-    "request.too_large": (413, "The request body exceeds the size limit."),
-    "request.throttled": (429, "Too many requests; retry after the Retry-After header's seconds."),
-    "route.not_found": (404, "No operation has this path."),
-    "route.method_not_allowed": (
-        405,
-        "The path exists but not with this method; see the Allow header.",
-    ),
-    "auth.unauthenticated": (401, "No bearer token or session cookie was presented."),
-    "auth.invalid_token": (401, "The token is unknown, revoked or belongs to a deactivated user."),
-    "auth.token_expired": (401, "The token has passed its expires_at."),
-    "auth.invalid_credentials": (401, "Username or password is wrong."),
-    "auth.login_throttled": (429, "Too many failed logins for this username; retry later."),
-    "auth.user_inactive": (403, "The user is deactivated."),
-    "auth.forbidden": (
-        403,
-        "The caller's roles do not permit this operation; params.required lists them.",
-    ),
-    "auth.human_required": (
-        403,
-        "Only a person signed in with a session may do this, not a token.",
-    ),
-    "auth.not_a_session": (
-        409,
-        "Logout ends a session; a service-account token is revoked instead.",
-    ),
-    "auth.setup_done": (409, "First-time setup has already been done."),
-    "auth.wrong_password": (403, "The current password is wrong."),
-    "auth.weak_password": (422, "The new password does not meet the password rules."),
-    "token.not_found": (404, "No service-account token has this id."),
-    "user.not_found": (404, "No user has this id."),
-    "user.username_taken": (409, "Another user already has this username."),
-    "user.role_not_held": (404, "The user does not hold this role."),
-    "user.last_admin": (409, "The change would leave no active admin."),
-    "audit.not_found": (404, "No audit-log entry has this id."),
-    "resource.conflict": (409, "A concurrent change got there first; nothing was written."),
-    "document.invalid": (
-        422,
-        "The document breaks its schema; params.errors gives each JSON path.",
-    ),
-    "document.id_changed": (422, "A patch would change or drop an object's, field's or node's id."),
-    "document.patch_failed": (422, "An RFC 6902 operation does not apply (path, test, syntax)."),
-    "document.version_conflict": (409, "base_version is not the latest version; read it again."),
-    "document.too_large": (413, "The document exceeds the size limit."),
-    "label.not_found": (404, "No label has this id."),
-    "label.version_not_found": (404, "The label has no such version."),
-    "label.variables_invalid": (
-        422,
-        "Variables missing, unknown or of the wrong type; params.errors.",
-    ),
-    "label.barcode_invalid": (422, "A barcode's data does not fit its symbology (check digit, …)."),
-    "label.image_invalid": (422, "An image object's data is not a readable PNG or JPEG."),
-    "label.too_large": (422, "The label is too large to render at its density."),
-    "flow.not_found": (404, "No flow has this id."),
-    "flow.version_not_found": (404, "The flow has no such version."),
-    "flow.in_use": (409, "A deployment uses the flow; roll it back before deleting the flow."),
-    "flow.no_trigger": (422, "The flow has no trigger node, so no record can enter it."),
-    "deployment.not_found": (404, "No deployment has this id."),
-    "deployment.flow_has_errors": (422, "The flow version has lint errors; params.findings."),
-    "deployment.stage_not_awaiting": (409, "That stage is not the one awaiting approval."),
-    "deployment.ended": (409, "The deployment was rolled back or superseded already."),
-    "deployment.printer_not_found": (404, "The deployment assigns no printer to this alias."),
-    "deployment.printer_unassigned": (
-        409,
-        "The flow prints to an alias this deployment assigns no printer to.",
-    ),
-    "vorlage.not_found": (404, "No Vorlage has this id; listLabelVorlagen lists them."),
-    "preset.not_found": (404, "No media preset has this id; listMediaPresets lists them."),
-    "policy.not_found": (404, "No policy has this name."),
-    "policy.human_required": (
-        403,
-        "The approval policy requires a person (a session), not an agent.",
-    ),
-    "cel.invalid": (422, "The CEL expression does not compile or evaluate; params line, column."),
-    "runner_group.not_found": (404, "No Runner group has this id."),
-    "runner_group.no_online_runner": (409, "No Runner of the group is online to search."),
-    "runner.not_found": (404, "No Runner has this id."),
-    "runner.not_active": (409, "The Runner's enrollment is not approved yet."),
-    "runner.certificate_required": (
-        401,
-        "The agent channel needs the Runner's client certificate.",
-    ),
-    "runner.certificate_invalid": (401, "The client certificate was not issued by this service."),
-    "runner.certificate_expired": (401, "The client certificate has expired."),
-    "runner.certificate_revoked": (401, "The certificate is no longer the Runner's."),
-    "runner.removed": (401, "The Runner of this certificate was removed."),
-    "enrollment.token_invalid": (401, "The enrollment token is unknown or missing."),
-    "enrollment.token_used": (401, "The enrollment token was used already."),
-    "enrollment.token_expired": (401, "The enrollment token has expired."),
-    "enrollment.secret_invalid": (401, "The enrollment secret does not match."),
-    "enrollment.not_found": (404, "No enrollment has this id."),
-    "enrollment.runner_removed": (409, "The enrollment's Runner was removed."),
-    "context.not_found": (404, "No context parameter has this name."),
-    "printer.not_found": (404, "No printer has this id or name."),
-    "printer.name_taken": (409, "Another printer has this name."),
-    "finding.not_found": (404, "No discovery finding has this id (they are kept a week)."),
-    "job.not_found": (404, "No job has this id."),
-    "job.not_cancellable": (409, "The job's bytes reached a printer already."),
-    "job.finished": (409, "The job has a final outcome already."),
-    "job.other_runner": (403, "The job belongs to another Runner."),
-    "webhook.not_found": (404, "No webhook receiver has this id."),
-    "webhook.url_refused": (
-        422,
-        "The webhook URL is neither HTTPS nor plain HTTP to loopback (or is malformed).",
-    ),
-    "print.label_not_released": (
-        409,
-        "The label has no released version, or version N is not approved.",
-    ),
-    "print.variables_invalid": (
-        422,
-        "Print data does not fit the label; params.errors names record and variable.",
-    ),
-    "print.too_many_records": (413, "More than 10,000 records in one print request."),
-    "print.density_mismatch": (409, "The printer's density differs from the label's."),
-    "print.idempotency_conflict": (409, "The idempotency key was used with another request body."),
-    "print.in_progress": (409, "A request with this idempotency key is still running."),
-    "archive.not_found": (404, "No print-archive entry has this id."),
-    "counter.not_found": (404, "No counter has this name."),
-    "counter.exists": (409, "A counter with this name exists."),
-    "counter.inactive": (409, "The counter is deactivated; prints that need it are refused."),
-    "resource.not_found": (404, "The resource does not exist."),
-    "internal.error": (500, "An unexpected error; the request id identifies it in the logs."),
-}

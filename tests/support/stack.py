@@ -5,8 +5,6 @@ and KMS APIs, with `etikett.clock` under the test's control if it wants."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,10 +12,8 @@ from typing import Any
 
 import boto3
 import pytest
-from pynamodb.models import Model
 
-import etikett.store
-from etikett import clients
+from etikett import clients, settings
 from etikett.domain import webhooks
 from etikett.domain.actors import Caller, Invocation
 from etikett.local import provision
@@ -26,6 +22,7 @@ from etikett.local.functions import FunctionRegistry
 from etikett.local.sqs import SqsPoller
 from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
+from etikett.store import base as store
 
 REPO = Path(__file__).resolve().parents[2]
 REGION = "eu-central-1"
@@ -60,29 +57,6 @@ class Stack:
             webhooks.delete(ADMIN, self.created.pop())
 
 
-def _models() -> Iterator[type[Model]]:
-    for module in pkgutil.iter_modules(etikett.store.__path__):
-        importlib.import_module(f"etikett.store.{module.name}")
-    pending = list(Model.__subclasses__())
-    while pending:
-        model = pending.pop()
-        pending.extend(model.__subclasses__())
-        if model.__module__.startswith("etikett.store."):
-            yield model
-
-
-def _point_models_at(
-    monkeypatch: pytest.MonkeyPatch, resolver: provision.Resolver, endpoint: str
-) -> None:
-    """Table models read their table's name and endpoint when imported; aim them at this stack."""
-    for model in _models():
-        name = model.Meta.table_name
-        logical = name.removeprefix(f"{provision.PREFIX}-").removeprefix("etikett-")
-        monkeypatch.setattr(model.Meta, "table_name", resolver.refs[logical])
-        monkeypatch.setattr(model.Meta, "host", endpoint)
-        monkeypatch.setattr(model, "_connection", None)
-
-
 @contextmanager
 def local_stack(
     home: Path,
@@ -111,7 +85,8 @@ def local_stack(
         )
         for name, value in provision.function_environment(template, resolver).items():
             monkeypatch.setenv(name, value)
-        _point_models_at(monkeypatch, resolver, aws.endpoint_url)
+        settings.reload()
+        store.bind()  # the tables were imported before this stack's names were known
         clients.client.cache_clear()  # clients made for another endpoint
         functions = FunctionRegistry(template.functions, REGION)
         streams = StreamPoller(

@@ -1,55 +1,49 @@
-"""Every problem code the code can raise is in the published catalog (x-etikett-problem-codes)."""
+"""Problem codes come from one catalog (`ProblemCode`), which the OpenAPI document publishes."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-from etikett.errors import PROBLEM_CODES
+from etikett.api.problems import catalog
+from etikett.errors import ProblemCode
 
 SOURCE = Path(__file__).resolve().parents[2] / "shared" / "etikett"
+CODE_LIKE = re.compile(r"^[a-z_]+\.[a-z_]+$")
 
 
-def _raised_codes() -> dict[str, str]:
+def _string_codes() -> dict[str, str]:
+    """Codes given as string literals where an error is raised or a problem answered."""
     found: dict[str, str] = {}
     for path in SOURCE.rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            # class Foo(EtikettError): status, code, title = 404, "x.y", "…"  (or code, title = …)
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
-                names = [
-                    t.id for t in getattr(node.targets[0], "elts", []) if isinstance(t, ast.Name)
-                ]
-                if "code" in names:
-                    value = node.value.elts[names.index("code")]
-                    if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                        found[value.value] = str(path)
-            # raise Something("detail", "x.y", …) or code="x.y"
+        for node in ast.walk(ast.parse(path.read_text())):
             callee = getattr(node, "func", None)
             name = getattr(callee, "id", None) or getattr(callee, "attr", "")
             # Lint findings (Finding(code=…)) are not problems: tests/unit/flows checks those.
-            if isinstance(node, ast.Call) and name[:1].isupper() and name != "Finding":
-                candidates = [kw.value for kw in node.keywords if kw.arg == "code"]
-                if len(node.args) >= 2 and isinstance(node.args[0], (ast.Constant, ast.JoinedStr)):
-                    candidates.append(node.args[1])
-                for value in candidates:
-                    if (
-                        isinstance(value, ast.Constant)
-                        and isinstance(value.value, str)
-                        and value.value.count(".") == 1
-                        and value.value.islower()
-                        and " " not in value.value
-                    ):
-                        found[value.value] = str(path)
+            if not isinstance(node, ast.Call) or not name[:1].isupper() or name == "Finding":
+                continue
+            candidates = [kw.value for kw in node.keywords if kw.arg == "code"]
+            if len(node.args) >= 2:
+                candidates.append(node.args[1])
+            for value in candidates:
+                if isinstance(value, ast.Constant) and CODE_LIKE.match(str(value.value)):
+                    found[str(value.value)] = f"{path}:{value.lineno}"
     return found
 
 
-def test_every_raised_code_is_catalogued() -> None:
-    raised = _raised_codes()
-    assert {"auth.forbidden", "document.invalid", "user.not_found"} <= set(raised)
-    missing = {code: where for code, where in raised.items() if code not in PROBLEM_CODES}
-    assert missing == {}
+def test_errors_name_their_code_from_the_catalog() -> None:
+    assert _string_codes() == {}
 
 
-def test_catalog_statuses_are_http_errors() -> None:
-    assert all(400 <= status <= 599 for status, _ in PROBLEM_CODES.values())
+def test_every_catalogued_code_is_used() -> None:
+    text = "\n".join(path.read_text() for path in SOURCE.rglob("*.py"))
+    unused = [code.name for code in ProblemCode if f"ProblemCode.{code.name}" not in text]
+    assert unused == []
+
+
+def test_catalog_statuses_are_http_errors_and_published() -> None:
+    assert all(400 <= code.status <= 599 for code in ProblemCode)
+    published = catalog()
+    assert published["label.not_found"] == {"status": 404, "meaning": "No label has this id."}
+    assert set(published) == {str(code) for code in ProblemCode}

@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from etikett import settings
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -28,6 +30,7 @@ def misc_handler(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     monkeypatch.setenv("ETIKETT_BUILD", "sample")
+    settings.reload()
     spec = importlib.util.spec_from_file_location(
         "misc_app_under_test", REPO / "functions" / "misc" / "app.py"
     )

@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import Depends, Request
 
 from etikett.domain.actors import ROLES, Caller, Invocation
-from etikett.errors import Forbidden, Unauthenticated
+from etikett.errors import Forbidden, ProblemCode, Unauthenticated
 
 SESSION_COOKIE = "etikett_session"
 # Set by the MCP endpoint on its in-process requests: cookies ignored, caller is a service actor.
@@ -62,7 +62,7 @@ class Access:
             if self.roles is not None and not caller.holds_any(self.roles):
                 raise Forbidden(
                     f"{operation_id} needs one of the roles {', '.join(sorted(self.roles))}.",
-                    "auth.forbidden",
+                    ProblemCode.AUTH_FORBIDDEN,
                     operation_id=operation_id,
                     required=sorted(self.roles),
                     held=sorted(caller.roles),
@@ -70,7 +70,7 @@ class Access:
             if self.human and caller.actor != "human":
                 raise Forbidden(
                     f"{operation_id} may only be done by a person signed in with a session.",
-                    "auth.human_required",
+                    ProblemCode.AUTH_HUMAN_REQUIRED,
                     operation_id=operation_id,
                 )
         request.state.invocation = invocation
@@ -86,12 +86,14 @@ def authenticate(request: Request) -> Caller:
     if header:
         scheme, _, value = header.partition(" ")
         if scheme.lower() != "bearer" or not value.strip():
-            raise Unauthenticated("Use `Authorization: Bearer <token>`.", "auth.invalid_token")
+            raise Unauthenticated(
+                "Use `Authorization: Bearer <token>`.", ProblemCode.AUTH_INVALID_TOKEN
+            )
         token = value.strip()
     elif not via_mcp:
         token = request.cookies.get(SESSION_COOKIE)
     if not token:
-        raise Unauthenticated("A bearer token is required.", "auth.unauthenticated")
+        raise Unauthenticated("A bearer token is required.", ProblemCode.AUTH_UNAUTHENTICATED)
     caller = resolve(token)
     return caller.as_service() if via_mcp else caller
 
@@ -152,7 +154,7 @@ class RunnerCertificateAccess(Access):
             raise Unauthenticated(
                 "The agent channel needs the Runner's client certificate "
                 "(mutual TLS); tokens are not accepted here.",
-                "runner.certificate_required",
+                ProblemCode.RUNNER_CERTIFICATE_REQUIRED,
             )
         runner = identify(certificate)
         request.state.runner = runner

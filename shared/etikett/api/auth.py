@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import Request, Response
 
-from etikett import config
 from etikett.api.access import SESSION_COOKIE, any_caller, public, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain import auth, tokens
 from etikett.domain.actors import Invocation
+from etikett.settings import get_settings
 
 routes = router(prefix="/api/v1/auth", tags=["Authentication"])
 
@@ -23,7 +23,7 @@ def _set_session_cookie(request: Request, response: Response, token: str) -> Non
     response.set_cookie(
         SESSION_COOKIE,
         token,
-        max_age=config.session_ttl_seconds(),
+        max_age=get_settings().session_ttl_seconds,
         httponly=True,
         samesite="strict",
         secure=host not in _LOOPBACK,  # plain HTTP is only ever local development

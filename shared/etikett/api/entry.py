@@ -5,7 +5,6 @@ Only function entries (`functions/<group>/app.py`) call this; domain code never 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,8 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI
 from mangum import Mangum
+
+from etikett.settings import get_settings
 
 # Answers of these types travel as text; Mangum would base64-encode problem+json otherwise.
 TEXT_TYPES = [
@@ -53,7 +54,7 @@ def http_handler(app: FastAPI, service: str) -> Handler:
 
 
 def tracing_enabled() -> bool:
-    return os.environ.get("POWERTOOLS_TRACE_DISABLED", "").lower() not in ("true", "1")
+    return not get_settings().trace_disabled
 
 
 def sqs_handler(work: Callable[[dict[str, Any]], None], service: str) -> Handler:

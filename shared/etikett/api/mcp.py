@@ -13,6 +13,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from etikett.api.problems import problem_response
+from etikett.errors import ProblemCode
 
 PATH = "/mcp"
 
@@ -29,8 +30,7 @@ class McpEndpoint:
 def get_not_allowed(request: Request) -> JSONResponse:
     # A stateless server opens no event stream: a GET would wait forever, so it is refused.
     return problem_response(
-        405,
-        "route.method_not_allowed",
+        ProblemCode.ROUTE_METHOD_NOT_ALLOWED,
         "Method not allowed",
         f"{PATH} takes JSON-RPC messages by POST only; this stateless server opens no stream.",
         {"method": request.method, "allowed": ["POST"]},

@@ -7,11 +7,12 @@ from typing import Annotated, Any
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from etikett import API_VERSION, config
+from etikett import API_VERSION
 from etikett.api.access import any_caller, public, requires
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain import expressions, policies
 from etikett.domain.actors import Invocation
+from etikett.settings import get_settings
 
 routes = router(prefix="/api/v1", tags=["Miscellaneous"])
 
@@ -28,7 +29,7 @@ class Version(BaseModel):
     summary="The API surface version and the build",
 )
 def get_version(invocation: Annotated[Invocation, public()]) -> Version:
-    return Version(api_version=API_VERSION, build=config.build())
+    return Version(api_version=API_VERSION, build=get_settings().build)
 
 
 @routes.get(

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from etikett.errors import PROBLEM_CODES, EtikettError
+from etikett.errors import EtikettError, ProblemCode
 
 logger = logging.getLogger("etikett.problems")
 
@@ -33,13 +33,16 @@ class Problem(BaseModel):
 
 
 def problem_response(
-    status: int,
-    code: str,
+    code: ProblemCode,
     title: str,
     detail: str,
     params: dict[str, Any],
     headers: dict[str, str] | None = None,
+    *,
+    status: int | None = None,
 ) -> JSONResponse:
+    """The problem of `code`, answered with the code's status unless `status` says otherwise."""
+    status = status or code.status
     body = Problem(
         type=f"https://etikett.dev/problems/{code}",
         title=title,
@@ -56,7 +59,7 @@ def problem_response(
     )
 
 
-def _audit_refusal(request: Request, code: str) -> None:
+def _audit_refusal(request: Request, code: ProblemCode) -> None:
     """A refused change by a known caller is worth an audit entry; anonymous noise is not."""
     invocation = getattr(request.state, "invocation", None)
     if request.method in _READ_METHODS or invocation is None or invocation.caller is None:
@@ -79,9 +82,7 @@ def _target_of(request: Request) -> str | None:
 
 async def _etikett_error(request: Request, error: EtikettError) -> JSONResponse:
     _audit_refusal(request, error.code)
-    return problem_response(
-        error.status, error.code, error.title, error.detail, error.params, error.headers
-    )
+    return problem_response(error.code, error.title, error.detail, error.params, error.headers)
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
@@ -93,8 +94,7 @@ async def _validation_error(request: Request, error: RequestValidationError) -> 
     if any(item.get("type") == "json_invalid" for item in errors):
         where = next(item for item in errors if item.get("type") == "json_invalid")
         return problem_response(
-            400,
-            "request.malformed",
+            ProblemCode.REQUEST_MALFORMED,
             "Malformed request",
             "The body is not well-formed JSON.",
             {"error": str(where.get("ctx", {}).get("error", ""))},
@@ -103,18 +103,20 @@ async def _validation_error(request: Request, error: RequestValidationError) -> 
         {"field": _field_name(item["loc"]), "message": item["msg"], "type": item["type"]}
         for item in errors
     ]
-    _audit_refusal(request, "request.invalid")
+    _audit_refusal(request, ProblemCode.REQUEST_INVALID)
     names = ", ".join(sorted({entry["field"] for entry in fields}))
     return problem_response(
-        422, "request.invalid", "Invalid request", f"Invalid fields: {names}.", {"fields": fields}
+        ProblemCode.REQUEST_INVALID,
+        "Invalid request",
+        f"Invalid fields: {names}.",
+        {"fields": fields},
     )
 
 
 async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
     if error.status_code == 404:
         return problem_response(
-            404,
-            "route.not_found",
+            ProblemCode.ROUTE_NOT_FOUND,
             "Not found",
             f"No operation has the path {request.url.path}.",
             {"path": request.url.path},
@@ -122,20 +124,19 @@ async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
     if error.status_code == 405:
         allowed = _allowed_methods(request)
         return problem_response(
-            405,
-            "route.method_not_allowed",
+            ProblemCode.ROUTE_METHOD_NOT_ALLOWED,
             "Method not allowed",
             f"{request.method} is not allowed on {request.url.path}.",
             {"method": request.method, "allowed": allowed},
             headers={"Allow": ", ".join(allowed)},
         )
     return problem_response(
-        error.status_code,
-        "request.invalid",
+        ProblemCode.REQUEST_INVALID,
         "Request refused",
         str(error.detail),
         {},
         headers=error.headers,
+        status=error.status_code,
     )
 
 
@@ -175,15 +176,17 @@ async def unrouted(request: Request) -> JSONResponse:
     allowed = _methods_for(path, _every_route())
     if allowed:
         return problem_response(
-            405,
-            "route.method_not_allowed",
+            ProblemCode.ROUTE_METHOD_NOT_ALLOWED,
             "Method not allowed",
             f"{request.method} is not allowed on {path}.",
             {"method": request.method, "allowed": allowed},
             headers={"Allow": ", ".join(allowed)},
         )
     return problem_response(
-        404, "route.not_found", "Not found", f"No operation has the path {path}.", {"path": path}
+        ProblemCode.ROUTE_NOT_FOUND,
+        "Not found",
+        f"No operation has the path {path}.",
+        {"path": path},
     )
 
 
@@ -192,10 +195,9 @@ async def _transaction_cancelled(request: Request, error: Exception) -> JSONResp
     from etikett.store.base import cancellation_codes
 
     if "ConditionalCheckFailed" in cancellation_codes(error):
-        _audit_refusal(request, "resource.conflict")
+        _audit_refusal(request, ProblemCode.RESOURCE_CONFLICT)
         return problem_response(
-            409,
-            "resource.conflict",
+            ProblemCode.RESOURCE_CONFLICT,
             "Conflict",
             "Another change got there first; nothing was written. Read the "
             "resource again and retry.",
@@ -209,8 +211,7 @@ async def _unexpected(request: Request, error: Exception) -> JSONResponse:
     invocation = getattr(request.state, "invocation", None)
     request_id = invocation.request_id if invocation else None
     return problem_response(
-        500,
-        "internal.error",
+        ProblemCode.INTERNAL_ERROR,
         "Internal error",
         "An unexpected error happened; nothing was changed by this request.",
         {"request_id": request_id},
@@ -228,7 +229,8 @@ def install(app: FastAPI) -> None:
 
 
 def catalog() -> dict[str, dict[str, Any]]:
+    """`x-etikett-problem-codes`: every code with its status and meaning."""
     return {
-        code: {"status": status, "meaning": meaning}
-        for code, (status, meaning) in sorted(PROBLEM_CODES.items())
+        str(code): {"status": code.status, "meaning": code.meaning}
+        for code in sorted(ProblemCode, key=str)
     }

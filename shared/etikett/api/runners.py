@@ -16,7 +16,7 @@ from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain import installers, jobs, printers, runner_enrollment, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import Unauthenticated
+from etikett.errors import ProblemCode, Unauthenticated
 
 routes = router(prefix="/api/v1", tags=["Runners and enrollment"])
 
@@ -167,7 +167,7 @@ def enroll(
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated(
             "Present the enrollment token as `Authorization: Bearer etkr_…`.",
-            "enrollment.token_invalid",
+            ProblemCode.ENROLLMENT_TOKEN_INVALID,
         )
     return runner_enrollment.enroll(invocation, token.strip(), body)
 

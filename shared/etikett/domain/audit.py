@@ -9,10 +9,11 @@ from pydantic import BaseModel
 
 from etikett import clock
 from etikett.domain.actors import Invocation
-from etikett.errors import InvalidRequest, NotFound
-from etikett.ids import new_id, ulid_bound
-from etikett.store.audit import STREAM, AuditRecord
-from etikett.store.pages import Page, read_page
+from etikett.errors import InvalidRequest, NotFound, ProblemCode
+from etikett.ids import new_id
+from etikett.store import audit as audit_log
+from etikett.store.audit import AuditRecord
+from etikett.store.pages import Page
 
 Outcome = Literal["success", "refused"]
 
@@ -30,51 +31,59 @@ class AuditEntry(BaseModel):
     details: dict[str, Any] | None = None
 
 
-def entry(
+def record(
     invocation: Invocation,
     target_id: str | None,
     *,
     outcome: Outcome = "success",
-    code: str | None = None,
+    code: ProblemCode | None = None,
     details: dict[str, Any] | None = None,
     subject: str | None = None,
 ) -> AuditRecord:
-    """An audit record for `invocation`, to be written in the same transaction as the change."""
+    """The audit entry of `invocation`, to be written with the change (`UnitOfWork(entry)`)."""
     caller = invocation.caller
     return AuditRecord(
         id=new_id("aud"),
-        stream=STREAM,
         at=clock.now(),
         actor=caller.actor if caller else "anonymous",
         subject=subject or (caller.subject if caller else "anonymous"),
         operation_id=invocation.operation_id,
         target_id=target_id,
         outcome=outcome,
-        code=code,
+        code=str(code) if code is not None else None,
         request_id=invocation.request_id,
         details=details,
     )
 
 
+def entry(invocation: Invocation, target_id: str | None, **fields: Any) -> Any:
+    """`record(…)` as a stored item, for transactions not yet written as a unit of work."""
+    return audit_log.item(record(invocation, target_id, **fields))
+
+
 def record_refusal(
-    invocation: Invocation, code: str, *, target_id: str | None = None, subject: str | None = None
+    invocation: Invocation,
+    code: ProblemCode,
+    *,
+    target_id: str | None = None,
+    subject: str | None = None,
 ) -> None:
     """A refused mutating operation changes nothing, so its entry is written on its own."""
-    entry(invocation, target_id, outcome="refused", code=code, subject=subject).save()
+    audit_log.append(record(invocation, target_id, outcome="refused", code=code, subject=subject))
 
 
-def _view(record: AuditRecord) -> AuditEntry:
+def _view(entry: AuditRecord) -> AuditEntry:
     return AuditEntry(
-        id=record.id,
-        at=clock.rfc3339(record.at),
-        actor=record.actor,  # type: ignore[arg-type]
-        subject=record.subject,
-        operation_id=record.operation_id,
-        target_id=record.target_id,
-        outcome=record.outcome,  # type: ignore[arg-type]
-        code=record.code,
-        request_id=record.request_id,
-        details=record.details.as_dict() if record.details is not None else None,
+        id=entry.id,
+        at=clock.rfc3339(entry.at),
+        actor=entry.actor,  # type: ignore[arg-type]
+        subject=entry.subject,
+        operation_id=entry.operation_id,
+        target_id=entry.target_id,
+        outcome=entry.outcome,  # type: ignore[arg-type]
+        code=entry.code,
+        request_id=entry.request_id,
+        details=entry.details,
     )
 
 
@@ -86,12 +95,12 @@ def _utc(moment: datetime | None) -> datetime | None:
 
 
 def get_entry(entry_id: str) -> AuditEntry:
-    try:
-        return _view(AuditRecord.get(entry_id))
-    except AuditRecord.DoesNotExist:
+    found = audit_log.get(entry_id)
+    if found is None:
         raise NotFound(
-            f"No audit-log entry {entry_id}.", "audit.not_found", entry_id=entry_id
-        ) from None
+            f"No audit-log entry {entry_id}.", ProblemCode.AUDIT_NOT_FOUND, entry_id=entry_id
+        )
+    return _view(found)
 
 
 def list_entries(
@@ -104,48 +113,19 @@ def list_entries(
     limit: int,
     cursor: str | None,
 ) -> Page[AuditEntry]:
-    """Newest first. The most selective filter picks the index; the others filter its pages.
-
-    Ids are ULIDs, so a time range is a key range on every index, not a filter.
-    """
+    """Newest first, filtered by who, which operation, which target and when."""
     since, until = _utc(since), _utc(until)
     if since and until and since > until:
         raise InvalidRequest(
             "`since` is after `until`.", since=clock.rfc3339(since), until=clock.rfc3339(until)
         )
-    range_condition = None
-    if since or until:
-        low = f"aud_{ulid_bound(int(since.timestamp() * 1000))}" if since else "aud_"
-        high = f"aud_{ulid_bound(int(until.timestamp() * 1000), upper=True)}" if until else "aud_~"
-        range_condition = AuditRecord.id.between(low, high)
-
-    if target is not None:
-        index, hash_name, hash_value = AuditRecord.by_target, "target_id", target
-    elif actor is not None:
-        index, hash_name, hash_value = AuditRecord.by_subject, "subject", actor
-    elif operation is not None:
-        index, hash_name, hash_value = AuditRecord.by_operation, "operation_id", operation
-    else:
-        index, hash_name, hash_value = AuditRecord.by_time, "stream", STREAM
-
-    filters = []
-    if actor is not None and index is not AuditRecord.by_subject:
-        filters.append(AuditRecord.subject == actor)
-    if operation is not None and index is not AuditRecord.by_operation:
-        filters.append(AuditRecord.operation_id == operation)
-    filter_condition = None
-    for condition in filters:
-        filter_condition = condition if filter_condition is None else filter_condition & condition
-
-    key_names = {"id", hash_name}
-
-    def query(**page: Any) -> Any:
-        return index.query(
-            hash_value,
-            range_key_condition=range_condition,
-            filter_condition=filter_condition,
-            scan_index_forward=False,
-            **page,
-        )
-
-    return read_page(query, key_names, limit, cursor, _view)
+    found = audit_log.page(
+        actor=actor,
+        operation=operation,
+        target=target,
+        since=since,
+        until=until,
+        limit=limit,
+        cursor=cursor,
+    )
+    return Page(items=[_view(entry) for entry in found.items], next_cursor=found.next_cursor)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from datetime import timedelta
 from typing import Literal
 
@@ -13,7 +12,8 @@ from pynamodb.exceptions import PutError, UpdateError
 from etikett import clock
 from etikett.domain import audit, passwords, tokens, users
 from etikett.domain.actors import Caller, Invocation
-from etikett.errors import Conflict, Forbidden, Throttled, Unauthenticated
+from etikett.errors import Conflict, Forbidden, ProblemCode, Throttled, Unauthenticated
+from etikett.settings import get_settings
 from etikett.store.base import transaction
 from etikett.store.users import LoginFailures, SetupMarker, UsernameClaim, UserRecord
 
@@ -49,11 +49,11 @@ class PasswordChange(BaseModel):
 
 
 def _max_failures() -> int:
-    return int(os.environ.get("ETIKETT_LOGIN_MAX_FAILURES", "5"))
+    return get_settings().login_max_failures
 
 
 def _window() -> timedelta:
-    return timedelta(seconds=int(os.environ.get("ETIKETT_LOGIN_WINDOW_SECONDS", "900")))
+    return timedelta(seconds=get_settings().login_window_seconds)
 
 
 def setup_state() -> SetupState:
@@ -63,7 +63,7 @@ def setup_state() -> SetupState:
 def setup(invocation: Invocation, credentials: Credentials) -> SignedIn:
     """Create the first admin and sign them in; refused once any user exists."""
     if users.any_user_exists():
-        raise Conflict("Setup is done; sign in instead.", "auth.setup_done")
+        raise Conflict("Setup is done; sign in instead.", ProblemCode.AUTH_SETUP_DONE)
     record = users.new_record(
         users.NewUser(username=credentials.username, password=credentials.password, roles=["admin"])
     )
@@ -73,7 +73,7 @@ def setup(invocation: Invocation, credentials: Credentials) -> SignedIn:
             invocation, record, SetupMarker(pk=SetupMarker.KEY, user_id=record.pk), session
         )
     except Conflict:
-        raise Conflict("Setup is done; sign in instead.", "auth.setup_done") from None
+        raise Conflict("Setup is done; sign in instead.", ProblemCode.AUTH_SETUP_DONE) from None
     return SignedIn(
         token=token,
         expires_at=clock.rfc3339(tokens.session_expiry(session)),
@@ -92,7 +92,7 @@ def _throttle_check(username: str) -> None:
         raise Throttled(
             "Too many failed logins for this username; try again later.",
             retry_after=retry_after,
-            code="auth.login_throttled",
+            code=ProblemCode.AUTH_LOGIN_THROTTLED,
         )
 
 
@@ -124,16 +124,20 @@ def login(invocation: Invocation, credentials: Credentials) -> SignedIn:
         _count_failure(username)
         audit.record_refusal(
             invocation,
-            "auth.invalid_credentials",
+            ProblemCode.AUTH_INVALID_CREDENTIALS,
             subject=username,
             target_id=record.pk if record else None,
         )
-        raise Unauthenticated("Username or password is wrong.", "auth.invalid_credentials")
+        raise Unauthenticated(
+            "Username or password is wrong.", ProblemCode.AUTH_INVALID_CREDENTIALS
+        )
     if not record.active:
         audit.record_refusal(
-            invocation, "auth.user_inactive", subject=username, target_id=record.pk
+            invocation, ProblemCode.AUTH_USER_INACTIVE, subject=username, target_id=record.pk
         )
-        raise Forbidden("The user is deactivated.", "auth.user_inactive", user_id=record.pk)
+        raise Forbidden(
+            "The user is deactivated.", ProblemCode.AUTH_USER_INACTIVE, user_id=record.pk
+        )
     LoginFailures(pk=LoginFailures.key_for(username)).delete()
     session, token = tokens.new_session(record)
     with transaction() as tx:
@@ -152,7 +156,7 @@ def logout(invocation: Invocation) -> None:
     if caller.session_hash is None:
         raise Conflict(
             "Logout ends a session; revoke a service-account token with deleteApiToken.",
-            "auth.not_a_session",
+            ProblemCode.AUTH_NOT_A_SESSION,
         )
     tokens.end_session(caller.session_hash)
     audit.entry(invocation, caller.user_id).save()
@@ -173,7 +177,7 @@ def change_own_password(invocation: Invocation, change: PasswordChange) -> None:
     assert caller is not None and caller.user_id is not None
     record = users.load(caller.user_id)
     if not passwords.verify(record.password_hash, change.current_password):
-        raise Forbidden("The current password is wrong.", "auth.wrong_password")
+        raise Forbidden("The current password is wrong.", ProblemCode.AUTH_WRONG_PASSWORD)
     users.set_password(
         invocation, caller.user_id, change.new_password, keep_session=caller.session_hash
     )

@@ -8,23 +8,19 @@ serial of the one certificate it may use, so a removed Runner's certificate is r
 from __future__ import annotations
 
 import datetime as dt
-import os
 import secrets
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from etikett import clients, clock, config
-from etikett.errors import EtikettError, InvalidRequest
+from etikett import clients, clock
+from etikett.errors import CertificateRefused, InvalidRequest, ProblemCode
+from etikett.settings import get_settings
 
 CA_NAME = "Etikett Runner CA"
 CLIENT_VALIDITY = dt.timedelta(days=365)
 CA_VALIDITY = dt.timedelta(days=3650)
 KMS_CONTEXT = {"purpose": "etikett-runner-ca"}
-
-
-class CertificateRefused(EtikettError):
-    status, code, title = 401, "runner.certificate_invalid", "Client certificate refused"
 
 
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ def _record() -> Any:
         return CaRecord.get(CA_KEY, CA_KEY)
     except CaRecord.DoesNotExist:
         pass
-    record = _generate(config.env("ETIKETT_CA_KMS_KEY"))
+    record = _generate(get_settings().required("ca_kms_key"))
     try:
         record.save(condition=CaRecord.pk.does_not_exist())
     except PutError:
@@ -146,7 +142,7 @@ def authority() -> Authority:
 
 def _publish_truststore(pem: str) -> None:
     """API Gateway's mutual TLS reads its truststore from S3."""
-    bucket = os.environ.get("ETIKETT_ASSETS_BUCKET")
+    bucket = get_settings().assets_bucket
     if bucket:
         clients.client("s3").put_object(
             Bucket=bucket,
@@ -283,7 +279,7 @@ def verify_client_certificate(pem: str) -> PresentedCertificate:
     now = clock.now()
     if not (certificate.not_valid_before_utc <= now <= certificate.not_valid_after_utc):
         raise CertificateRefused(
-            "The client certificate has expired.", "runner.certificate_expired"
+            "The client certificate has expired.", ProblemCode.RUNNER_CERTIFICATE_EXPIRED
         )
     names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     runner_id = str(names[0].value) if names else ""

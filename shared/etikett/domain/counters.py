@@ -9,15 +9,15 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
-from pynamodb.exceptions import UpdateError
 
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, NotFound
-from etikett.store.base import transaction
+from etikett.errors import Conflict, NotFound, ProblemCode
+from etikett.store import counters
 from etikett.store.counters import CounterRecord
-from etikett.store.pages import Page, read_page
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import UnitOfWork
 
 NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 WIDTH_FORMAT = re.compile(r"^0{1,20}$")
@@ -66,25 +66,24 @@ class NewCounter(BaseModel):
 
 
 def view(record: CounterRecord) -> Counter:
-    current = int(record.current)
     return Counter(
         name=record.name,
-        start=int(record.start),
-        step=int(record.step),
-        current=None if int(record.issued) == 0 else current,
+        start=record.start,
+        step=record.step,
+        current=None if record.issued == 0 else record.current,
         format=record.format,
-        reset=record.reset,
-        active=record.active,  # type: ignore[arg-type]
-        issued=int(record.issued),
+        reset=record.reset,  # type: ignore[arg-type]
+        active=record.active,
+        issued=record.issued,
         created_at=clock.rfc3339(record.created_at),
     )
 
 
 def load(name: str) -> CounterRecord:
-    try:
-        return CounterRecord.get(name)
-    except CounterRecord.DoesNotExist:
-        raise NotFound(f"No counter {name!r}.", "counter.not_found", name=name) from None
+    record = counters.get(name)
+    if record is None:
+        raise NotFound(f"No counter {name!r}.", ProblemCode.COUNTER_NOT_FOUND, name=name)
+    return record
 
 
 def get(name: str) -> Counter:
@@ -92,40 +91,34 @@ def get(name: str) -> Counter:
 
 
 def list_counters(limit: int, cursor: str | None) -> Page[Counter]:
-    def query(**page: object) -> object:
-        return CounterRecord.by_name.query("counter", **page)
-
-    return read_page(query, {"name", "kind"}, limit, cursor, view)
+    found = counters.page(limit, cursor)
+    return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 
 
 def create(invocation: Invocation, request: NewCounter) -> Counter:
     caller = invocation.caller
+    now = clock.now()
     record = CounterRecord(
         name=request.name,
-        kind="counter",
         start=request.start,
         step=request.step,
         current=request.start - request.step,
         issued=0,
         format=request.format,
         reset=request.reset,
-        period=period_of(request.reset, clock.now()),
+        period=period_of(request.reset, now),
         active=True,
-        created_at=clock.now(),
+        created_at=now,
         created_by=caller.subject if caller else "system",
     )
-    try:
-        with transaction() as tx:
-            tx.save(record, condition=CounterRecord.name.does_not_exist())
-            tx.save(audit.entry(invocation, request.name, details=request.model_dump()))
-    except Exception as error:
-        from etikett.store.base import cancellation_codes
-
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            raise Conflict(
-                f"A counter named {request.name!r} exists.", "counter.exists", name=request.name
-            ) from None
-        raise
+    taken = Conflict(
+        f"A counter named {request.name!r} exists.",
+        ProblemCode.COUNTER_EXISTS,
+        name=request.name,
+    )
+    entry = audit.record(invocation, request.name, details=request.model_dump())
+    with UnitOfWork(entry, errors={"counter.absent": taken}) as uow:
+        counters.add(uow, record)
     return view(record)
 
 
@@ -133,11 +126,8 @@ def deactivate(invocation: Invocation, name: str) -> Counter:
     record = load(name)
     if not record.active:
         return view(record)
-    with transaction() as tx:
-        tx.update(
-            record, actions=[CounterRecord.active.set(False)], condition=CounterRecord.name.exists()
-        )
-        tx.save(audit.entry(invocation, name, details={"issued": int(record.issued)}))
+    with UnitOfWork(audit.record(invocation, name, details={"issued": record.issued})) as uow:
+        counters.deactivate(uow, name)
     return get(name)
 
 
@@ -163,47 +153,24 @@ def take(name: str, count: int) -> list[int]:
     for _ in range(5):
         record = load(name)
         if not record.active:
-            raise Conflict(f"The counter {name!r} is deactivated.", "counter.inactive", name=name)
-        now = clock.now()
-        period = period_of(record.reset, now)
-        step = int(record.step)
-        try:
-            if record.period == period:
-                record.update(
-                    actions=[
-                        CounterRecord.current.add(step * count),
-                        CounterRecord.issued.add(count),
-                    ],
-                    condition=(CounterRecord.active == True)  # noqa: E712
-                    & (CounterRecord.period == period),
-                )
-            else:  # a new period: start again, if nobody else did meanwhile
-                first = int(record.start)
-                record.update(
-                    actions=[
-                        CounterRecord.current.set(first - step + step * count),
-                        CounterRecord.issued.add(count),
-                        CounterRecord.period.set(period),
-                    ],
-                    condition=(CounterRecord.active == True)  # noqa: E712
-                    & (CounterRecord.period == record.period),
-                )
-        except UpdateError as error:
-            if error.cause_response_code == "ConditionalCheckFailedException":
-                continue  # deactivated or a new period began: look again
-            raise
-        last = int(record.current)  # update() reads the new item back (ReturnValues ALL_NEW)
+            raise Conflict(
+                f"The counter {name!r} is deactivated.", ProblemCode.COUNTER_INACTIVE, name=name
+            )
+        taken = counters.take(record, count, period_of(record.reset, clock.now()))
+        if taken is None:
+            continue  # deactivated or a new period began: look again
+        last, step = taken.current, taken.step
         return [last - step * (count - 1 - i) for i in range(count)]
     raise Conflict(
-        f"The counter {name!r} kept changing; try again.", "resource.conflict", name=name
+        f"The counter {name!r} kept changing; try again.", ProblemCode.RESOURCE_CONFLICT, name=name
     )
 
 
 def peek(record: CounterRecord) -> int:
     """The next value, without taking it (what a preview shows)."""
     if record.period != period_of(record.reset, clock.now()):
-        return int(record.start)
-    return int(record.current) + int(record.step)
+        return record.start
+    return record.current + record.step
 
 
 def formatted(record_format: str | None, value: int) -> Any:

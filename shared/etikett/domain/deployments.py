@@ -15,7 +15,7 @@ from etikett import clock
 from etikett.domain import audit, flows, policies
 from etikett.domain.actors import Invocation
 from etikett.dsl.label import IDENTIFIER
-from etikett.errors import Conflict, InvalidRequest, NotFound
+from etikett.errors import Conflict, HumanRequired, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store import deployments as store
 from etikett.store.pages import Page
@@ -125,7 +125,9 @@ def load(deployment_id: str) -> store.DeploymentRecord:
     record = store.get(deployment_id)
     if record is None:
         raise NotFound(
-            f"No deployment {deployment_id}.", "deployment.not_found", deployment_id=deployment_id
+            f"No deployment {deployment_id}.",
+            ProblemCode.DEPLOYMENT_NOT_FOUND,
+            deployment_id=deployment_id,
         )
     return record
 
@@ -195,7 +197,7 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
     if has_errors(findings):
         raise InvalidRequest(
             f"Version {request.version} of {request.flow_id} has lint errors; fix them first.",
-            "deployment.flow_has_errors",
+            ProblemCode.DEPLOYMENT_FLOW_HAS_ERRORS,
             findings=[f.model_dump() for f in findings if f.severity == "error"][:50],
         )
     seen: set[str] = set()
@@ -215,7 +217,7 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
         and policies.enabled(policies.AI_APPROVAL)
         and not store.was_deployed(request.flow_id, request.version)
     ):
-        raise policies.HumanRequired(
+        raise HumanRequired(
             f"Version {request.version} of {request.flow_id} was never deployed; while "
             f"{policies.AI_APPROVAL} is on, a person must deploy it first.",
             flow_id=request.flow_id,
@@ -283,7 +285,7 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
     caller = invocation.caller
     assert caller is not None
     if caller.actor != "human" and policies.enabled(policies.AI_APPROVAL):
-        raise policies.HumanRequired(
+        raise HumanRequired(
             f"While {policies.AI_APPROVAL} is on, a person approves each stage.",
             deployment_id=deployment_id,
             policy=policies.AI_APPROVAL,
@@ -295,7 +297,7 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
     ):
         raise Conflict(
             f"Stage {request.stage} of {deployment_id} is not awaiting approval.",
-            "deployment.stage_not_awaiting",
+            ProblemCode.DEPLOYMENT_STAGE_NOT_AWAITING,
             deployment_id=deployment_id,
             stage=request.stage,
             status=stages[request.stage]["status"] if 0 <= request.stage < len(stages) else None,
@@ -362,7 +364,7 @@ def _save(record: store.DeploymentRecord, entry: Any = None, **changes: Any) -> 
     except store.StaleDeployment:
         raise Conflict(
             f"{record.pk} changed meanwhile; read it again.",
-            "resource.conflict",
+            ProblemCode.RESOURCE_CONFLICT,
             deployment_id=record.pk,
         ) from None
 
@@ -439,7 +441,7 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
     if record.status in _ENDED:
         raise Conflict(
             f"{deployment_id} is {record.status} already.",
-            "deployment.ended",
+            ProblemCode.DEPLOYMENT_ENDED,
             deployment_id=deployment_id,
             status=record.status,
         )
@@ -545,7 +547,9 @@ def put_context(
 def delete_context(invocation: Invocation, deployment_id: str, name: str) -> None:
     record = load(deployment_id)
     if name not in record.context:
-        raise NotFound(f"{deployment_id} has no context parameter {name!r}.", "context.not_found")
+        raise NotFound(
+            f"{deployment_id} has no context parameter {name!r}.", ProblemCode.CONTEXT_NOT_FOUND
+        )
     before = record.context[name]["value"]
     record.context = {k: v for k, v in record.context.items() if k != name}
     _save(record, audit.entry(invocation, deployment_id, details={"name": name, "before": before}))
@@ -585,7 +589,8 @@ def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> No
     record = load(deployment_id)
     if alias not in record.printers:
         raise NotFound(
-            f"{deployment_id} assigns no printer to {alias!r}.", "deployment.printer_not_found"
+            f"{deployment_id} assigns no printer to {alias!r}.",
+            ProblemCode.DEPLOYMENT_PRINTER_NOT_FOUND,
         )
     before = record.printers[alias]
     record.printers = {k: v for k, v in record.printers.items() if k != alias}

@@ -8,25 +8,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from etikett.errors import Conflict, EtikettError
+from etikett.errors import (
+    DocumentInvalid,
+    IdChanged,
+    PatchFailed,
+)
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class DocumentInvalid(EtikettError):
-    status, code, title = 422, "document.invalid", "Invalid document"
-
-
-class IdChanged(EtikettError):
-    status, code, title = 422, "document.id_changed", "Object ids must be kept"
-
-
-class PatchFailed(EtikettError):
-    status, code, title = 422, "document.patch_failed", "The patch does not apply"
-
-
-class VersionConflict(Conflict):
-    code, title = "document.version_conflict", "Stale base version"
 
 
 def _pointer_token(part: Any) -> str:

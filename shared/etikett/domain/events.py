@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_args
 
-from etikett import clients, clock, config
+from etikett import clients, clock
+from etikett.settings import get_settings
 from etikett.store.events import EventRecord
 
 EventKind = Literal["print.failed", "print.held", "print.sent", "print.confirmed", "label.approved"]
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
-EVENTS_QUEUE_ENV = "ETIKETT_EVENTS_QUEUE"
 
 PAYLOAD_DOC = """\
 Every event is POSTed as JSON (`content-type: application/json`):
@@ -69,7 +69,7 @@ def encode(event: dict[str, Any]) -> bytes:
 def publish(event: dict[str, Any]) -> None:
     """Put one event on the events queue, for the webhook sender's fan-out."""
     clients.client("sqs").send_message(
-        QueueUrl=config.env(EVENTS_QUEUE_ENV),
+        QueueUrl=get_settings().required("events_queue"),
         MessageBody=encode(event).decode(),
         MessageAttributes={"type": {"DataType": "String", "StringValue": str(event["type"])}},
     )

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from etikett import clock
 from etikett.domain import flows
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
-from etikett.errors import EtikettError, InvalidRequest, NotFound
+from etikett.errors import EtikettError, InvalidRequest, NotFound, ProblemCode
 from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
 from etikett.flows.engine import FlowProgram, RunEnv
 from etikett.flows.findings import Finding
@@ -137,7 +137,7 @@ def _trigger(document: FlowDocument, wanted: str | None) -> str:
         return wanted
     if not triggers:
         raise InvalidRequest(
-            "The flow has no trigger node, so no record can enter it.", "flow.no_trigger"
+            "The flow has no trigger node, so no record can enter it.", ProblemCode.FLOW_NO_TRIGGER
         )
     return triggers[0]
 

@@ -13,7 +13,14 @@ from etikett.domain import audit, documents, flow_checks
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentPatch
 from etikett.dsl.flow import FlowDocument, malformations
-from etikett.errors import Conflict, NotFound, PayloadTooLarge
+from etikett.errors import (
+    Conflict,
+    DocumentInvalid,
+    NotFound,
+    PayloadTooLarge,
+    ProblemCode,
+    VersionConflict,
+)
 from etikett.flows.findings import Finding
 from etikett.ids import new_id
 from etikett.store import flows as store
@@ -110,7 +117,7 @@ def view(record: store.FlowRecord) -> Flow:
 def load(flow_id: str) -> store.FlowRecord:
     record = store.get(flow_id)
     if record is None:
-        raise NotFound(f"No flow {flow_id}.", "flow.not_found", flow_id=flow_id)
+        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id)
     return record
 
 
@@ -119,7 +126,7 @@ def load_version(flow_id: str, version: int) -> store.FlowVersionRecord:
     if record is None:
         raise NotFound(
             f"{flow_id} has no version {version}.",
-            "flow.version_not_found",
+            ProblemCode.FLOW_VERSION_NOT_FOUND,
             flow_id=flow_id,
             version=version,
         )
@@ -132,7 +139,7 @@ def parse(data: Any) -> FlowDocument:
     problems = malformations(document)
     if problems:
         paths = ", ".join(path for path, _ in problems)
-        raise documents.DocumentInvalid(
+        raise DocumentInvalid(
             f"The document is invalid at {paths}: {problems[0][1]}.",
             errors=[{"path": p, "message": m, "type": "value_error"} for p, m in problems],
         )
@@ -150,7 +157,7 @@ def _version_record(
     if len(blob) > store.MAX_DOCUMENT_BYTES:
         raise PayloadTooLarge(
             f"The document is {len(blob)} bytes compressed; at most {store.MAX_DOCUMENT_BYTES}.",
-            "document.too_large",
+            ProblemCode.DOCUMENT_TOO_LARGE,
             size=len(blob),
             limit=store.MAX_DOCUMENT_BYTES,
         )
@@ -234,7 +241,7 @@ def change(invocation: Invocation, flow_id: str, request: FlowChange) -> Flow:
             ),
         )
     except store.FlowGone:
-        raise NotFound(f"No flow {flow_id}.", "flow.not_found", flow_id=flow_id) from None
+        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id) from None
     return get(flow_id)
 
 
@@ -253,12 +260,12 @@ def delete(invocation: Invocation, flow_id: str) -> None:
         raise Conflict(
             f"{flow_id} is used by the deployments {', '.join(used.deployment_ids)}; roll them "
             "back first.",
-            "flow.in_use",
+            ProblemCode.FLOW_IN_USE,
             flow_id=flow_id,
             deployment_ids=used.deployment_ids,
         ) from None
     except store.FlowGone:
-        raise NotFound(f"No flow {flow_id}.", "flow.not_found", flow_id=flow_id) from None
+        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id) from None
 
 
 # --- documents and versions ---------------------------------------------------------------------
@@ -280,7 +287,7 @@ def patch_document(
     flow = load(flow_id)
     latest = int(flow.latest_version)
     if patch.base_version is not None and patch.base_version != latest:
-        raise documents.VersionConflict(
+        raise VersionConflict(
             f"The patch was made against version {patch.base_version}, but {latest} is the latest.",
             base_version=patch.base_version,
             latest_version=latest,
@@ -303,13 +310,13 @@ def patch_document(
             ),
         )
     except store.StaleVersion:
-        raise documents.VersionConflict(
+        raise VersionConflict(
             f"Version {latest} is no longer the latest; read the document again.",
             base_version=latest,
             document="flow",
         ) from None
     except store.FlowGone:
-        raise NotFound(f"No flow {flow_id}.", "flow.not_found", flow_id=flow_id) from None
+        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id) from None
     return _answer(flow_id, latest + 1, document)
 
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from etikett import clients, clock, config
+from etikett import clients, clock
 from etikett.domain import audit, certificates, runner_enrollment, runners
 from etikett.domain.actors import Invocation
+from etikett.settings import get_settings
 
 DOWNLOAD_LIFETIME = timedelta(hours=1)
 _SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
@@ -100,9 +100,9 @@ class Installer(BaseModel):
 
 
 def _runner_package() -> Path:
-    configured = os.environ.get("ETIKETT_RUNNER_PACKAGE_DIR")
-    if configured and Path(configured).is_dir():
-        return Path(configured)
+    configured = get_settings().runner_package_dir
+    if configured is not None and configured.is_dir():
+        return configured
     return Path(__file__).resolve().parents[3] / "runner"  # the repository, in local mode
 
 
@@ -124,7 +124,7 @@ def build(
             expires_at=request.expires_at, needs_approval=request.needs_approval
         ),
     )
-    agent_url = config.agent_url() or server_url
+    agent_url = get_settings().agent_url or server_url
     installer_id = f"ins_{token.id.removeprefix('ent_')}"
     settings = {
         "server_url": server_url,
@@ -157,7 +157,7 @@ def build(
         )
     data = buffer.getvalue()
     s3 = clients.client("s3")
-    bucket = config.env("ETIKETT_ASSETS_BUCKET")
+    bucket = get_settings().required("assets_bucket")
     key = f"installers/{group_id}/{installer_id}.zip"
     s3.put_object(Bucket=bucket, Key=key, Body=data, ContentType="application/zip")
     url = s3.generate_presigned_url(

@@ -8,11 +8,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from etikett import clients, clock, config
+from etikett import clients, clock
 from etikett.domain import audit, runner_queues, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, InvalidRequest, NotFound
+from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.settings import get_settings
 from etikett.store.base import cancellation_codes, transaction
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobMessage, JobRecord
@@ -138,7 +139,7 @@ def load(job_id: str) -> JobRecord:
     try:
         return JobRecord.get(job_id)
     except JobRecord.DoesNotExist:
-        raise NotFound(f"No job {job_id}.", "job.not_found", job_id=job_id) from None
+        raise NotFound(f"No job {job_id}.", ProblemCode.JOB_NOT_FOUND, job_id=job_id) from None
 
 
 def get(job_id: str) -> Job:
@@ -148,7 +149,9 @@ def get(job_id: str) -> Job:
 def _store_data(job_id: str, data: bytes) -> str:
     """Large job bytes go to S3, not into the queue (256 KB) or the table (400 KB)."""
     key = f"jobs/{job_id}/data"
-    clients.client("s3").put_object(Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key, Body=data)
+    clients.client("s3").put_object(
+        Bucket=get_settings().required("assets_bucket"), Key=key, Body=data
+    )
     return key
 
 
@@ -164,14 +167,16 @@ def data_url(key: str) -> str:
     return str(
         clients.client("s3").generate_presigned_url(
             "get_object",
-            Params={"Bucket": config.env("ETIKETT_ASSETS_BUCKET"), "Key": key},
+            Params={"Bucket": get_settings().required("assets_bucket"), "Key": key},
             ExpiresIn=3600,
         )
     )
 
 
 def load_data(key: str) -> bytes:
-    response = clients.client("s3").get_object(Bucket=config.env("ETIKETT_ASSETS_BUCKET"), Key=key)
+    response = clients.client("s3").get_object(
+        Bucket=get_settings().required("assets_bucket"), Key=key
+    )
     return bytes(response["Body"].read())
 
 
@@ -233,7 +238,9 @@ def _admitted_runner(runner_id: str, record: RunnerRecord | None = None) -> Runn
     runner = runner or runners.load_runner(runner_id)
     if runner.state != "active" or not runner.queue_url:
         raise Conflict(
-            f"Runner {runner_id} is not admitted yet.", "runner.not_active", runner_id=runner_id
+            f"Runner {runner_id} is not admitted yet.",
+            ProblemCode.RUNNER_NOT_ACTIVE,
+            runner_id=runner_id,
         )
     return runner
 
@@ -391,7 +398,7 @@ def cancel(invocation: Invocation, job_id: str) -> Job:
     if record.status not in CANCELLABLE:
         raise Conflict(
             f"The job is {record.status}; only jobs not yet sent can be cancelled.",
-            "job.not_cancellable",
+            ProblemCode.JOB_NOT_CANCELLABLE,
             job_id=job_id,
             status=record.status,
         )

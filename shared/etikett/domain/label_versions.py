@@ -18,7 +18,14 @@ from etikett.domain import audit, documents, policies
 from etikett.domain.actors import Invocation
 from etikett.dsl.form import FormDocument, FormField
 from etikett.dsl.label import LabelDocument
-from etikett.errors import EtikettError, NotFound, PayloadTooLarge
+from etikett.errors import (
+    DocumentInvalid,
+    HumanRequired,
+    NotFound,
+    PayloadTooLarge,
+    ProblemCode,
+    VersionConflict,
+)
 from etikett.ids import new_id
 from etikett.store.base import cancellation_codes, transaction
 from etikett.store.events import EventRecord
@@ -94,10 +101,6 @@ class StatusChange(BaseModel):
     )
 
 
-class NotReleasable(EtikettError):
-    status, code, title = 409, "label.version_not_found", "No such version"
-
-
 # --- validation ------------------------------------------------------------------------------
 
 
@@ -111,7 +114,7 @@ def _cel_check(
     try:
         check(source, declared, extra_names=extra_names)
     except CelInvalid as error:
-        raise documents.DocumentInvalid(
+        raise DocumentInvalid(
             f"The document is invalid at {path}: {error.detail}",
             errors=[
                 {
@@ -182,7 +185,7 @@ def new_version_record(
     if len(blob) > MAX_DOCUMENT_BYTES:
         raise PayloadTooLarge(
             f"The document is {len(blob)} bytes compressed; at most {MAX_DOCUMENT_BYTES}.",
-            "document.too_large",
+            ProblemCode.DOCUMENT_TOO_LARGE,
             size=len(blob),
             limit=MAX_DOCUMENT_BYTES,
         )
@@ -220,7 +223,9 @@ def _load_meta(label_id: str) -> LabelRecord:
     try:
         return LabelRecord.get(label_id, META_SK)
     except LabelRecord.DoesNotExist:
-        raise NotFound(f"No label {label_id}.", "label.not_found", label_id=label_id) from None
+        raise NotFound(
+            f"No label {label_id}.", ProblemCode.LABEL_NOT_FOUND, label_id=label_id
+        ) from None
 
 
 def load_version(label_id: str, kind: DocumentKind, version: int) -> VersionRecord:
@@ -238,7 +243,7 @@ def existing_version(
     if record is None:
         raise NotFound(
             f"{label_id} has no {kind} version {version}.",
-            "label.version_not_found",
+            ProblemCode.LABEL_VERSION_NOT_FOUND,
             label_id=label_id,
             version=version,
             document=kind,
@@ -317,7 +322,7 @@ def _save_new_version(
             )
     except TransactWriteError as error:
         if "ConditionalCheckFailed" in cancellation_codes(error):
-            raise documents.VersionConflict(
+            raise VersionConflict(
                 f"Version {latest} is no longer the latest; read the document again.",
                 base_version=latest,
                 document=kind,
@@ -328,7 +333,7 @@ def _save_new_version(
 
 def _check_base(base_version: int | None, latest: int, kind: DocumentKind) -> None:
     if base_version is not None and base_version != latest:
-        raise documents.VersionConflict(
+        raise VersionConflict(
             f"The patch was made against version {base_version}, but {latest} is the latest.",
             base_version=base_version,
             latest_version=latest,
@@ -426,7 +431,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
         and caller.actor != "human"
         and policies.enabled(policies.AI_APPROVAL)
     ):
-        raise policies.HumanRequired(
+        raise HumanRequired(
             f"Version {change.version} was authored by an agent ({record.author_subject}); while "
             f"{policies.AI_APPROVAL} is on, a person must approve it.",
             label_id=label_id,

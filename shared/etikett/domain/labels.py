@@ -11,7 +11,7 @@ from etikett import clock
 from etikett.domain import audit, label_versions
 from etikett.domain.actors import Invocation
 from etikett.dsl.label import DPI, MAX_MM
-from etikett.errors import NotFound
+from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store.base import transaction
 from etikett.store.labels import META_SK, LabelRecord, VersionRecord
@@ -143,7 +143,7 @@ def load(label_id: str) -> LabelRecord:
 def existing(label_id: str, record: LabelRecord | None) -> LabelRecord:
     """`record` as read for `label_id`; label.not_found if there was none."""
     if record is None:
-        raise NotFound(f"No label {label_id}.", "label.not_found", label_id=label_id)
+        raise NotFound(f"No label {label_id}.", ProblemCode.LABEL_NOT_FOUND, label_id=label_id)
     return record
 
 
@@ -227,7 +227,7 @@ def create_from_preset(invocation: Invocation, request: NewLabelFromPreset) -> L
     if preset is None:
         raise NotFound(
             f"No media preset {request.preset_id!r}.",
-            "preset.not_found",
+            ProblemCode.PRESET_NOT_FOUND,
             preset_id=request.preset_id,
         )
     document = {
@@ -246,7 +246,7 @@ def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) ->
     if vorlage is None:
         raise NotFound(
             f"No Vorlage {request.vorlageId!r}; listLabelVorlagen lists them.",
-            "vorlage.not_found",
+            ProblemCode.VORLAGE_NOT_FOUND,
             vorlageId=request.vorlageId,
         )
     return create(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from etikett.errors import InvalidRequest
+from etikett.errors import InvalidRequest, ProblemCode
 
 MIN_LENGTH = 8
 MAX_LENGTH = 1024
@@ -21,12 +21,14 @@ def check_rules(password: str, *, username: str | None = None) -> None:
     if not MIN_LENGTH <= len(password) <= MAX_LENGTH:
         raise InvalidRequest(
             f"A password has {MIN_LENGTH} to {MAX_LENGTH} characters.",
-            "auth.weak_password",
+            ProblemCode.AUTH_WEAK_PASSWORD,
             min_length=MIN_LENGTH,
             max_length=MAX_LENGTH,
         )
     if username is not None and password.casefold() == username.casefold():
-        raise InvalidRequest("The password must not be the username.", "auth.weak_password")
+        raise InvalidRequest(
+            "The password must not be the username.", ProblemCode.AUTH_WEAK_PASSWORD
+        )
 
 
 def hash_password(password: str) -> str:

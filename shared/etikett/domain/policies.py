@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.errors import EtikettError, Forbidden, NotFound
+from etikett.errors import Forbidden, NotFound, ProblemCode
 from etikett.store.base import transaction
 from etikett.store.policies import PolicyRecord
 
@@ -18,10 +18,6 @@ DESCRIPTIONS: dict[str, str] = {
     AI_APPROVAL: "Agent-authored label and form versions stay drafts until a person approves "
     "them; deploying a new automation and approving a deployment need a person.",
 }
-
-
-class HumanRequired(EtikettError):
-    status, code, title = 403, "policy.human_required", "A person must do this"
 
 
 class Policy(BaseModel):
@@ -71,12 +67,13 @@ def put(invocation: Invocation, name: str, change: PolicyChange) -> Policy:
     the policy guards against agents, so no agent may switch it off."""
     if name not in DEFAULTS:
         raise NotFound(
-            f"No policy {name!r}.", "policy.not_found", name=name, known=sorted(DEFAULTS)
+            f"No policy {name!r}.", ProblemCode.POLICY_NOT_FOUND, name=name, known=sorted(DEFAULTS)
         )
     caller = invocation.caller
     if caller is None or caller.actor != "human":
         raise Forbidden(
-            "Only a person signed in with a session may change a policy.", "auth.human_required"
+            "Only a person signed in with a session may change a policy.",
+            ProblemCode.AUTH_HUMAN_REQUIRED,
         )
     before = enabled(name)
     record = PolicyRecord(

@@ -7,10 +7,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from etikett import config
 from etikett.domain import printing
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict
+from etikett.errors import Conflict, ProblemCode
+from etikett.settings import get_settings
 
 KEY_LIFETIME_SECONDS = 24 * 3600
 
@@ -19,7 +19,7 @@ KEY_LIFETIME_SECONDS = 24 * 3600
 def _persistence() -> Any:
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-    return DynamoDBPersistenceLayer(table_name=config.env("ETIKETT_IDEMPOTENCY_TABLE"))
+    return DynamoDBPersistenceLayer(table_name=get_settings().required("idempotency_table"))
 
 
 def _config() -> Any:
@@ -65,12 +65,12 @@ def submit_once(
     except IdempotencyValidationError:
         raise Conflict(
             "This idempotency key was used for another request.",
-            "print.idempotency_conflict",
+            ProblemCode.PRINT_IDEMPOTENCY_CONFLICT,
             idempotency_key=request.idempotency_key,
         ) from None
     except IdempotencyAlreadyInProgressError:
         raise Conflict(
             "A request with this idempotency key is still running; retry shortly.",
-            "print.in_progress",
+            ProblemCode.PRINT_IN_PROGRESS,
             idempotency_key=request.idempotency_key,
         ) from None

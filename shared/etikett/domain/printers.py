@@ -14,7 +14,7 @@ from pynamodb.exceptions import TransactWriteError
 from etikett import clock
 from etikett.domain import audit, jobs, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, NotFound
+from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store.base import cancellation_codes, transaction
 from etikett.store.pages import Page, read_page
@@ -158,7 +158,9 @@ def load(printer_id: str) -> PrinterRecord:
 def existing(printer_id: str, record: PrinterRecord | None) -> PrinterRecord:
     """`record` as read for `printer_id`; printer.not_found if there was none."""
     if record is None or not printer_id.startswith("prn_"):
-        raise NotFound(f"No printer {printer_id}.", "printer.not_found", printer_id=printer_id)
+        raise NotFound(
+            f"No printer {printer_id}.", ProblemCode.PRINTER_NOT_FOUND, printer_id=printer_id
+        )
     return record
 
 
@@ -173,7 +175,7 @@ def by_name(name: str) -> PrinterRecord:
 def named(name: str, claim: PrinterNameClaim | None) -> PrinterNameClaim:
     """`claim` as read for `name`; printer.not_found if there was none."""
     if claim is None:
-        raise NotFound(f"No printer named {name!r}.", "printer.not_found", name=name)
+        raise NotFound(f"No printer named {name!r}.", ProblemCode.PRINTER_NOT_FOUND, name=name)
     return claim
 
 
@@ -193,7 +195,7 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
         except FindingRecord.DoesNotExist:
             raise NotFound(
                 f"No discovery finding {request.finding_id}.",
-                "finding.not_found",
+                ProblemCode.FINDING_NOT_FOUND,
                 finding_id=request.finding_id,
             ) from None
         host, _, port = finding.address.rpartition(":")
@@ -204,7 +206,9 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
         language, dpi, model = str(request.language), int(request.dpi or 203), request.model
     runner = runners.load_runner(runner_id)
     if runner.state != "active":
-        raise Conflict("The Runner is not admitted yet.", "runner.not_active", runner_id=runner_id)
+        raise Conflict(
+            "The Runner is not admitted yet.", ProblemCode.RUNNER_NOT_ACTIVE, runner_id=runner_id
+        )
     printer_id = new_id("prn")
     record = PrinterRecord(
         pk=printer_id,
@@ -247,7 +251,7 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
         if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
             raise Conflict(
                 f"A printer is already named {request.name!r}.",
-                "printer.name_taken",
+                ProblemCode.PRINTER_NAME_TAKEN,
                 name=request.name,
             ) from None
         raise
@@ -280,7 +284,7 @@ def discover_in_group(invocation: Invocation, request: GroupDiscoveryRequest) ->
     if not online:
         raise Conflict(
             "No Runner of the group is online.",
-            "runner_group.no_online_runner",
+            ProblemCode.RUNNER_GROUP_NO_ONLINE_RUNNER,
             group_id=request.group_id,
         )
     return DiscoveryJobs(jobs=[discover_at(invocation, r.pk, request) for r in online])

@@ -18,12 +18,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from etikett import clients, clock, config
+from etikett import clients, clock
 from etikett.domain import counters, jobs, label_versions, labels, printers
 from etikett.domain.actors import Invocation
 from etikett.dsl.label import LabelDocument
-from etikett.errors import Conflict, EtikettError, InvalidRequest, NotFound, PayloadTooLarge
+from etikett.errors import (
+    Conflict,
+    EtikettError,
+    InvalidRequest,
+    LabelNotReleased,
+    NotFound,
+    PayloadTooLarge,
+    ProblemCode,
+)
 from etikett.ids import new_id
+from etikett.settings import get_settings
 from etikett.store.archive import ArchiveRecord
 from etikett.store.base import found, reads
 from etikett.store.jobs import JobRecord
@@ -93,10 +102,6 @@ class ArchiveEntry(BaseModel):
     outcome_at: str | None = None
     actor: dict[str, str]
     created_at: str
-
-
-class LabelNotReleased(EtikettError):
-    status, code, title = 409, "print.label_not_released", "Label version not released"
 
 
 def parse_reference(reference: str) -> tuple[str, int | None]:
@@ -210,7 +215,9 @@ def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) ->
             f"record {e['record']}: {e['variable']} {e['message']}" for e in errors[:5]
         )
         raise InvalidRequest(
-            f"Invalid print data: {summary}.", "print.variables_invalid", errors=errors[:100]
+            f"Invalid print data: {summary}.",
+            ProblemCode.PRINT_VARIABLES_INVALID,
+            errors=errors[:100],
         )
 
 
@@ -230,7 +237,7 @@ def submit(
     if len(records) > MAX_RECORDS:
         raise PayloadTooLarge(
             f"{len(records)} records; at most {MAX_RECORDS} per request.",
-            "print.too_many_records",
+            ProblemCode.PRINT_TOO_MANY_RECORDS,
             records=len(records),
             limit=MAX_RECORDS,
         )
@@ -245,7 +252,7 @@ def submit(
         raise Conflict(
             f"The label is designed at {document.dpi} dpi, the printer prints "
             f"{int(printer.dpi)} dpi; choose a printer of the label's density.",
-            "print.density_mismatch",
+            ProblemCode.PRINT_DENSITY_MISMATCH,
             label_dpi=document.dpi,
             printer_dpi=int(printer.dpi),
         )
@@ -416,7 +423,7 @@ def _held_event(tx: Any, job: JobRecord) -> None:
 
 def _store_work(job_id: str, work: dict[str, Any]) -> None:
     clients.client("s3").put_object(
-        Bucket=config.env("ETIKETT_ASSETS_BUCKET"),
+        Bucket=get_settings().required("assets_bucket"),
         Key=f"prints/{job_id}/work.json",
         Body=json.dumps(work, default=str).encode(),
     )
@@ -428,7 +435,7 @@ def load_work(job_id: str) -> dict[str, Any]:
 
 def _enqueue_render(job_id: str) -> None:
     clients.client("sqs").send_message(
-        QueueUrl=config.env("ETIKETT_PRINT_RENDER_QUEUE"),
+        QueueUrl=get_settings().required("print_render_queue"),
         MessageBody=json.dumps({"job_id": job_id}),
     )
 
@@ -490,7 +497,7 @@ def get_entry(entry_id: str) -> ArchiveEntry:
         record = ArchiveRecord.get(entry_id)
     except ArchiveRecord.DoesNotExist:
         raise NotFound(
-            f"No print-archive entry {entry_id}.", "archive.not_found", entry_id=entry_id
+            f"No print-archive entry {entry_id}.", ProblemCode.ARCHIVE_NOT_FOUND, entry_id=entry_id
         ) from None
     return _with_jobs([record])[0]
 

@@ -16,7 +16,7 @@ from pynamodb.exceptions import UpdateError
 from etikett import clock
 from etikett.domain import audit, certificates, jobs, printers, runner_queues, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, Forbidden, NotFound
+from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.store.base import transaction
 from etikett.store.jobs import JobRecord
 from etikett.store.printers import PrinterRecord
@@ -93,9 +93,9 @@ class RunnerConfig(BaseModel):
     poll_wait_seconds: int = MAX_WAIT_SECONDS
 
 
-def _removed() -> certificates.CertificateRefused:
-    return certificates.CertificateRefused(
-        "The Runner of this certificate was removed.", "runner.removed"
+def _removed() -> CertificateRefused:
+    return CertificateRefused(
+        "The Runner of this certificate was removed.", ProblemCode.RUNNER_REMOVED
     )
 
 
@@ -106,8 +106,8 @@ def identify(certificate_pem: str) -> RunnerRecord:
     except RunnerRecord.DoesNotExist:
         raise _removed() from None
     if runner.state != "active" or runner.certificate_serial != presented.serial:
-        raise certificates.CertificateRefused(
-            "This certificate is no longer the Runner's.", "runner.certificate_revoked"
+        raise CertificateRefused(
+            "This certificate is no longer the Runner's.", ProblemCode.RUNNER_CERTIFICATE_REVOKED
         )
     return runner
 
@@ -203,7 +203,9 @@ def report(
     reports it could not deliver); contradicting a final outcome is refused."""
     record = jobs.load(job_id)
     if record.runner_id != runner.pk:
-        raise Forbidden("The job belongs to another Runner.", "job.other_runner", job_id=job_id)
+        raise Forbidden(
+            "The job belongs to another Runner.", ProblemCode.JOB_OTHER_RUNNER, job_id=job_id
+        )
     now = clock.now()
     if jobs.is_final(record):
         if report.receipt and runner.queue_url:
@@ -216,7 +218,7 @@ def report(
             return jobs.view(record)
         raise Conflict(
             f"The job is already {record.status}.",
-            "job.finished",
+            ProblemCode.JOB_FINISHED,
             job_id=job_id,
             status=record.status,
         )

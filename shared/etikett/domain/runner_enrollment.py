@@ -11,12 +11,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from pynamodb.exceptions import TransactWriteError
 
-from etikett import clock, config
+from etikett import clock
 from etikett.domain import audit, certificates, runner_queues
 from etikett.domain.actors import Invocation
 from etikett.domain.runners import load_group
-from etikett.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
+from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
+from etikett.settings import get_settings
 from etikett.store.base import cancellation_codes, transaction
 from etikett.store.pages import Page, read_page
 from etikett.store.runners import (
@@ -149,7 +150,7 @@ def _view(record: EnrollmentRecord, *, with_certificate: bool) -> Enrollment:
         approved_by=record.approved_by,
         certificate_pem=record.certificate_pem if with_certificate else None,
         ca_pem=certificates.ca_pem() if with_certificate and record.certificate_pem else None,
-        agent_url=config.agent_url() if with_certificate and record.certificate_pem else None,
+        agent_url=get_settings().agent_url if with_certificate and record.certificate_pem else None,
     )
 
 
@@ -159,25 +160,25 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
     if not token.startswith(TOKEN_PREFIX):
         raise Unauthenticated(
             "Present an enrollment token as `Authorization: Bearer etkr_…`.",
-            "enrollment.token_invalid",
+            ProblemCode.ENROLLMENT_TOKEN_INVALID,
         )
     try:
         token_record = EnrollmentTokenRecord.get(f"enrollment-token#{_hash(token)}", TOKEN_SK)
     except EnrollmentTokenRecord.DoesNotExist:
         raise Unauthenticated(
-            "The enrollment token is unknown.", "enrollment.token_invalid"
+            "The enrollment token is unknown.", ProblemCode.ENROLLMENT_TOKEN_INVALID
         ) from None
     now = clock.now()
     if token_record.used_at is not None:
         raise Unauthenticated(
             "The enrollment token was used already; issue a new one.",
-            "enrollment.token_used",
+            ProblemCode.ENROLLMENT_TOKEN_USED,
             token_id=token_record.id,
         )
     if token_record.expires_at <= now:
         raise Unauthenticated(
             "The enrollment token has expired; issue a new one.",
-            "enrollment.token_expired",
+            ProblemCode.ENROLLMENT_TOKEN_EXPIRED,
             token_id=token_record.id,
             expired_at=clock.rfc3339(token_record.expires_at),
         )
@@ -254,7 +255,7 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
         if "ConditionalCheckFailed" in cancellation_codes(error):
             raise Unauthenticated(
                 "The enrollment token was used already; issue a new one.",
-                "enrollment.token_used",
+                ProblemCode.ENROLLMENT_TOKEN_USED,
                 token_id=token_record.id,
             ) from None
         raise
@@ -266,7 +267,9 @@ def _load(enrollment_id: str) -> EnrollmentRecord:
         return EnrollmentRecord.get(enrollment_id, ENROLLMENT_SK)
     except EnrollmentRecord.DoesNotExist:
         raise NotFound(
-            f"No enrollment {enrollment_id}.", "enrollment.not_found", enrollment_id=enrollment_id
+            f"No enrollment {enrollment_id}.",
+            ProblemCode.ENROLLMENT_NOT_FOUND,
+            enrollment_id=enrollment_id,
         ) from None
 
 
@@ -278,7 +281,9 @@ def get_with_secret(enrollment_id: str, secret: str) -> Enrollment:
     """The enrolling Runner polls with its enrollment secret until it is approved."""
     record = _load(enrollment_id)
     if not secrets.compare_digest(record.secret_hash, _hash(secret)):
-        raise Unauthenticated("The enrollment secret does not match.", "enrollment.secret_invalid")
+        raise Unauthenticated(
+            "The enrollment secret does not match.", ProblemCode.ENROLLMENT_SECRET_INVALID
+        )
     return _view(record, with_certificate=True)
 
 
@@ -308,7 +313,7 @@ def approve(invocation: Invocation, enrollment_id: str) -> Enrollment:
     except RunnerRecord.DoesNotExist:
         raise Conflict(
             "The enrollment's Runner was removed.",
-            "enrollment.runner_removed",
+            ProblemCode.ENROLLMENT_RUNNER_REMOVED,
             runner_id=record.runner_id,
         ) from None
     certificate_pem, serial, not_after = certificates.sign_csr(record.csr_pem, record.runner_id)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from etikett.domain import deployments, flow_runs, flows, printing, runners
 from etikett.domain.actors import Caller, Invocation
-from etikett.errors import Conflict, Forbidden
+from etikett.errors import Conflict, Forbidden, ProblemCode
 from etikett.store import deployments as deployment_store
 from etikett.store.runners import RunnerRecord
 
@@ -89,7 +89,7 @@ def _deployment_for(runner: RunnerRecord, deployment_id: str) -> deployment_stor
     if runner.group_id not in groups:
         raise Forbidden(
             f"{deployment_id} does not deploy to this Runner's group.",
-            "auth.forbidden",
+            ProblemCode.AUTH_FORBIDDEN,
             deployment_id=deployment_id,
         )
     return record
@@ -130,7 +130,7 @@ def print_records(
     if printer_id is None:
         raise Conflict(
             f"{request.deployment_id} assigns no printer to {request.printer!r}.",
-            "deployment.printer_unassigned",
+            ProblemCode.DEPLOYMENT_PRINTER_UNASSIGNED,
             alias=request.printer,
         )
     printer = printers.load(printer_id)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
 from functools import cache
 from typing import Any, NamedTuple
 
 from etikett import clients
+from etikett.settings import get_settings
 
 VISIBILITY_SECONDS = 120  # a claimed job stays invisible this long; reports extend it
 MAX_RECEIVES = 10  # then the job's message moves to the shared dead-letter queue
@@ -36,7 +36,7 @@ def _sqs() -> Any:
 
 
 def queue_name(runner_id: str) -> str:
-    prefix = os.environ.get("ETIKETT_RUNNER_QUEUE_PREFIX", "etikett-runner")
+    prefix = get_settings().runner_queue_prefix
     return f"{prefix}-{runner_id.lower()}"
 
 
@@ -46,7 +46,7 @@ def create(runner_id: str) -> str:
         "VisibilityTimeout": str(VISIBILITY_SECONDS),
         "MessageRetentionPeriod": str(14 * 24 * 3600),
     }
-    dlq = os.environ.get("ETIKETT_RUNNER_DLQ_ARN")
+    dlq = get_settings().runner_dlq_arn
     if dlq:
         attributes["RedrivePolicy"] = json.dumps(
             {"deadLetterTargetArn": dlq, "maxReceiveCount": str(MAX_RECEIVES)}

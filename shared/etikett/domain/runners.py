@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from etikett import clock
 from etikett.domain import audit, runner_queues
 from etikett.domain.actors import Invocation
-from etikett.errors import NotFound
+from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store.base import transaction
 from etikett.store.pages import Page, read_page
@@ -100,7 +100,7 @@ def load_group(group_id: str) -> GroupRecord:
         return GroupRecord.get(group_id, GROUP_SK)
     except GroupRecord.DoesNotExist:
         raise NotFound(
-            f"No Runner group {group_id}.", "runner_group.not_found", group_id=group_id
+            f"No Runner group {group_id}.", ProblemCode.RUNNER_GROUP_NOT_FOUND, group_id=group_id
         ) from None
 
 
@@ -135,7 +135,9 @@ def load_runner(runner_id: str) -> RunnerRecord:
     try:
         return RunnerRecord.get(runner_id, RUNNER_SK)
     except RunnerRecord.DoesNotExist:
-        raise NotFound(f"No Runner {runner_id}.", "runner.not_found", runner_id=runner_id) from None
+        raise NotFound(
+            f"No Runner {runner_id}.", ProblemCode.RUNNER_NOT_FOUND, runner_id=runner_id
+        ) from None
 
 
 def get_runner(runner_id: str) -> Runner:
@@ -266,7 +268,9 @@ def delete_context(invocation: Invocation, owner_id: str, name: str) -> None:
     try:
         record = ContextRecord.get(owner_id, context_sk(name))
     except ContextRecord.DoesNotExist:
-        raise NotFound(f"No context parameter {name!r}.", "context.not_found", name=name) from None
+        raise NotFound(
+            f"No context parameter {name!r}.", ProblemCode.CONTEXT_NOT_FOUND, name=name
+        ) from None
     with transaction() as tx:
         tx.delete(record)
         tx.save(audit.entry(invocation, owner_id, details={"name": name, "before": record.value}))

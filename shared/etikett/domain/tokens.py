@@ -12,11 +12,12 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from etikett import clock, config
+from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Caller, Invocation, Role
-from etikett.errors import InvalidRequest, NotFound, Unauthenticated
+from etikett.errors import InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
+from etikett.settings import get_settings
 from etikett.store.base import transaction
 from etikett.store.pages import Page, read_page
 from etikett.store.tokens import SERVICE_OWNER, TokenRecord
@@ -72,21 +73,21 @@ def _token_view(record: TokenRecord) -> ApiToken:
 def authenticate(token: str) -> Caller:
     """Resolve a presented bearer token or session cookie to its caller, or refuse with 401."""
     if not token.startswith((SERVICE_PREFIX, SESSION_PREFIX)):
-        raise Unauthenticated("The token is not an Etikett token.", "auth.invalid_token")
+        raise Unauthenticated("The token is not an Etikett token.", ProblemCode.AUTH_INVALID_TOKEN)
     token_hash = hash_token(token)
     try:
         record = TokenRecord.get(token_hash)
     except TokenRecord.DoesNotExist:
         raise Unauthenticated(
-            "The token is unknown or was revoked.", "auth.invalid_token"
+            "The token is unknown or was revoked.", ProblemCode.AUTH_INVALID_TOKEN
         ) from None
     now = clock.now()
     if record.revoked_at is not None:
-        raise Unauthenticated("The token was revoked.", "auth.invalid_token")
+        raise Unauthenticated("The token was revoked.", ProblemCode.AUTH_INVALID_TOKEN)
     if record.expires_at is not None and record.expires_at <= now:
         raise Unauthenticated(
             "The token has expired.",
-            "auth.token_expired",
+            ProblemCode.AUTH_TOKEN_EXPIRED,
             expired_at=clock.rfc3339(record.expires_at),
         )
     if record.kind == "service":
@@ -101,10 +102,10 @@ def authenticate(token: str) -> Caller:
         user = UserRecord.get(record.user_id)
     except UserRecord.DoesNotExist:
         raise Unauthenticated(
-            "The session's user no longer exists.", "auth.invalid_token"
+            "The session's user no longer exists.", ProblemCode.AUTH_INVALID_TOKEN
         ) from None
     if not user.active:
-        raise Unauthenticated("The session's user is deactivated.", "auth.invalid_token")
+        raise Unauthenticated("The session's user is deactivated.", ProblemCode.AUTH_INVALID_TOKEN)
     return Caller(
         actor="human",
         subject=user.username,
@@ -157,7 +158,7 @@ def revoke_api_token(invocation: Invocation, token_id: str) -> None:
     record = next(iter(TokenRecord.by_id.query(token_id, limit=1)), None)
     if record is None or record.kind != "service":
         raise NotFound(
-            f"No service-account token {token_id}.", "token.not_found", token_id=token_id
+            f"No service-account token {token_id}.", ProblemCode.TOKEN_NOT_FOUND, token_id=token_id
         )
     if record.revoked_at is not None:
         return  # revoking twice is harmless and changes nothing
@@ -181,7 +182,7 @@ class Session(BaseModel):
 def new_session(user: UserRecord) -> tuple[TokenRecord, str]:
     """A session record (for the caller's transaction) and its secret."""
     now = clock.now()
-    expires_at = now + timedelta(seconds=config.session_ttl_seconds())
+    expires_at = now + timedelta(seconds=get_settings().session_ttl_seconds)
     token, token_hash = mint(SESSION_PREFIX)
     record = TokenRecord(
         token_hash=token_hash,

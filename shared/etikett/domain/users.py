@@ -10,7 +10,7 @@ from pynamodb.exceptions import TransactWriteError
 from etikett import clock
 from etikett.domain import audit, passwords, tokens
 from etikett.domain.actors import Invocation, Role
-from etikett.errors import Conflict, NotFound
+from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store.base import cancellation_codes, transaction
 from etikett.store.pages import Page, read_page
@@ -92,12 +92,13 @@ def save_new(invocation: Invocation, record: UserRecord, *extra: Any) -> None:
         if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
             raise Conflict(
                 f"The username {record.username!r} is taken.",
-                "user.username_taken",
+                ProblemCode.USER_USERNAME_TAKEN,
                 username=record.username,
             ) from None
         if any(code == "ConditionalCheckFailed" for code in codes[3:]):
             raise Conflict(
-                "The change raced with another one; nothing was written.", "resource.conflict"
+                "The change raced with another one; nothing was written.",
+                ProblemCode.RESOURCE_CONFLICT,
             ) from None
         raise
 
@@ -112,7 +113,7 @@ def load(user_id: str) -> UserRecord:
     try:
         return UserRecord.get(user_id)
     except UserRecord.DoesNotExist:
-        raise NotFound(f"No user {user_id}.", "user.not_found", user_id=user_id) from None
+        raise NotFound(f"No user {user_id}.", ProblemCode.USER_NOT_FOUND, user_id=user_id) from None
 
 
 def get(user_id: str) -> User:
@@ -166,7 +167,9 @@ def _guarded_update(invocation: Invocation, user_id: str, change: Any) -> User:
             if "ConditionalCheckFailed" not in cancellation_codes(error):
                 raise
     raise Conflict(
-        "The user was changed concurrently; try again.", "resource.conflict", user_id=user_id
+        "The user was changed concurrently; try again.",
+        ProblemCode.RESOURCE_CONFLICT,
+        user_id=user_id,
     )
 
 
@@ -185,12 +188,14 @@ def revoke_role(invocation: Invocation, user_id: str, role: str) -> User:
         if role not in record.roles:
             raise NotFound(
                 f"The user does not hold the role {role!r}.",
-                "user.role_not_held",
+                ProblemCode.USER_ROLE_NOT_HELD,
                 user_id=user_id,
                 role=role,
             )
         if role == "admin" and record.active and not _other_active_admin_exists(user_id):
-            raise Conflict("This is the last active admin.", "user.last_admin", user_id=user_id)
+            raise Conflict(
+                "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=user_id
+            )
         roles = sorted(set(record.roles) - {role})
         return _update(invocation, record, [UserRecord.roles.set(roles)], {"role": role})
 
@@ -218,7 +223,9 @@ def deactivate(invocation: Invocation, user_id: str) -> User:
         if not record.active:
             return record
         if "admin" in record.roles and not _other_active_admin_exists(user_id):
-            raise Conflict("This is the last active admin.", "user.last_admin", user_id=user_id)
+            raise Conflict(
+                "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=user_id
+            )
         return _update(invocation, record, [UserRecord.active.set(False)])
 
     user = _guarded_update(invocation, user_id, change)

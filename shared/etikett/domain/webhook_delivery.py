@@ -19,10 +19,11 @@ from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
-from etikett import clients, clock, config
+from etikett import clients, clock
 from etikett.domain import events, outgoing
 from etikett.domain import webhook_receivers as receivers
 from etikett.ids import new_id
+from etikett.settings import get_settings
 from etikett.store.base import transaction
 from etikett.store.webhooks import (
     LOG_PREFIX,
@@ -33,8 +34,6 @@ from etikett.store.webhooks import (
 )
 
 DELIVERIES_QUEUE_ENV = "ETIKETT_WEBHOOK_DELIVERIES_QUEUE"
-MAX_ATTEMPTS_ENV = "ETIKETT_WEBHOOK_MAX_ATTEMPTS"
-DEFAULT_MAX_ATTEMPTS = 12
 MAX_DELAY_SECONDS = 900
 TIMEOUT_SECONDS = 10.0
 LOG_RETENTION = timedelta(days=30)
@@ -45,7 +44,7 @@ _MAX_ERROR = 300
 
 def max_attempts() -> int:
     """The last attempt; the deliveries queue's maxReceiveCount is the same template parameter."""
-    return max(1, int(config.env(MAX_ATTEMPTS_ENV, str(DEFAULT_MAX_ATTEMPTS))))
+    return get_settings().webhook_max_attempts
 
 
 def backoff_seconds(attempt: int) -> int:
@@ -86,7 +85,7 @@ def fan_out(event: dict[str, Any]) -> int:
 
     Fanning the same event out twice is harmless: a delivery is claimed by one message only."""
     tasks = [Task(webhook_id, event) for webhook_id in receivers.subscribers(event["type"])]
-    queue = config.env(DELIVERIES_QUEUE_ENV)
+    queue = get_settings().required("webhook_deliveries_queue")
     for start in range(0, len(tasks), 10):
         chunk = tasks[start : start + 10]
         answer = clients.client("sqs").send_message_batch(
@@ -103,7 +102,7 @@ def fan_out(event: dict[str, Any]) -> int:
 def postpone(receipt_handle: str, seconds: int) -> None:
     """Make a received delivery message visible again in `seconds` (the backoff)."""
     clients.client("sqs").change_message_visibility(
-        QueueUrl=config.env(DELIVERIES_QUEUE_ENV),
+        QueueUrl=get_settings().required("webhook_deliveries_queue"),
         ReceiptHandle=receipt_handle,
         VisibilityTimeout=seconds,
     )

@@ -12,12 +12,12 @@ import base64
 import secrets
 from typing import Any
 
-from etikett import clients, clock, config
+from etikett import clients, clock
+from etikett.settings import get_settings
 from etikett.store.webhooks import WEBHOOK_SK, SubscriptionRecord, WebhookRecord
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32
-SECRETS_KEY_ENV = "ETIKETT_WEBHOOK_SECRETS_KEY"
 
 
 def new_secret() -> str:
@@ -30,7 +30,7 @@ def _context(webhook_id: str) -> dict[str, str]:
 
 def encrypt_secret(webhook_id: str, secret: str) -> bytes:
     answer = clients.client("kms").encrypt(
-        KeyId=config.env(SECRETS_KEY_ENV),
+        KeyId=get_settings().required("webhook_secrets_key"),
         Plaintext=secret.encode(),
         EncryptionContext=_context(webhook_id),
     )
@@ -39,7 +39,7 @@ def encrypt_secret(webhook_id: str, secret: str) -> bytes:
 
 def decrypt_secret(record: WebhookRecord) -> str:
     answer = clients.client("kms").decrypt(
-        KeyId=config.env(SECRETS_KEY_ENV),
+        KeyId=get_settings().required("webhook_secrets_key"),
         CiphertextBlob=bytes(record.secret_ciphertext),
         EncryptionContext=_context(record.pk),
     )

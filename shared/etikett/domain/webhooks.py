@@ -14,7 +14,7 @@ from etikett.domain import audit, outgoing
 from etikett.domain.actors import Invocation
 from etikett.domain.events import EVENT_KINDS, EventKind
 from etikett.domain.webhook_receivers import encrypt_secret, new_secret
-from etikett.errors import InvalidRequest, NotFound
+from etikett.errors import InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store.base import transaction
 from etikett.store.pages import Page, read_page
@@ -128,7 +128,7 @@ def load(webhook_id: str) -> WebhookRecord:
         return WebhookRecord.get(webhook_id, WEBHOOK_SK)
     except WebhookRecord.DoesNotExist:
         raise NotFound(
-            f"No webhook {webhook_id}.", "webhook.not_found", webhook_id=webhook_id
+            f"No webhook {webhook_id}.", ProblemCode.WEBHOOK_NOT_FOUND, webhook_id=webhook_id
         ) from None
 
 
@@ -138,7 +138,7 @@ def create(invocation: Invocation, request: NewWebhook) -> CreatedWebhook:
     except outgoing.UrlRefused as refused:
         raise InvalidRequest(
             f"The webhook URL is refused: it {refused}.",
-            "webhook.url_refused",
+            ProblemCode.WEBHOOK_URL_REFUSED,
             fields=[{"field": "body.url", "message": str(refused), "type": "value_error"}],
         ) from None
     caller = invocation.caller

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
 from etikett.local import template as templates
+from etikett.settings import LocalSettings
 
 
 def _setup_required() -> bool:
@@ -62,13 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="etikett")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("dev", help="serve the whole service locally")
+    local = LocalSettings()
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    serve.add_argument("--home", default=os.environ.get("ETIKETT_HOME", ".etikett"))
+    serve.add_argument("--port", type=int, default=local.port)
+    serve.add_argument("--home", default=str(local.home))
     serve.add_argument(
         "--agent-port",
         type=int,
-        default=int(os.environ["AGENT_PORT"]) if "AGENT_PORT" in os.environ else None,
+        default=local.agent_port,
         help="the Runners' mutual-TLS port (default: --port + 443)",
     )
     serve.add_argument("--template", default=None)

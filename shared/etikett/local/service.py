@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from etikett import settings
 from etikett.local import provision as provisioning
 from etikett.local import tls
 from etikett.local.aws import LocalAws
@@ -19,6 +20,7 @@ from etikett.local.gateway import Gateway, Router
 from etikett.local.sqs import SqsPoller
 from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
+from etikett.settings import LocalSettings
 
 logger = logging.getLogger("etikett.local")
 
@@ -40,9 +42,9 @@ class LocalService:
         self.host = host
         self.port = port
         self.agent_port = agent_port if agent_port is not None else port + 443
+        self.local = LocalSettings()
         # How often changed state is saved at most (a snapshot briefly holds every request).
-        interval = float(os.environ.get("ETIKETT_SNAPSHOT_SECONDS", "1"))
-        self.aws = LocalAws(home / STATE_FILE, snapshot_interval=interval)
+        self.aws = LocalAws(home / STATE_FILE, snapshot_interval=self.local.snapshot_seconds)
         self._servers: list[Any] = []
         self._server_threads: list[threading.Thread] = []
         self.ca_file: Path | None = None
@@ -90,12 +92,13 @@ class LocalService:
             self.template,
             self.aws.endpoint_url,
             LOCAL_REGION,
-            {"Build": os.environ.get("ETIKETT_BUILD", "local")},
+            {"Build": self.local.build},
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
+        os.environ["ETIKETT_AGENT_URL"] = self.agent_url
+        settings.reload()  # the functions' environment is complete only now
         self.functions = FunctionRegistry(self.template.functions, LOCAL_REGION)
         self.functions.warm_all()
-        os.environ["ETIKETT_AGENT_URL"] = self.agent_url
         gateway = Gateway(Router(self.template.routes), self.functions)
         plain = uvicorn.Config(
             gateway,

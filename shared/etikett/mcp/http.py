@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from etikett.api.access import VIA_MCP_SCOPE_KEY, authenticate, request_id
 from etikett.api.problems import problem_response
-from etikett.errors import EtikettError
+from etikett.errors import EtikettError, ProblemCode
 from etikett.mcp import catalog
 from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
 
@@ -52,15 +52,14 @@ async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         caller = await to_thread.run_sync(authenticate, request)
     except EtikettError as error:
         response = problem_response(
-            error.status, error.code, error.title, error.detail, error.params, error.headers
+            error.code, error.title, error.detail, error.params, error.headers
         )
         await response(scope, receive, send)
         return
     except Exception:
         logger.exception("could not authenticate an MCP request")
         response = problem_response(
-            500,
-            "internal.error",
+            ProblemCode.INTERNAL_ERROR,
             "Internal error",
             "An unexpected error happened; nothing was changed by this request.",
             {"request_id": request_id(request)},

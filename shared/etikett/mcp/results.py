@@ -11,7 +11,7 @@ from typing import Any
 import mcp_types as types
 
 from etikett.api.problems import Problem
-from etikett.errors import EtikettError
+from etikett.errors import EtikettError, ProblemCode
 
 # Response headers an agent needs beside the body: where a created thing is, when to retry, what
 # a preview measures. Transport headers (length, date, server) say nothing about the operation.
@@ -68,7 +68,7 @@ def internal_error(request_id: str | None) -> types.CallToolResult:
     return problem_result(
         _problem(
             500,
-            "internal.error",
+            ProblemCode.INTERNAL_ERROR,
             "Internal error",
             "An unexpected error happened while running the tool.",
             {"request_id": request_id},
@@ -96,7 +96,7 @@ def _problem_of(status: int, media_type: str, body: bytes) -> dict[str, Any]:
         if isinstance(parsed, dict) and isinstance(parsed.get("code"), str):
             return {**parsed, "params": parsed.get("params") or {}}
     # Not one of our problems (nothing of ours answers this way): say what came back.
-    code = "internal.error" if status >= 500 else "request.invalid"
+    code = ProblemCode.INTERNAL_ERROR if status >= 500 else ProblemCode.REQUEST_INVALID
     detail = body.decode("utf-8", "replace")[:500] or f"HTTP {status}"
     return _problem(status, code, "Request failed", detail, {})
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.errors import EtikettError
+from etikett.errors import EtikettError, ProblemCode
 
 
 class VariablesInvalid(EtikettError):
-    status, code, title = 422, "label.variables_invalid", "Invalid label variables"
+    code, title = ProblemCode.LABEL_VARIABLES_INVALID, "Invalid label variables"
 
     def __init__(self, errors: list[dict[str, str]]) -> None:
         names = ", ".join(error["variable"] for error in errors)
@@ -16,7 +16,7 @@ class VariablesInvalid(EtikettError):
 
 
 class BarcodeInvalid(EtikettError):
-    status, code, title = 422, "label.barcode_invalid", "Invalid barcode data"
+    code, title = ProblemCode.LABEL_BARCODE_INVALID, "Invalid barcode data"
 
     def __init__(self, object_id: str, symbology: str, message: str) -> None:
         super().__init__(
@@ -28,7 +28,7 @@ class BarcodeInvalid(EtikettError):
 
 
 class ImageInvalid(EtikettError):
-    status, code, title = 422, "label.image_invalid", "Invalid image data"
+    code, title = ProblemCode.LABEL_IMAGE_INVALID, "Invalid image data"
 
     def __init__(self, object_id: str, message: str) -> None:
         super().__init__(
@@ -37,7 +37,7 @@ class ImageInvalid(EtikettError):
 
 
 class LabelTooLarge(EtikettError):
-    status, code, title = 422, "label.too_large", "Label too large to render"
+    code, title = ProblemCode.LABEL_TOO_LARGE, "Label too large to render"
 
     def __init__(self, width: int, height: int, object_id: str | None = None) -> None:
         what = f"Object {object_id!r}" if object_id is not None else "The label"

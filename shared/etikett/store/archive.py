@@ -14,7 +14,6 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-ARCHIVE_TABLE_ENV = "ETIKETT_ARCHIVE_TABLE"
 STREAM = "archive"
 
 
@@ -46,7 +45,7 @@ class ArchiveByLabel(GlobalSecondaryIndex["ArchiveRecord"]):
 
 
 class ArchiveRecord(Model):
-    Meta = table_meta(ARCHIVE_TABLE_ENV, "ArchiveTable")
+    Meta = table_meta("archive_table")
     id = UnicodeAttribute(hash_key=True)  # arc_<ULID>
     stream = UnicodeAttribute(default=STREAM)
     job_id = UnicodeAttribute()

@@ -1,19 +1,30 @@
-"""What every table model shares: where its table is, and how a transaction reaches DynamoDB."""
+"""What every table shares: where it is, one connection per process, and turning stored items
+into the plain records the rest of the service reads.
+
+Only `store/` knows pynamodb. Each repository module declares its table's items (pynamodb models,
+private to it) and the records it hands out (frozen dataclasses with plain Python types), and
+converts between the two with `record_of` and `item_of`.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import functools
-import os
-from typing import Any, TypeVar
+import types
+from collections.abc import Iterator
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from pynamodb.attributes import MapAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.models import Model, _ModelFuture
 from pynamodb.transactions import TransactGet, TransactWrite
 
-from etikett import config
+from etikett.settings import get_settings
 
 M = TypeVar("M", bound=Model)
+R = TypeVar("R")
 
 _TIMEOUTS: dict[str, Any] = {
     "connect_timeout_seconds": 2,
@@ -22,13 +33,15 @@ _TIMEOUTS: dict[str, Any] = {
 }
 
 
-def table_meta(env_name: str, logical_id: str) -> type:
-    """A pynamodb `Meta` for the table whose name the template passes in `env_name`."""
+def table_meta(setting: str) -> type:
+    """A pynamodb `Meta` for the table whose name the settings hold as `setting`."""
+    settings = get_settings()
 
     class Meta:
-        table_name = os.environ.get(env_name, f"etikett-{logical_id}")
-        region = config.region()
-        host = config.dynamodb_endpoint()
+        table_name = getattr(settings, setting)
+        table_setting = setting
+        region = settings.region
+        host = settings.dynamodb_endpoint
         connect_timeout_seconds = _TIMEOUTS["connect_timeout_seconds"]
         read_timeout_seconds = _TIMEOUTS["read_timeout_seconds"]
         max_retry_attempts = _TIMEOUTS["max_retry_attempts"]
@@ -36,14 +49,33 @@ def table_meta(env_name: str, logical_id: str) -> type:
     return Meta
 
 
+def connection() -> Connection:
+    """The process's connection for transactions (the models keep their own)."""
+    settings = get_settings()
+    return _connection(settings.region, settings.dynamodb_endpoint)
+
+
+@functools.cache
+def _connection(region: str, host: str | None) -> Connection:
+    # One per process, like the models' own: a new Connection makes a new botocore session and
+    # client on first use, which reads botocore's endpoint data again (≈ 100-300 ms).
+    return Connection(region=region, host=host, **_TIMEOUTS)
+
+
 def transaction() -> TransactWrite:
-    """One all-or-nothing write across tables: a change and its audit entry land together."""
-    return TransactWrite(connection=_connection(config.region(), config.dynamodb_endpoint()))
+    """One all-or-nothing write across tables (repositories use `UnitOfWork`)."""
+    return TransactWrite(connection=connection())
+
+
+def cancellation_codes(error: Exception) -> list[str | None]:
+    """The per-item reasons DynamoDB gave for cancelling a transaction, in item order."""
+    reasons = getattr(error, "cancellation_reasons", None) or []
+    return [reason.code if reason is not None else None for reason in reasons]
 
 
 def reads() -> TransactGet:
     """Several items, from any tables, in one round trip (one consistent read)."""
-    return TransactGet(connection=_connection(config.region(), config.dynamodb_endpoint()))
+    return TransactGet(connection=connection())
 
 
 def found(future: _ModelFuture[M]) -> M | None:
@@ -54,14 +86,115 @@ def found(future: _ModelFuture[M]) -> M | None:
         return None
 
 
+def get_item(model: type[M], hash_key: str, range_key: str | None = None) -> M | None:
+    """One item by its key, or None."""
+    try:
+        return model.get(hash_key, range_key) if range_key is not None else model.get(hash_key)
+    except model.DoesNotExist:
+        return None
+
+
+def table_items() -> Iterator[type[Model]]:
+    """Every item class of every table (for re-aiming them: see `bind`)."""
+    import importlib
+    import pkgutil
+
+    import etikett.store
+
+    for module in pkgutil.iter_modules(etikett.store.__path__):
+        importlib.import_module(f"etikett.store.{module.name}")
+    pending = list(Model.__subclasses__())
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if model.__module__.startswith("etikett.store."):
+            yield model
+
+
+def bind() -> None:
+    """Aim every table at what the settings say now (tests and local mode change them after
+    the tables were first imported)."""
+    settings = get_settings()
+    for model in table_items():
+        setting = getattr(model.Meta, "table_setting", None)
+        if setting is not None:
+            model.Meta.table_name = getattr(settings, setting)
+        model.Meta.host = settings.dynamodb_endpoint
+        model.Meta.region = settings.region
+        model._connection = None
+    _connection.cache_clear()
+
+
+# --- items and records ----------------------------------------------------------------------------
+
+
+def record_of(kind: type[R], item: Model) -> R:
+    """The record `kind` (a dataclass) from a stored item: each field from the item's attribute
+    of the same name, as the field's type says (DynamoDB numbers come back as floats)."""
+    values = {}
+    for name, convert in _converters(kind):
+        values[name] = convert(getattr(item, name))
+    return kind(**values)
+
+
+def item_of(model: type[M], record: Any, **extra: Any) -> M:
+    """The stored item of `record`, with `extra` attributes (keys, index attributes) beside."""
+    values = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+    return model(**values, **extra)
+
+
 @functools.cache
-def _connection(region: str, host: str | None) -> Connection:
-    # One per process, like the models' own: a new Connection makes a new botocore session and
-    # client on first use, which reads botocore's endpoint data again (≈ 100-300 ms).
-    return Connection(region=region, host=host, **_TIMEOUTS)
+def _converters(kind: type[Any]) -> list[tuple[str, Any]]:
+    hints = get_type_hints(kind)
+    return [(field.name, _converter(hints[field.name])) for field in dataclasses.fields(kind)]
 
 
-def cancellation_codes(error: Exception) -> list[str | None]:
-    """The per-item reasons DynamoDB gave for cancelling a transaction, in item order."""
-    reasons = getattr(error, "cancellation_reasons", None) or []
-    return [reason.code if reason is not None else None for reason in reasons]
+def _converter(hint: Any) -> Any:
+    optional = False
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        members = [arg for arg in get_args(hint) if arg is not type(None)]
+        optional = len(members) < len(get_args(hint))
+        hint = members[0] if len(members) == 1 else Any
+        origin = get_origin(hint)
+    if hint is int:
+        convert: Any = int
+    elif hint is float:
+        convert = float
+    elif hint is bool:
+        convert = bool
+    elif origin is dict or hint is dict:
+        convert = _plain
+    elif origin is list or hint is list or origin is tuple:
+        convert = _plain_list
+    else:
+        convert = _identity
+    if optional:
+        return lambda value: None if value is None else convert(value)
+    return convert
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """Maps as plain dicts (pynamodb hands out MapAttribute instances)."""
+    if isinstance(value, MapAttribute):
+        return {key: _plain(inner) for key, inner in value.as_dict().items()}
+    if isinstance(value, dict):
+        return {key: _plain(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_plain(inner) for inner in value]
+    return value
+
+
+def _plain_list(value: Any) -> Any:
+    return [_plain(inner) for inner in value or []]
+
+
+def utc(moment: dt.datetime | None) -> dt.datetime | None:
+    """Stored times are UTC; a naive one (from older items) is read as UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=dt.UTC)

@@ -1,6 +1,11 @@
-"""The counters table: named serial sequences; values are taken with atomic updates."""
+"""Counters: named serial sequences. Values are taken with one atomic update per take, so no
+value is ever handed out twice, not under concurrency and not when a request is retried."""
 
 from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -8,15 +13,35 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
+from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import table_meta
+from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.pages import Page, read_page
 
-COUNTERS_TABLE_ENV = "ETIKETT_COUNTERS_TABLE"
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
+
+KIND = "counter"
 
 
-class CountersByName(GlobalSecondaryIndex["CounterRecord"]):
+@dataclass(frozen=True)
+class CounterRecord:
+    name: str
+    start: int
+    step: int
+    current: int  # the last value handed out (start - step before the first)
+    issued: int  # values handed out since creation
+    format: str | None
+    reset: str  # never | daily | monthly | yearly (UTC)
+    period: str  # the reset period `current` belongs to
+    active: bool
+    created_at: dt.datetime
+    created_by: str
+
+
+class _ByName(GlobalSecondaryIndex["_CounterItem"]):
     class Meta:
         index_name = "by_name"
         projection = AllProjection()
@@ -25,18 +50,76 @@ class CountersByName(GlobalSecondaryIndex["CounterRecord"]):
     name = UnicodeAttribute(range_key=True)
 
 
-class CounterRecord(Model):
-    Meta = table_meta(COUNTERS_TABLE_ENV, "CountersTable")
+class _CounterItem(Model):
+    Meta = table_meta("counters_table")
     name = UnicodeAttribute(hash_key=True)
-    kind = UnicodeAttribute(default="counter")
+    kind = UnicodeAttribute(default=KIND)
     start = NumberAttribute()
     step = NumberAttribute()
-    current = NumberAttribute()  # the last value handed out (start - step before the first)
-    issued = NumberAttribute(default=0)  # values handed out since creation
+    current = NumberAttribute()
+    issued = NumberAttribute(default=0)
     format = UnicodeAttribute(null=True)
-    reset = UnicodeAttribute(default="never")  # never | daily | monthly | yearly (UTC)
-    period = UnicodeAttribute(default="")  # the reset period `current` belongs to
+    reset = UnicodeAttribute(default="never")
+    period = UnicodeAttribute(default="")
     active = BooleanAttribute(default=True)
     created_at = UTCDateTimeAttribute()
     created_by = UnicodeAttribute()
-    by_name = CountersByName()
+    by_name = _ByName()
+
+
+def _record(item: _CounterItem) -> CounterRecord:
+    return record_of(CounterRecord, item)
+
+
+def get(name: str) -> CounterRecord | None:
+    item = get_item(_CounterItem, name)
+    return _record(item) if item is not None else None
+
+
+def page(limit: int, cursor: str | None) -> Page[CounterRecord]:
+    def query(**page: Any) -> Any:
+        return _CounterItem.by_name.query(KIND, **page)
+
+    return read_page(query, {"name", "kind"}, limit, cursor, _record)
+
+
+def add(uow: UnitOfWork, counter: CounterRecord) -> None:
+    """A new counter; the condition `counter.absent` fails if the name is taken."""
+    item = item_of(_CounterItem, counter, kind=KIND)
+    uow.put(item, _CounterItem.name.does_not_exist(), name="counter.absent")
+
+
+def deactivate(uow: UnitOfWork, name: str) -> None:
+    item = _CounterItem(name)
+    uow.update(
+        item, [_CounterItem.active.set(False)], _CounterItem.name.exists(), name="counter.exists"
+    )
+
+
+def take(counter: CounterRecord, count: int, period: str) -> CounterRecord | None:
+    """`count` values after `counter`'s current one, in one atomic update; a new `period`
+    starts again at `start`. None if the counter changed meanwhile (deactivated, or another
+    take began a new period): read it again and decide again."""
+    item = _CounterItem(counter.name)
+    step = counter.step
+    active = _CounterItem.active == True  # noqa: E712 (a pynamodb condition, not a comparison)
+    try:
+        if counter.period == period:
+            item.update(
+                actions=[_CounterItem.current.add(step * count), _CounterItem.issued.add(count)],
+                condition=active & (_CounterItem.period == period),
+            )
+        else:
+            item.update(
+                actions=[
+                    _CounterItem.current.set(counter.start - step + step * count),
+                    _CounterItem.issued.add(count),
+                    _CounterItem.period.set(period),
+                ],
+                condition=active & (_CounterItem.period == counter.period),
+            )
+    except UpdateError as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            return None
+        raise
+    return _record(item)  # update() read the new item back (ReturnValues ALL_NEW)

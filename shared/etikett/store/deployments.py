@@ -32,8 +32,7 @@ from etikett.store.base import cancellation_codes, table_meta, transaction
 from etikett.store.flows import FlowUseRecord
 from etikett.store.pages import Page, read_page
 
-DEPLOYMENTS_TABLE_ENV = "ETIKETT_DEPLOYMENTS_TABLE"
-_META = table_meta(DEPLOYMENTS_TABLE_ENV, "DeploymentsTable")
+_META = table_meta("deployments_table")
 META_SK = "meta"
 
 

@@ -9,7 +9,6 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-EVENTS_TABLE_ENV = "ETIKETT_EVENTS_TABLE"
 STREAM = "events"
 
 
@@ -23,7 +22,7 @@ class EventsByTime(GlobalSecondaryIndex["EventRecord"]):
 
 
 class EventRecord(Model):
-    Meta = table_meta(EVENTS_TABLE_ENV, "EventsTable")
+    Meta = table_meta("events_table")
 
     id = UnicodeAttribute(hash_key=True)  # evt_<ULID>
     stream = UnicodeAttribute(default=STREAM)

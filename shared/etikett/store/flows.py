@@ -24,8 +24,7 @@ from etikett.store.audit import AuditRecord
 from etikett.store.base import cancellation_codes, table_meta, transaction
 from etikett.store.pages import Page, read_page
 
-FLOWS_TABLE_ENV = "ETIKETT_FLOWS_TABLE"
-_META = table_meta(FLOWS_TABLE_ENV, "FlowsTable")
+_META = table_meta("flows_table")
 META_SK = "meta"
 MAX_DOCUMENT_BYTES = 350_000  # compressed; an item stops at 400 KB
 MAX_TRACE_BYTES = 300_000

@@ -16,8 +16,6 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-JOBS_TABLE_ENV = "ETIKETT_JOBS_TABLE"
-
 
 class JobMessage(MapAttribute):
     at = UTCDateTimeAttribute()
@@ -35,7 +33,7 @@ class JobsByRunner(GlobalSecondaryIndex["JobRecord"]):
 
 
 class JobRecord(Model):
-    Meta = table_meta(JOBS_TABLE_ENV, "JobsTable")
+    Meta = table_meta("jobs_table")
     id = UnicodeAttribute(hash_key=True)  # job_…
     kind = UnicodeAttribute()  # discovery | raw | print
     status = (

@@ -18,8 +18,7 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-LABELS_TABLE_ENV = "ETIKETT_LABELS_TABLE"
-_META = table_meta(LABELS_TABLE_ENV, "LabelsTable")
+_META = table_meta("labels_table")
 
 META_SK = "meta"
 # DynamoDB items stop at 400 KB; a compressed document must leave room for the other attributes.

@@ -9,16 +9,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from etikett.errors import EtikettError
+from etikett.errors import InvalidCursor
 
 T = TypeVar("T")
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-
-
-class InvalidCursor(EtikettError):
-    status, code, title = 400, "request.invalid_cursor", "Invalid cursor"
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,9 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-POLICIES_TABLE_ENV = "ETIKETT_POLICIES_TABLE"
-
 
 class PolicyRecord(Model):
-    Meta = table_meta(POLICIES_TABLE_ENV, "PoliciesTable")
+    Meta = table_meta("policies_table")
 
     name = UnicodeAttribute(hash_key=True)
     enabled = BooleanAttribute()

@@ -13,8 +13,7 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-PRINTERS_TABLE_ENV = "ETIKETT_PRINTERS_TABLE"
-_META = table_meta(PRINTERS_TABLE_ENV, "PrintersTable")
+_META = table_meta("printers_table")
 
 
 class PrintersByName(GlobalSecondaryIndex["PrinterRecord"]):

@@ -16,8 +16,7 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-RUNNERS_TABLE_ENV = "ETIKETT_RUNNERS_TABLE"
-_META = table_meta(RUNNERS_TABLE_ENV, "RunnersTable")
+_META = table_meta("runners_table")
 
 GROUP_SK = "group"
 RUNNER_SK = "runner"

@@ -8,8 +8,6 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-TOKENS_TABLE_ENV = "ETIKETT_TOKENS_TABLE"
-
 SERVICE_OWNER = "service"
 
 
@@ -31,7 +29,7 @@ class TokensByOwner(GlobalSecondaryIndex["TokenRecord"]):
 
 
 class TokenRecord(Model):
-    Meta = table_meta(TOKENS_TABLE_ENV, "TokensTable")
+    Meta = table_meta("tokens_table")
 
     token_hash = UnicodeAttribute(
         hash_key=True

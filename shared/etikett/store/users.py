@@ -15,8 +15,7 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-USERS_TABLE_ENV = "ETIKETT_USERS_TABLE"
-_META = table_meta(USERS_TABLE_ENV, "UsersTable")
+_META = table_meta("users_table")
 
 
 def username_key(username: str) -> str:

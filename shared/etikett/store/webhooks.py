@@ -17,15 +17,13 @@ from pynamodb.models import Model
 
 from etikett.store.base import table_meta
 
-WEBHOOKS_TABLE_ENV = "ETIKETT_WEBHOOKS_TABLE"
-DELIVERIES_TABLE_ENV = "ETIKETT_WEBHOOK_DELIVERIES_TABLE"
 WEBHOOK_SK = "webhook"
 KIND = "webhook"
 LOG_PREFIX = "log#"
 STATE_PREFIX = "state#"
 
-_WEBHOOKS = table_meta(WEBHOOKS_TABLE_ENV, "WebhooksTable")
-_DELIVERIES = table_meta(DELIVERIES_TABLE_ENV, "WebhookDeliveriesTable")
+_WEBHOOKS = table_meta("webhooks_table")
+_DELIVERIES = table_meta("webhook_deliveries_table")
 
 
 class WebhooksByKind(GlobalSecondaryIndex["WebhookRecord"]):

@@ -15,6 +15,7 @@ import boto3
 import pytest
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 
+from etikett import settings
 from etikett.local import provision
 from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
@@ -56,6 +57,7 @@ class LocalMode:
         self.resolver = provision.provision(self.template, self.aws.endpoint_url, REGION)
         for name, value in provision.function_environment(self.template, self.resolver).items():
             self.monkeypatch.setenv(name, value)
+        settings.reload()
         session = boto3.session.Session(region_name=REGION)
         self.dynamodb = session.client("dynamodb", endpoint_url=self.aws.endpoint_url)
         if poll:

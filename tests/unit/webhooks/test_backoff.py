@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from etikett import settings
 from etikett.domain import webhook_delivery as delivery
+from etikett.settings import Settings
 
 
 def test_waits_double_from_two_seconds_and_stop_at_900() -> None:
@@ -16,14 +18,16 @@ def test_waits_double_from_two_seconds_and_stop_at_900() -> None:
 
 
 def test_default_schedule_spans_about_47_minutes() -> None:
-    waits = delivery.schedule(delivery.DEFAULT_MAX_ATTEMPTS)
-    assert len(waits) == delivery.DEFAULT_MAX_ATTEMPTS - 1 == 11
+    waits = delivery.schedule(Settings().webhook_max_attempts)
+    assert len(waits) == 11
     assert sum(waits) == 2822  # the 12th attempt ~47 min after the first
 
 
 def test_max_attempts_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(delivery.MAX_ATTEMPTS_ENV, raising=False)
+    monkeypatch.delenv("ETIKETT_WEBHOOK_MAX_ATTEMPTS", raising=False)
+    settings.reload()
     assert delivery.max_attempts() == 12
-    monkeypatch.setenv(delivery.MAX_ATTEMPTS_ENV, "3")
+    monkeypatch.setenv("ETIKETT_WEBHOOK_MAX_ATTEMPTS", "3")
+    settings.reload()
     assert delivery.max_attempts() == 3
     assert delivery.schedule(3) == [2, 4]

@@ -1,0 +1,111 @@
+"""The service's settings: what the template (or local mode) gives each function in its
+environment, read once per process into one typed object. Nothing else reads the environment.
+
+Names are the environment's: `ETIKETT_ASSETS_BUCKET` is `assets_bucket`; AWS's own variables keep
+theirs (`AWS_REGION`, `AWS_ENDPOINT_URL_DYNAMODB`). Resources a function's template entry does not
+give it are None, and `required(name)` says so clearly where one is needed.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ETIKETT_", env_ignore_empty=True, extra="ignore", frozen=True
+    )
+
+    # --- AWS --------------------------------------------------------------------------------------
+    region: str = Field(
+        default="eu-central-1", validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION")
+    )
+    dynamodb_endpoint: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"),
+        description="Local mode and tests point at moto's server; on AWS this is None.",
+    )
+    trace_disabled: bool = Field(default=False, validation_alias="POWERTOOLS_TRACE_DISABLED")
+
+    # --- tables (the template's `!Ref`s; defaults name the tables as local mode's tests did) ----
+    users_table: str = "etikett-UsersTable"
+    tokens_table: str = "etikett-TokensTable"
+    audit_table: str = "etikett-AuditTable"
+    labels_table: str = "etikett-LabelsTable"
+    flows_table: str = "etikett-FlowsTable"
+    deployments_table: str = "etikett-DeploymentsTable"
+    policies_table: str = "etikett-PoliciesTable"
+    events_table: str = "etikett-EventsTable"
+    webhooks_table: str = "etikett-WebhooksTable"
+    webhook_deliveries_table: str = "etikett-WebhookDeliveriesTable"
+    counters_table: str = "etikett-CountersTable"
+    archive_table: str = "etikett-ArchiveTable"
+    runners_table: str = "etikett-RunnersTable"
+    printers_table: str = "etikett-PrintersTable"
+    jobs_table: str = "etikett-JobsTable"
+    idempotency_table: str | None = None
+
+    # --- queues, buckets, keys --------------------------------------------------------------------
+    assets_bucket: str | None = None
+    ca_kms_key: str | None = None
+    webhook_secrets_key: str | None = None
+    print_render_queue: str | None = None
+    events_queue: str | None = None
+    webhook_deliveries_queue: str | None = None
+    runner_queue_prefix: str = "etikett-runner"
+    runner_dlq_arn: str | None = None
+    runner_package_dir: Path | None = None
+
+    # --- behaviour --------------------------------------------------------------------------------
+    build: str = "local"
+    agent_url: str | None = Field(
+        default=None,
+        description="The agent channel's mutual-TLS URL that enrollment hands to Runners (local "
+        "mode: the local gateway's verifying HTTPS port; on AWS: the custom domain).",
+    )
+    session_ttl_seconds: int = Field(default=43_200, ge=60)
+    login_max_failures: int = Field(default=5, ge=1)
+    login_window_seconds: int = Field(default=900, ge=1)
+    webhook_max_attempts: int = Field(default=12, ge=1)
+
+    def required(self, name: str) -> str:
+        """The value of setting `name`, which this function cannot work without."""
+        value = getattr(self, name)
+        if value is None:
+            variable = f"ETIKETT_{name.upper()}"
+            raise RuntimeError(f"{variable} is not set (see template.yaml Globals)")
+        return str(value)
+
+
+@cache
+def get_settings() -> Settings:
+    """The settings of this process, read from the environment on first use."""
+    return Settings()
+
+
+def reload() -> Settings:
+    """Read the environment again: local mode and test stacks set it after start-up."""
+    get_settings.cache_clear()
+    return get_settings()
+
+
+class LocalSettings(BaseSettings):
+    """`make dev`'s own knobs: where local mode serves and keeps its state."""
+
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+
+    port: int = Field(default=8000, validation_alias="PORT")
+    agent_port: int | None = Field(
+        default=None, validation_alias="AGENT_PORT", description="Default: port + 443."
+    )
+    home: Path = Field(default=Path(".etikett"), validation_alias="ETIKETT_HOME")
+    snapshot_seconds: float = Field(
+        default=1.0,
+        validation_alias="ETIKETT_SNAPSHOT_SECONDS",
+        description="How often changed local state is saved at most.",
+    )
+    build: str = Field(default="local", validation_alias="ETIKETT_BUILD")

@@ -1,0 +1,157 @@
+"""The unit of work: the writes of one change, and its audit entry, in one DynamoDB transaction.
+
+Repositories add their writes to it (`counters.add(uow, record)`); every conditional write carries
+a name. When DynamoDB cancels the transaction, the name of the write whose condition failed picks
+the error the caller gave for that name, so nobody reads failures by item position:
+
+    with UnitOfWork(entry, errors={"counter.absent": Conflict(...)}) as uow:
+        counters.add(uow, record)
+
+A failed condition without a named error, or a transaction that lost a race with another, is a
+409 `resource.conflict`: nothing was written, and reading again and retrying is safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
+
+from etikett.errors import Conflict, EtikettError, ProblemCode
+from etikett.store.base import connection
+
+if TYPE_CHECKING:
+    from etikett.store.audit import AuditRecord
+
+Write = Callable[[TransactWrite], None]
+
+# DynamoDB takes at most 100 items per transaction.
+MAX_WRITES = 100
+
+
+class ConditionFailed(Conflict):
+    """A named condition failed and the caller named no error for it."""
+
+    def __init__(self, name: str | None) -> None:
+        super().__init__(
+            "Another change got there first; nothing was written. Read the resource again and "
+            "retry.",
+            ProblemCode.RESOURCE_CONFLICT,
+        )
+        self.name = name
+
+
+class UnitOfWork:
+    def __init__(
+        self,
+        audit: AuditRecord | Model | None = None,
+        *,
+        errors: Mapping[str, EtikettError] | None = None,
+    ) -> None:
+        """`audit`: the change's audit entry, written in the same transaction."""
+        self._writes: list[tuple[str | None, Write]] = []
+        self._errors = dict(errors or {})
+        self._after: list[Callable[[], None]] = []
+        if audit is not None:
+            from etikett.store import audit as audit_log
+
+            audit_log.add(self, audit)
+
+    # --- what repositories add ----------------------------------------------------------------
+
+    def put(
+        self, item: Model, condition: Condition | None = None, *, name: str | None = None
+    ) -> None:
+        self._add(name, lambda tx: tx.save(item, condition=condition))
+
+    def update(
+        self,
+        item: Model,
+        actions: list[Action],
+        condition: Condition | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        self._add(name, lambda tx: tx.update(item, actions=actions, condition=condition))
+
+    def delete(
+        self, item: Model, condition: Condition | None = None, *, name: str | None = None
+    ) -> None:
+        self._add(name, lambda tx: tx.delete(item, condition=condition))
+
+    def check(
+        self,
+        model: type[Model],
+        hash_key: str,
+        range_key: str | None,
+        condition: Condition,
+        *,
+        name: str,
+    ) -> None:
+        """A condition on an item this change does not write (it must hold when it commits)."""
+        self._add(
+            name,
+            lambda tx: tx.condition_check(
+                model, hash_key, range_key=range_key, condition=condition
+            ),
+        )
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Run `action` once the transaction has committed (e.g. refresh a cached view)."""
+        self._after.append(action)
+
+    def fail_as(self, name: str, error: EtikettError) -> None:
+        """The error to raise if the condition named `name` fails."""
+        self._errors[name] = error
+
+    # --- committing -----------------------------------------------------------------------------
+
+    def commit(self) -> None:
+        if not self._writes:
+            return
+        if len(self._writes) > MAX_WRITES:
+            raise ValueError(f"{len(self._writes)} writes; a transaction takes {MAX_WRITES}")
+        try:
+            with TransactWrite(connection=connection()) as tx:
+                for _, write in self._writes:
+                    write(tx)
+        except TransactWriteError as error:
+            raise self._refusal(error) from None
+        finally:
+            self._writes.clear()
+        for action in self._after:
+            action()
+
+    def _refusal(self, error: TransactWriteError) -> Exception:
+        reasons = getattr(error, "cancellation_reasons", None) or []
+        codes = [reason.code if reason is not None else None for reason in reasons]
+        for index, code in enumerate(codes):
+            if code == "ConditionalCheckFailed":
+                name = self._writes[index][0] if index < len(self._writes) else None
+                if name is not None and name in self._errors:
+                    return self._errors[name]
+                return ConditionFailed(name)
+        if "TransactionConflict" in codes or error.cause_response_code == "TransactionConflict":
+            return ConditionFailed(None)
+        return error
+
+    def _add(self, name: str | None, write: Write) -> None:
+        self._writes.append((name, write))
+
+    def __enter__(self) -> UnitOfWork:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if kind is None:
+            self.commit()
