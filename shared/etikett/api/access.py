@@ -158,7 +158,7 @@ class RunnerCertificateAccess(Access):
             )
         runner = identify(certificate)
         request.state.runner = runner
-        caller = Caller(actor="service", subject=f"runner:{runner.pk}", roles=frozenset())
+        caller = Caller(actor="service", subject=f"runner:{runner.id}", roles=frozenset())
         invocation = Invocation(caller, operation_id, request_id(request))
         request.state.invocation = invocation
         return invocation

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import print_idempotency, printing
+from etikett.domain import print_archive, print_idempotency, printing
 from etikett.domain.actors import Invocation
 
 routes = router(prefix="/api/v1", tags=["Printing"])
@@ -53,7 +53,7 @@ def post_print(
 @routes.get(
     "/print-archive",
     operation_id="listPrintArchive",
-    response_model=ItemList[printing.ArchiveEntry],
+    response_model=ItemList[print_archive.ArchiveEntry],
     summary="The print archive, newest first (or a job's labels in print order)",
 )
 def list_archive(
@@ -62,17 +62,17 @@ def list_archive(
     cursor: Cursor = None,
     label_id: Annotated[str | None, Query()] = None,
     job_id: Annotated[str | None, Query()] = None,
-) -> ItemList[printing.ArchiveEntry]:
-    page = printing.list_entries(limit, cursor, label_id=label_id, job_id=job_id)
-    return ItemList[printing.ArchiveEntry].of(page)
+) -> ItemList[print_archive.ArchiveEntry]:
+    page = print_archive.list_entries(limit, cursor, label_id=label_id, job_id=job_id)
+    return ItemList[print_archive.ArchiveEntry].of(page)
 
 
 @routes.get(
     "/print-archive/{entryId}",
     operation_id="getPrintArchiveEntry",
-    response_model=printing.ArchiveEntry,
+    response_model=print_archive.ArchiveEntry,
     summary="One print-archive entry",
     responses={404: {"description": "Unknown entry (`archive.not_found`)"}},
 )
-def get_archive_entry(entryId: str, invocation: Reviewer) -> printing.ArchiveEntry:
-    return printing.get_entry(entryId)
+def get_archive_entry(entryId: str, invocation: Reviewer) -> print_archive.ArchiveEntry:
+    return print_archive.get_entry(entryId)

@@ -190,22 +190,6 @@ async def unrouted(request: Request) -> JSONResponse:
     )
 
 
-async def _transaction_cancelled(request: Request, error: Exception) -> JSONResponse:
-    """A transaction whose condition failed lost a race: nothing was written, so try again."""
-    from etikett.store.base import cancellation_codes
-
-    if "ConditionalCheckFailed" in cancellation_codes(error):
-        _audit_refusal(request, ProblemCode.RESOURCE_CONFLICT)
-        return problem_response(
-            ProblemCode.RESOURCE_CONFLICT,
-            "Conflict",
-            "Another change got there first; nothing was written. Read the "
-            "resource again and retry.",
-            {},
-        )
-    return await _unexpected(request, error)
-
-
 async def _unexpected(request: Request, error: Exception) -> JSONResponse:
     logger.exception("unexpected error in %s %s", request.method, request.url.path)
     invocation = getattr(request.state, "invocation", None)
@@ -222,9 +206,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(EtikettError, _etikett_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
-    from pynamodb.exceptions import TransactWriteError
-
-    app.add_exception_handler(TransactWriteError, _transaction_cancelled)
     app.add_exception_handler(Exception, _unexpected)
 
 

@@ -254,6 +254,7 @@ def get_runner(runnerId: str, invocation: RunnerReader) -> runners.Runner:
 )
 def delete_runner(runnerId: str, invocation: Admin) -> Response:
     runners.remove_runner(invocation, runnerId)
+    jobs.end_open_jobs_of(runnerId)  # nobody will run them now
     return Response(status_code=204)
 
 
@@ -284,7 +285,7 @@ def discover(
     responses=_RUNNER_404,
 )
 def create_job(runnerId: str, body: jobs.RawJobRequest, invocation: Operator) -> jobs.Job:
-    return jobs.submit_raw(invocation, runnerId, body)
+    return printers.submit_raw(invocation, runnerId, body)
 
 
 @routes.get(

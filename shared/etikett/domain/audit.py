@@ -56,11 +56,6 @@ def record(
     )
 
 
-def entry(invocation: Invocation, target_id: str | None, **fields: Any) -> Any:
-    """`record(…)` as a stored item, for transactions not yet written as a unit of work."""
-    return audit_log.item(record(invocation, target_id, **fields))
-
-
 def record_refusal(
     invocation: Invocation,
     code: ProblemCode,

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
 from datetime import timedelta
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from pynamodb.exceptions import PutError, UpdateError
 
 from etikett import clock
 from etikett.domain import audit, passwords, tokens, users
 from etikett.domain.actors import Caller, Invocation
 from etikett.errors import Conflict, Forbidden, ProblemCode, Throttled, Unauthenticated
 from etikett.settings import get_settings
-from etikett.store.base import transaction
-from etikett.store.users import LoginFailures, SetupMarker, UsernameClaim, UserRecord
+from etikett.store import tokens as token_store
+from etikett.store import users as user_store
+from etikett.store.unit_of_work import UnitOfWork
 
 
 class Credentials(BaseModel):
@@ -68,12 +67,13 @@ def setup(invocation: Invocation, credentials: Credentials) -> SignedIn:
         users.NewUser(username=credentials.username, password=credentials.password, roles=["admin"])
     )
     session, token = tokens.new_session(record)
-    try:
-        users.save_new(
-            invocation, record, SetupMarker(pk=SetupMarker.KEY, user_id=record.pk), session
-        )
-    except Conflict:
-        raise Conflict("Setup is done; sign in instead.", ProblemCode.AUTH_SETUP_DONE) from None
+    done = Conflict("Setup is done; sign in instead.", ProblemCode.AUTH_SETUP_DONE)
+    uow = users.adding(invocation, record)
+    user_store.mark_setup_done(uow, record.id)
+    token_store.add(uow, session)
+    for name in ("username.free", "setup.open", "token.absent"):
+        uow.fail_as(name, done)
+    uow.commit()
     return SignedIn(
         token=token,
         expires_at=clock.rfc3339(tokens.session_expiry(session)),
@@ -82,9 +82,8 @@ def setup(invocation: Invocation, credentials: Credentials) -> SignedIn:
 
 
 def _throttle_check(username: str) -> None:
-    try:
-        failures = LoginFailures.get(LoginFailures.key_for(username))
-    except LoginFailures.DoesNotExist:
+    failures = user_store.login_failures(username)
+    if failures is None:
         return
     now = clock.now()
     if failures.failures >= _max_failures() and failures.window_ends > now:
@@ -97,28 +96,14 @@ def _throttle_check(username: str) -> None:
 
 
 def _count_failure(username: str) -> None:
-    now = clock.now()
-    key = LoginFailures.key_for(username)
-    try:
-        LoginFailures(pk=key).update(
-            actions=[LoginFailures.failures.add(1)],
-            condition=LoginFailures.window_ends > now,
-        )
-    except UpdateError:
-        # No open window: start one. A lost race here only costs the attacker one extra try.
-        ends = now + _window()
-        with contextlib.suppress(PutError):
-            LoginFailures(pk=key, failures=1, window_ends=ends, expires=ends).save()
+    user_store.count_login_failure(username, clock.now(), _window())
 
 
 def login(invocation: Invocation, credentials: Credentials) -> SignedIn:
     username = credentials.username
     _throttle_check(username)
-    record: UserRecord | None = None
-    try:
-        claim = UsernameClaim.get(UsernameClaim.key_for(username))
-        record = UserRecord.get(claim.user_id)
-    except (UsernameClaim.DoesNotExist, UserRecord.DoesNotExist):
+    record = user_store.by_username(username)
+    if record is None:
         passwords.burn_time(credentials.password)
     if record is None or not passwords.verify(record.password_hash, credentials.password):
         _count_failure(username)
@@ -126,23 +111,22 @@ def login(invocation: Invocation, credentials: Credentials) -> SignedIn:
             invocation,
             ProblemCode.AUTH_INVALID_CREDENTIALS,
             subject=username,
-            target_id=record.pk if record else None,
+            target_id=record.id if record else None,
         )
         raise Unauthenticated(
             "Username or password is wrong.", ProblemCode.AUTH_INVALID_CREDENTIALS
         )
     if not record.active:
         audit.record_refusal(
-            invocation, ProblemCode.AUTH_USER_INACTIVE, subject=username, target_id=record.pk
+            invocation, ProblemCode.AUTH_USER_INACTIVE, subject=username, target_id=record.id
         )
         raise Forbidden(
-            "The user is deactivated.", ProblemCode.AUTH_USER_INACTIVE, user_id=record.pk
+            "The user is deactivated.", ProblemCode.AUTH_USER_INACTIVE, user_id=record.id
         )
-    LoginFailures(pk=LoginFailures.key_for(username)).delete()
+    user_store.clear_login_failures(username)
     session, token = tokens.new_session(record)
-    with transaction() as tx:
-        tx.save(session, condition=type(session).token_hash.does_not_exist())
-        tx.save(audit.entry(invocation, record.pk, subject=record.username))
+    with UnitOfWork(audit.record(invocation, record.id, subject=record.username)) as uow:
+        token_store.add(uow, session)
     return SignedIn(
         token=token,
         expires_at=clock.rfc3339(tokens.session_expiry(session)),
@@ -159,7 +143,7 @@ def logout(invocation: Invocation) -> None:
             ProblemCode.AUTH_NOT_A_SESSION,
         )
     tokens.end_session(caller.session_hash)
-    audit.entry(invocation, caller.user_id).save()
+    UnitOfWork(audit.record(invocation, caller.user_id)).commit()
 
 
 def whoami(caller: Caller) -> WhoAmI:

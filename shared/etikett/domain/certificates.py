@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from etikett import clients, clock
+from etikett import clock
 from etikett.errors import CertificateRefused, InvalidRequest, ProblemCode
 from etikett.settings import get_settings
+from etikett.store import assets, ca, keys
+from etikett.store.ca import CaRecord
 
 CA_NAME = "Etikett Runner CA"
 CLIENT_VALIDITY = dt.timedelta(days=365)
@@ -30,17 +32,11 @@ class Authority:
     private_key: Any
 
 
-def _kms() -> Any:
-    return clients.client("kms")
-
-
-def _generate(kms_key_id: str) -> Any:
+def _generate(kms_key_id: str) -> CaRecord:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
-
-    from etikett.store.ca import CaRecord
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name(
@@ -79,9 +75,7 @@ def _generate(kms_key_id: str) -> Any:
     der = key.private_bytes(
         serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    encrypted = _kms().encrypt(KeyId=kms_key_id, Plaintext=der, EncryptionContext=KMS_CONTEXT)[
-        "CiphertextBlob"
-    ]
+    encrypted = keys.encrypt(kms_key_id, der, KMS_CONTEXT)
     return CaRecord(
         certificate_pem=certificate.public_bytes(serialization.Encoding.PEM).decode(),
         encrypted_key=encrypted,
@@ -91,21 +85,16 @@ def _generate(kms_key_id: str) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _record() -> Any:
+def _record() -> CaRecord:
     """The CA's record, created (once, whoever is first) when a Runner first needs it."""
-    from pynamodb.exceptions import PutError
-
-    from etikett.store.ca import CA_KEY, CaRecord
-
-    try:
-        return CaRecord.get(CA_KEY, CA_KEY)
-    except CaRecord.DoesNotExist:
-        pass
+    existing = ca.get()
+    if existing is not None:
+        return existing
     record = _generate(get_settings().required("ca_kms_key"))
-    try:
-        record.save(condition=CaRecord.pk.does_not_exist())
-    except PutError:
-        return CaRecord.get(CA_KEY, CA_KEY)  # another instance won the race: use its CA
+    if not ca.add_once(record):
+        stored = ca.get()  # another instance won the race: use its CA
+        assert stored is not None
+        return stored
     _publish_truststore(record.certificate_pem)
     return record
 
@@ -115,12 +104,9 @@ def ca_certificate() -> Any:
     """The CA certificate only: checking a Runner's certificate needs no private key (nor KMS)."""
     from cryptography import x509
 
-    from etikett.store.ca import CA_KEY, CaRecord
-
-    try:
-        record = CaRecord.get(CA_KEY, CA_KEY)
-    except CaRecord.DoesNotExist:
-        raise CertificateRefused("No Runner has been enrolled yet.") from None
+    record = ca.get()
+    if record is None:
+        raise CertificateRefused("No Runner has been enrolled yet.")
     return x509.load_pem_x509_certificate(record.certificate_pem.encode())
 
 
@@ -130,9 +116,7 @@ def authority() -> Authority:
     from cryptography.hazmat.primitives import serialization
 
     record = _record()
-    der = _kms().decrypt(
-        CiphertextBlob=record.encrypted_key, EncryptionContext=KMS_CONTEXT, KeyId=record.kms_key_id
-    )["Plaintext"]
+    der = keys.decrypt(record.kms_key_id, record.encrypted_key, KMS_CONTEXT)
     return Authority(
         certificate_pem=record.certificate_pem,
         certificate=x509.load_pem_x509_certificate(record.certificate_pem.encode()),
@@ -142,14 +126,8 @@ def authority() -> Authority:
 
 def _publish_truststore(pem: str) -> None:
     """API Gateway's mutual TLS reads its truststore from S3."""
-    bucket = get_settings().assets_bucket
-    if bucket:
-        clients.client("s3").put_object(
-            Bucket=bucket,
-            Key="truststore/ca.pem",
-            Body=pem.encode(),
-            ContentType="application/x-pem-file",
-        )
+    if assets.configured():
+        assets.put("truststore/ca.pem", pem.encode(), "application/x-pem-file")
 
 
 def ca_pem() -> str:

@@ -7,6 +7,8 @@ must approve each stage; rolling back (to versions that ran before) is open to a
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -18,7 +20,11 @@ from etikett.dsl.label import IDENTIFIER
 from etikett.errors import Conflict, HumanRequired, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store import deployments as store
+from etikett.store.audit import AuditRecord
+from etikett.store.deployments import DeploymentRecord, GroupFlowRecord, RunnerStateRecord
 from etikett.store.pages import Page
+from etikett.store.runners import RunnerRecord
+from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
 
 DeploymentStatus = Literal[
     "awaiting_approval", "rolling_out", "active", "failed", "rolled_back", "superseded"
@@ -121,7 +127,7 @@ class RunnerReport(BaseModel):
 # --- reading ---------------------------------------------------------------------------------
 
 
-def load(deployment_id: str) -> store.DeploymentRecord:
+def load(deployment_id: str) -> DeploymentRecord:
     record = store.get(deployment_id)
     if record is None:
         raise NotFound(
@@ -132,16 +138,16 @@ def load(deployment_id: str) -> store.DeploymentRecord:
     return record
 
 
-def view(record: store.DeploymentRecord, states: list[store.RunnerStateRecord]) -> Deployment:
+def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deployment:
     by_group: dict[str, list[RunnerState]] = {}
     for state in states:
         by_group.setdefault(state.group_id, []).append(
             RunnerState(runner_id=state.runner_id, status=state.status, detail=state.detail)  # type: ignore[arg-type]
         )
     return Deployment(
-        id=record.pk,
+        id=record.id,
         flow_id=record.flow_id,
-        version=int(record.version),
+        version=record.version,
         status=record.status,  # type: ignore[arg-type]
         stages=[
             Stage(
@@ -168,9 +174,9 @@ def get(deployment_id: str) -> Deployment:
 def list_deployments(
     flow_id: str | None, status: str | None, limit: int, cursor: str | None
 ) -> Page[Deployment]:
-    page = store.list_deployments(flow_id=flow_id, status=status, limit=limit, cursor=cursor)
+    page = store.page(flow_id=flow_id, status=status, limit=limit, cursor=cursor)
     return Page(
-        items=[view(r, store.runner_states(r.pk)) for r in page.items],
+        items=[view(r, store.runner_states(r.id)) for r in page.items],
         next_cursor=page.next_cursor,
     )
 
@@ -179,7 +185,7 @@ def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deploy
     from etikett.domain import runners
 
     runners.load_group(group_id)
-    page = store.group_deployment_ids(group_id, limit, cursor)
+    page = store.page_group_deployment_ids(group_id, limit, cursor)
     return Page(items=[get(i) for i in page.items], next_cursor=page.next_cursor)
 
 
@@ -225,10 +231,8 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
             policy=policies.AI_APPROVAL,
         )
     now = clock.now()
-    record = store.DeploymentRecord(
-        pk=new_id("dep"),
-        sk=store.META_SK,
-        kind="deployment",
+    record = DeploymentRecord(
+        id=new_id("dep"),
         flow_id=request.flow_id,
         version=request.version,
         status="awaiting_approval",
@@ -254,14 +258,9 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
         updated_at=now,
         rev=0,
     )
-    store.create(
-        record,
-        audit.entry(
-            invocation,
-            record.pk,
-            details={"flow_id": request.flow_id, "version": request.version},
-        ),
-    )
+    details = {"flow_id": request.flow_id, "version": request.version}
+    with UnitOfWork(audit.record(invocation, record.id, details=details)) as uow:
+        store.add(uow, record)
     return view(record, [])
 
 
@@ -303,32 +302,31 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
             status=stages[request.stage]["status"] if 0 <= request.stage < len(stages) else None,
         )
     now = clock.now()
-    stage = stages[request.stage]
+    new_stages = copy.deepcopy(stages)
+    stage = new_stages[request.stage]
     stage.update(status="rolling_out", approved_by=caller.subject, approved_at=clock.rfc3339(now))
-    record.status = "rolling_out"
+    after = dataclasses.replace(record, stages=new_stages, status="rolling_out", updated_at=now)
     targets = []
     for group_id in stage["group_ids"]:
         current = store.group_flow(group_id, record.flow_id)
         previous = current
-        if current is not None and current.deployment_id == record.pk:
+        if current is not None and current.deployment_id == record.id:
             previous = None
         targets.append(
-            store.GroupFlowRecord(
-                pk=group_id,
-                sk=f"flow#{record.flow_id}",
+            GroupFlowRecord(
+                group_id=group_id,
                 flow_id=record.flow_id,
-                deployment_id=record.pk,
-                version=int(record.version),
+                deployment_id=record.id,
+                version=record.version,
                 previous_deployment_id=previous.deployment_id if previous else None,
-                previous_version=int(previous.version) if previous else None,
+                previous_version=previous.version if previous else None,
                 since=now,
             )
         )
     states = [
-        store.RunnerStateRecord(
-            pk=record.pk,
-            sk=store.runner_sk(runner.pk),
-            runner_id=runner.pk,
+        RunnerStateRecord(
+            deployment_id=record.id,
+            runner_id=runner.id,
             group_id=group_id,
             status="pending",
             detail=None if runners.status_of(runner, now) == "online" else "offline",
@@ -337,36 +335,32 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
         for group_id in stage["group_ids"]
         for runner in _runners_of(group_id)
     ]
-    _save(
-        record,
-        audit.entry(
-            invocation,
-            deployment_id,
-            details={"stage": request.stage, "comment": request.comment},
-        ),
-        group_flows=targets,
-        runner_states=states,
-        deployed_version=True,
-    )
+    details = {"stage": request.stage, "comment": request.comment}
+    with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+        for target in targets:
+            store.set_group_flow(uow, target)
+        for state in states:
+            store.put_runner_state(uow, state)
+        store.mark_deployed(uow, record)
     advance(deployment_id)
     return get(deployment_id)
 
 
-def _runners_of(group_id: str) -> list[Any]:
-    from etikett.store.runners import RunnerRecord
+def _runners_of(group_id: str) -> list[RunnerRecord]:
+    from etikett.domain import runners
 
-    return [r for r in RunnerRecord.by_group.query(group_id) if r.state == "active"]
+    return [r for r in runners.members(group_id) if r.state == "active"]
 
 
-def _save(record: store.DeploymentRecord, entry: Any = None, **changes: Any) -> None:
-    try:
-        store.save(record, clock.now(), entry, **changes)
-    except store.StaleDeployment:
-        raise Conflict(
-            f"{record.pk} changed meanwhile; read it again.",
-            ProblemCode.RESOURCE_CONFLICT,
-            deployment_id=record.pk,
-        ) from None
+def _saving(record: DeploymentRecord, entry: AuditRecord | None = None) -> UnitOfWork:
+    """The unit of work of a change to `record`: refused (409) when it changed meanwhile."""
+    stale = Conflict(
+        f"{record.id} changed meanwhile; read it again.",
+        ProblemCode.RESOURCE_CONFLICT,
+        deployment_id=record.id,
+    )
+    return UnitOfWork(entry, errors={"deployment.unchanged": stale})
 
 
 def advance(deployment_id: str) -> None:
@@ -379,42 +373,45 @@ def advance(deployment_id: str) -> None:
         index = next((s["index"] for s in record.stages if s["status"] == "rolling_out"), None)
         if index is None or record.status in _ENDED:
             return
-        stage = record.stages[index]
+        stages = copy.deepcopy(record.stages)
+        stage = stages[index]
         states = {s.runner_id: s for s in store.runner_states(deployment_id)}
         now = clock.now()
         members = [r for g in stage["group_ids"] for r in _runners_of(g)]
-        reported = [states.get(r.pk) for r in members]
+        reported = [states.get(r.id) for r in members]
         if any(s is not None and s.status == "failed" for s in reported):
-            stage["status"], record.status = "failed", "failed"
+            stage["status"], status = "failed", "failed"
         else:
-            online = [states.get(r.pk) for r in members if runners.status_of(r, now) == "online"]
+            online = [states.get(r.id) for r in members if runners.status_of(r, now) == "online"]
             active = [s for s in reported if s is not None and s.status == "active"]
             if not all(s is not None and s.status == "active" for s in online):
                 return
             if members and not active:
                 return  # nobody runs it yet (every Runner offline): wait for one to come back
             stage["status"] = "active"
-            if index + 1 < len(record.stages):
-                record.stages[index + 1]["status"] = "awaiting_approval"
-                record.status = "awaiting_approval"
+            if index + 1 < len(stages):
+                stages[index + 1]["status"] = "awaiting_approval"
+                status = "awaiting_approval"
             else:
-                record.status = "active"
+                status = "active"
+        after = dataclasses.replace(record, stages=stages, status=status, updated_at=now)
         try:
-            store.save(record, now)
-        except store.StaleDeployment:
+            with UnitOfWork() as uow:
+                saved = store.save(uow, record, after)
+        except ConditionFailed:
             continue
         if stage["status"] == "active":
-            _supersede_older(record, stage["group_ids"])
+            _supersede_older(saved, stage["group_ids"])
         return
 
 
-def _supersede_older(record: store.DeploymentRecord, group_ids: list[str]) -> None:
+def _supersede_older(record: DeploymentRecord, group_ids: list[str]) -> None:
     """An older deployment of the flow is superseded once no group runs it any more."""
     older = {
         target.previous_deployment_id
         for g in group_ids
         if (target := store.group_flow(g, record.flow_id)) is not None
-        and target.deployment_id == record.pk
+        and target.deployment_id == record.id
         and target.previous_deployment_id
     }
     for deployment_id in older:
@@ -425,14 +422,16 @@ def _supersede_older(record: store.DeploymentRecord, group_ids: list[str]) -> No
         still = [
             g
             for g in groups
-            if (t := store.group_flow(g, old.flow_id)) is not None and t.deployment_id == old.pk
+            if (t := store.group_flow(g, old.flow_id)) is not None and t.deployment_id == old.id
         ]
         if still:
             continue
-        old.status = "superseded"
+        superseded = dataclasses.replace(old, status="superseded", updated_at=clock.now())
         try:
-            store.save(old, clock.now(), release_flow=True)
-        except store.StaleDeployment:
+            with UnitOfWork() as uow:
+                store.save(uow, old, superseded)
+                store.release_flow(uow, old)
+        except ConditionFailed:
             continue
 
 
@@ -446,43 +445,43 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
             status=record.status,
         )
     now = clock.now()
-    restored, removed = [], []
-    for stage in record.stages:
+    restored: list[GroupFlowRecord] = []
+    removed: list[GroupFlowRecord] = []
+    stages = copy.deepcopy(record.stages)
+    for stage in stages:
         if stage["status"] in _APPROVED:
             for group_id in stage["group_ids"]:
                 target = store.group_flow(group_id, record.flow_id)
-                if target is None or target.deployment_id != record.pk:
+                if target is None or target.deployment_id != record.id:
                     continue  # a newer deployment runs there now
                 if target.previous_deployment_id and target.previous_version:
                     restored.append(
-                        store.GroupFlowRecord(
-                            pk=group_id,
-                            sk=target.sk,
+                        GroupFlowRecord(
+                            group_id=group_id,
                             flow_id=record.flow_id,
                             deployment_id=target.previous_deployment_id,
-                            version=int(target.previous_version),
+                            version=target.previous_version,
+                            previous_deployment_id=None,
+                            previous_version=None,
                             since=now,
                         )
                     )
                 else:
                     removed.append(target)
         stage["status"] = "rolled_back" if stage["status"] != "pending" else "pending"
-    record.status = "rolled_back"
-    _save(
-        record,
-        audit.entry(
-            invocation,
-            deployment_id,
-            details={
-                "comment": request.comment,
-                "restored": {t.pk: f"{t.deployment_id}@{int(t.version)}" for t in restored},
-                "stopped": [t.pk for t in removed],
-            },
-        ),
-        group_flows=restored,
-        removed_group_flows=removed,
-        release_flow=True,
-    )
+    after = dataclasses.replace(record, stages=stages, status="rolled_back", updated_at=now)
+    details = {
+        "comment": request.comment,
+        "restored": {t.group_id: f"{t.deployment_id}@{t.version}" for t in restored},
+        "stopped": [t.group_id for t in removed],
+    }
+    with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+        for target in restored:
+            store.set_group_flow(uow, target)
+        for target in removed:
+            store.remove_group_flow(uow, target)
+        store.release_flow(uow, record)
     return get(deployment_id)
 
 
@@ -490,10 +489,9 @@ def report(runner: Any, deployment_id: str, request: RunnerReport) -> None:
     """A Runner's progress with a deployment it was given."""
     record = load(deployment_id)
     store.report_runner(
-        store.RunnerStateRecord(
-            pk=record.pk,
-            sk=store.runner_sk(runner.pk),
-            runner_id=runner.pk,
+        RunnerStateRecord(
+            deployment_id=record.id,
+            runner_id=runner.id,
             group_id=runner.group_id,
             status=request.status,
             detail=request.detail,
@@ -518,7 +516,7 @@ def context(deployment_id: str) -> list[ContextParameter]:
     return [ContextParameter(name=name, **entry) for name, entry in sorted(record.context.items())]
 
 
-def context_values(record: store.DeploymentRecord) -> dict[str, Any]:
+def context_values(record: DeploymentRecord) -> dict[str, Any]:
     return {name: entry["value"] for name, entry in record.context.items()}
 
 
@@ -531,16 +529,12 @@ def put_context(
         raise InvalidRequest.field("path.name", "1 to 100 characters")
     record = load(deployment_id)
     before = record.context.get(name)
-    entry = _context_entry(value, caller.subject, clock.now())
-    record.context = {**record.context, name: entry}
-    _save(
-        record,
-        audit.entry(
-            invocation,
-            deployment_id,
-            details={"name": name, "before": before and before["value"], "after": value},
-        ),
-    )
+    now = clock.now()
+    entry = _context_entry(value, caller.subject, now)
+    after = dataclasses.replace(record, context={**record.context, name: entry}, updated_at=now)
+    details = {"name": name, "before": before and before["value"], "after": value}
+    with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
     return ContextParameter(name=name, **entry)
 
 
@@ -551,8 +545,11 @@ def delete_context(invocation: Invocation, deployment_id: str, name: str) -> Non
             f"{deployment_id} has no context parameter {name!r}.", ProblemCode.CONTEXT_NOT_FOUND
         )
     before = record.context[name]["value"]
-    record.context = {k: v for k, v in record.context.items() if k != name}
-    _save(record, audit.entry(invocation, deployment_id, details={"name": name, "before": before}))
+    context = {k: v for k, v in record.context.items() if k != name}
+    after = dataclasses.replace(record, context=context, updated_at=clock.now())
+    details = {"name": name, "before": before}
+    with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
 
 
 def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:
@@ -573,15 +570,11 @@ def put_printer(
         printers.load(printer_id)
     record = load(deployment_id)
     before = record.printers.get(alias)
-    record.printers = {**record.printers, alias: request.model_dump()}
-    _save(
-        record,
-        audit.entry(
-            invocation,
-            deployment_id,
-            details={"alias": alias, "before": before, "after": request.model_dump()},
-        ),
-    )
+    assigned = {**record.printers, alias: request.model_dump()}
+    after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
+    details = {"alias": alias, "before": before, "after": request.model_dump()}
+    with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
     return AssignedPrinter(alias=alias, **request.model_dump())
 
 
@@ -593,13 +586,14 @@ def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> No
             ProblemCode.DEPLOYMENT_PRINTER_NOT_FOUND,
         )
     before = record.printers[alias]
-    record.printers = {k: v for k, v in record.printers.items() if k != alias}
-    _save(
-        record, audit.entry(invocation, deployment_id, details={"alias": alias, "before": before})
-    )
+    assigned = {k: v for k, v in record.printers.items() if k != alias}
+    after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
+    details = {"alias": alias, "before": before}
+    with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
 
 
-def printer_for(record: store.DeploymentRecord, alias: str, runner_id: str) -> str | None:
+def printer_for(record: DeploymentRecord, alias: str, runner_id: str) -> str | None:
     entry = record.printers.get(alias)
     if entry is None:
         return None

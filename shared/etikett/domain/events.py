@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_args
 
-from etikett import clients, clock
-from etikett.settings import get_settings
+from etikett import clock
+from etikett.store import events, queues
 from etikett.store.events import EventRecord
 
 EventKind = Literal["print.failed", "print.held", "print.sent", "print.confirmed", "label.approved"]
@@ -47,18 +47,17 @@ apart, until the last attempt (12 by default); the delivery is then `dead`.
 
 def payload(record: EventRecord) -> dict[str, Any]:
     """What receivers get: `{"id", "type", "created_at", "data"}`."""
-    data = record.data.as_dict() if record.data is not None else {}
     return {
         "id": record.id,
         "type": record.kind,
         "created_at": clock.rfc3339(record.at),
-        "data": data,
+        "data": record.data or {},
     }
 
 
 def payload_from_image(image: dict[str, Any]) -> dict[str, Any]:
     """The payload of an events-table item as a DynamoDB stream shows it (typed attributes)."""
-    return payload(EventRecord.from_raw_data(image))
+    return payload(events.from_stream_image(image))
 
 
 def encode(event: dict[str, Any]) -> bytes:
@@ -68,8 +67,4 @@ def encode(event: dict[str, Any]) -> bytes:
 
 def publish(event: dict[str, Any]) -> None:
     """Put one event on the events queue, for the webhook sender's fan-out."""
-    clients.client("sqs").send_message(
-        QueueUrl=get_settings().required("events_queue"),
-        MessageBody=encode(event).decode(),
-        MessageAttributes={"type": {"DataType": "String", "StringValue": str(event["type"])}},
-    )
+    queues.publish_event(encode(event).decode(), str(event["type"]))

@@ -35,7 +35,7 @@ def _read(label_id: str, version: int | None) -> LabelFacts | None:
         record = label_versions.load_version(label_id, "label", int(number))
     except NotFound:
         return None
-    document = LabelDocument.model_validate(label_versions.unpack(record.document))
+    document = LabelDocument.model_validate(record.document)
     entered = [v for v in document.variables if v.expression is None]
     return LabelFacts(
         label_id=label_id,

@@ -20,6 +20,7 @@ from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
 from etikett.flows.engine import FlowProgram, RunEnv
 from etikett.flows.findings import Finding
 from etikett.store import flows as store
+from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
 
 RunOutcome = Literal["succeeded", "failed", "partial"]
@@ -197,20 +198,19 @@ class _PrintPlanner:
             return f"no label {reference}"
         if record.status != "approved":
             return f"version {version} of {label_id} is {record.status}, not approved"
-        return int(version), LabelDocument.model_validate(label_versions.unpack(record.document))
+        return int(version), LabelDocument.model_validate(record.document)
 
     def _serials(self, document: Any) -> dict[str, Any]:
         from etikett.domain import counters
-        from etikett.domain.printing import expressions_of
 
         serials: dict[str, Any] = {}
-        for name in counters.referenced(expressions_of(document)):
+        for name in counters.referenced(document.expressions()):
             if name not in self._counters:
                 try:
                     record = counters.load(name)
                     self._counters[name] = (
                         counters.peek(record),
-                        int(record.step),
+                        record.step,
                         record.format,
                     )
                 except NotFound:
@@ -234,20 +234,20 @@ def _plain(values: dict[str, Any]) -> dict[str, Any]:
 # --- recorded runs -------------------------------------------------------------------------------
 
 
-def _view(record: store.FlowRunRecord) -> FlowRun:
+def _view(record: FlowRunRecord) -> FlowRun:
     return FlowRun(
         id=record.id,
         flow_id=record.flow_id,
-        version=int(record.version),
+        version=record.version,
         deployment_id=record.deployment_id,
         runner_id=record.runner_id,
         trigger={"node_id": record.trigger_node, "source": record.trigger_source},
         started_at=clock.rfc3339(record.started_at),
         finished_at=clock.rfc3339(record.finished_at),
         outcome=record.outcome,  # type: ignore[arg-type]
-        records=int(record.records),
-        job_ids=list(record.job_ids or []),
-        trace=store.unpack(record.trace),
+        records=record.records,
+        job_ids=list(record.job_ids),
+        trace=record.trace,
     )
 
 
@@ -261,7 +261,7 @@ def list_runs(
     cursor: str | None,
 ) -> Page[FlowRun]:
     flows.load(flow_id)
-    page = store.list_runs(
+    page = store.page_runs(
         flow_id,
         deployment_id=deployment_id,
         runner_id=runner_id,
@@ -289,9 +289,8 @@ def record_run(
     runner_id: str | None = None,
 ) -> FlowRun:
     """Records a run that happened (a Runner reports it); the same run id is recorded once."""
-    record = store.FlowRunRecord(
+    record = FlowRunRecord(
         flow_id=flow_id,
-        sk=store.run_sk(run_id),
         id=run_id,
         version=version,
         deployment_id=deployment_id,
@@ -302,10 +301,10 @@ def record_run(
         finished_at=finished_at,
         outcome=outcome,
         records=records,
-        job_ids=job_ids,
-        trace=store.trace_blob(trace),
+        job_ids=tuple(job_ids),
+        trace_blob=store.packed_trace(trace),
     )
-    if not store.save_run(record):
+    if not store.add_run(record):
         recorded = store.get_run(flow_id, run_id)
         record = recorded if recorded is not None else record
     return _view(record)

@@ -4,6 +4,7 @@ Every saved document is linted; the findings come with the answer."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -23,8 +24,10 @@ from etikett.errors import (
 )
 from etikett.flows.findings import Finding
 from etikett.ids import new_id
-from etikett.store import flows as store
+from etikett.store import flows
+from etikett.store.flows import MAX_DOCUMENT_BYTES, FlowRecord, FlowVersionRecord, pack
 from etikett.store.pages import Page
+from etikett.store.unit_of_work import UnitOfWork
 
 NAME = Field(min_length=1, max_length=200)
 
@@ -103,26 +106,30 @@ class FlowDocumentAnswer(BaseModel):
     )
 
 
-def view(record: store.FlowRecord) -> Flow:
+def view(record: FlowRecord) -> Flow:
     return Flow(
-        id=record.flow_id,
+        id=record.id,
         name=record.name,
         description=record.description,
-        latest_version=int(record.latest_version),
+        latest_version=record.latest_version,
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),
     )
 
 
-def load(flow_id: str) -> store.FlowRecord:
-    record = store.get(flow_id)
+def _not_found(flow_id: str) -> NotFound:
+    return NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id)
+
+
+def load(flow_id: str) -> FlowRecord:
+    record = flows.get(flow_id)
     if record is None:
-        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id)
+        raise _not_found(flow_id)
     return record
 
 
-def load_version(flow_id: str, version: int) -> store.FlowVersionRecord:
-    record = store.get_version(flow_id, version)
+def load_version(flow_id: str, version: int) -> FlowVersionRecord:
+    record = flows.get_version(flow_id, version)
     if record is None:
         raise NotFound(
             f"{flow_id} has no version {version}.",
@@ -146,32 +153,31 @@ def parse(data: Any) -> FlowDocument:
     return document
 
 
-def document_of(record: store.FlowVersionRecord) -> FlowDocument:
-    return FlowDocument.model_validate(store.unpack(record.document))
+def document_of(record: FlowVersionRecord) -> FlowDocument:
+    return FlowDocument.model_validate(record.document)
 
 
 def _version_record(
     invocation: Invocation, flow_id: str, version: int, document: FlowDocument, comment: str | None
-) -> store.FlowVersionRecord:
-    blob = store.pack(document.model_dump(mode="json", exclude_none=True))
-    if len(blob) > store.MAX_DOCUMENT_BYTES:
+) -> FlowVersionRecord:
+    blob = pack(document.model_dump(mode="json", exclude_none=True))
+    if len(blob) > MAX_DOCUMENT_BYTES:
         raise PayloadTooLarge(
-            f"The document is {len(blob)} bytes compressed; at most {store.MAX_DOCUMENT_BYTES}.",
+            f"The document is {len(blob)} bytes compressed; at most {MAX_DOCUMENT_BYTES}.",
             ProblemCode.DOCUMENT_TOO_LARGE,
             size=len(blob),
-            limit=store.MAX_DOCUMENT_BYTES,
+            limit=MAX_DOCUMENT_BYTES,
         )
     caller = invocation.caller
     assert caller is not None
-    return store.FlowVersionRecord(
+    return FlowVersionRecord(
         flow_id=flow_id,
-        sk=store.version_sk(version),
         version=version,
         author_actor=caller.actor,
         author_subject=caller.subject,
         comment=comment,
         created_at=clock.now(),
-        document=blob,
+        blob=blob,
     )
 
 
@@ -191,23 +197,18 @@ def create(invocation: Invocation, request: NewFlow) -> Flow:
     document = parse(request.document or {})
     now = clock.now()
     flow_id = new_id("flw")
-    flow = store.FlowRecord(
-        flow_id=flow_id,
-        sk=store.META_SK,
-        kind="flow",
+    flow = FlowRecord(
+        id=flow_id,
         name=request.name,
-        name_key=store.name_key(request.name, flow_id),
         description=request.description,
         latest_version=1,
         created_at=now,
         updated_at=now,
     )
     first = _version_record(invocation, flow_id, 1, document, request.comment)
-    store.create(
-        flow,
-        first,
-        audit.entry(invocation, flow_id, details={"name": request.name, "after_version": 1}),
-    )
+    details = {"name": request.name, "after_version": 1}
+    with UnitOfWork(audit.record(invocation, flow_id, details=details)) as uow:
+        flows.add(uow, flow, first)
     return view(flow)
 
 
@@ -216,68 +217,62 @@ def get(flow_id: str) -> Flow:
 
 
 def list_flows(limit: int, cursor: str | None) -> Page[Flow]:
-    page = store.list_flows(limit, cursor)
+    page = flows.page(limit, cursor)
     return Page(items=[view(r) for r in page.items], next_cursor=page.next_cursor)
 
 
 def change(invocation: Invocation, flow_id: str, request: FlowChange) -> Flow:
     record = load(flow_id)
     before = view(record)
-    clear = request.description == ""
-    try:
-        store.update(
-            record,
-            name=request.name,
-            description=request.description if not clear else None,
-            clear_description=clear,
-            at=clock.now(),
-            audit=audit.entry(
-                invocation,
-                flow_id,
-                details={
-                    "before": {"name": before.name, "description": before.description},
-                    "after": request.model_dump(exclude_none=True),
-                },
-            ),
-        )
-    except store.FlowGone:
-        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id) from None
+    description = record.description
+    if request.description == "":
+        description = None
+    elif request.description is not None:
+        description = request.description
+    after = dataclasses.replace(
+        record,
+        name=request.name if request.name is not None else record.name,
+        description=description,
+        updated_at=clock.now(),
+    )
+    details = {
+        "before": {"name": before.name, "description": before.description},
+        "after": request.model_dump(exclude_none=True),
+    }
+    entry = audit.record(invocation, flow_id, details=details)
+    with UnitOfWork(entry, errors={"flow.exists": _not_found(flow_id)}) as uow:
+        flows.update(uow, record, after)
     return get(flow_id)
 
 
 def delete(invocation: Invocation, flow_id: str) -> None:
+    """The flow, its versions and its runs, unless a deployment uses it."""
     record = load(flow_id)
-    try:
-        store.delete(
-            record,
-            audit.entry(
-                invocation,
-                flow_id,
-                details={"name": record.name, "latest_version": int(record.latest_version)},
-            ),
-        )
-    except store.FlowInUse as used:
+    users = flows.deployments_using(flow_id)
+    if users:
         raise Conflict(
-            f"{flow_id} is used by the deployments {', '.join(used.deployment_ids)}; roll them "
-            "back first.",
+            f"{flow_id} is used by the deployments {', '.join(users)}; roll them back first.",
             ProblemCode.FLOW_IN_USE,
             flow_id=flow_id,
-            deployment_ids=used.deployment_ids,
-        ) from None
-    except store.FlowGone:
-        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id) from None
+            deployment_ids=users,
+        )
+    details = {"name": record.name, "latest_version": record.latest_version}
+    entry = audit.record(invocation, flow_id, details=details)
+    with UnitOfWork(entry, errors={"flow.exists": _not_found(flow_id)}) as uow:
+        flows.delete(uow, record)
+    flows.delete_versions(flow_id)
 
 
 # --- documents and versions ---------------------------------------------------------------------
 
 
 def get_document(flow_id: str, version: int | None = None) -> FlowDocumentAnswer:
-    number = version or int(load(flow_id).latest_version)
+    number = version or load(flow_id).latest_version
     return _answer(flow_id, number, document_of(load_version(flow_id, number)))
 
 
 def version_document(flow_id: str, version: int | None) -> tuple[int, FlowDocument]:
-    number = version or int(load(flow_id).latest_version)
+    number = version or load(flow_id).latest_version
     return number, document_of(load_version(flow_id, number))
 
 
@@ -285,7 +280,7 @@ def patch_document(
     invocation: Invocation, flow_id: str, patch: DocumentPatch
 ) -> FlowDocumentAnswer:
     flow = load(flow_id)
-    latest = int(flow.latest_version)
+    latest = flow.latest_version
     if patch.base_version is not None and patch.base_version != latest:
         raise VersionConflict(
             f"The patch was made against version {patch.base_version}, but {latest} is the latest.",
@@ -293,36 +288,33 @@ def patch_document(
             latest_version=latest,
             document="flow",
         )
-    current = store.unpack(load_version(flow_id, latest).document)
+    current = load_version(flow_id, latest).document
     changed = documents.apply_patch(current, patch.operations, id_collection="nodes")
     document = parse(changed)
     record = _version_record(invocation, flow_id, latest + 1, document, patch.comment)
+    after = dataclasses.replace(flow, latest_version=latest + 1, updated_at=clock.now())
+    stale = VersionConflict(
+        f"Version {latest} is no longer the latest; read the document again.",
+        base_version=latest,
+        document="flow",
+    )
+    details = {"document": "flow", "before_version": latest, "after_version": latest + 1}
     try:
-        store.add_version(
-            flow,
-            latest,
-            record,
-            clock.now(),
-            audit.entry(
-                invocation,
-                flow_id,
-                details={"document": "flow", "before_version": latest, "after_version": latest + 1},
-            ),
-        )
-    except store.StaleVersion:
-        raise VersionConflict(
-            f"Version {latest} is no longer the latest; read the document again.",
-            base_version=latest,
-            document="flow",
-        ) from None
-    except store.FlowGone:
-        raise NotFound(f"No flow {flow_id}.", ProblemCode.FLOW_NOT_FOUND, flow_id=flow_id) from None
+        with UnitOfWork(
+            audit.record(invocation, flow_id, details=details),
+            errors={"flow.latest": stale, "version.absent": stale},
+        ) as uow:
+            flows.add_version(uow, flow, after, record)
+    except VersionConflict:
+        if flows.get(flow_id) is None:
+            raise _not_found(flow_id) from None
+        raise
     return _answer(flow_id, latest + 1, document)
 
 
-def _entry(record: store.FlowVersionRecord) -> FlowVersionEntry:
+def _entry(record: FlowVersionRecord) -> FlowVersionEntry:
     return FlowVersionEntry(
-        version=int(record.version),
+        version=record.version,
         author=Author(actor=record.author_actor, subject=record.author_subject),  # type: ignore[arg-type]
         comment=record.comment,
         created_at=clock.rfc3339(record.created_at),
@@ -331,11 +323,11 @@ def _entry(record: store.FlowVersionRecord) -> FlowVersionEntry:
 
 def list_versions(flow_id: str, limit: int, cursor: str | None) -> Page[FlowVersionEntry]:
     load(flow_id)
-    page = store.list_versions(flow_id, limit, cursor)
+    page = flows.page_versions(flow_id, limit, cursor)
     return Page(items=[_entry(r) for r in page.items], next_cursor=page.next_cursor)
 
 
 def get_version(flow_id: str, version: int) -> FlowVersion:
     load(flow_id)
     record = load_version(flow_id, version)
-    return FlowVersion(**_entry(record).model_dump(), document=store.unpack(record.document))
+    return FlowVersion(**_entry(record).model_dump(), document=record.document)

@@ -12,10 +12,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from etikett import clients, clock
+from etikett import clock
 from etikett.domain import audit, certificates, runner_enrollment, runners
 from etikett.domain.actors import Invocation
 from etikett.settings import get_settings
+from etikett.store import assets
+from etikett.store.unit_of_work import UnitOfWork
 
 DOWNLOAD_LIFETIME = timedelta(hours=1)
 _SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
@@ -156,20 +158,11 @@ def build(
             ),
         )
     data = buffer.getvalue()
-    s3 = clients.client("s3")
-    bucket = get_settings().required("assets_bucket")
     key = f"installers/{group_id}/{installer_id}.zip"
-    s3.put_object(Bucket=bucket, Key=key, Body=data, ContentType="application/zip")
-    url = s3.generate_presigned_url(
-        "get_object",
-        Params={"Bucket": bucket, "Key": key},
-        ExpiresIn=int(DOWNLOAD_LIFETIME.total_seconds()),
-    )
-    audit.entry(
-        invocation,
-        group_id,
-        details={"installer_id": installer_id, "token_id": token.id, "bytes": len(data)},
-    ).save()
+    assets.put(key, data, "application/zip")
+    url = assets.download_url(key, int(DOWNLOAD_LIFETIME.total_seconds()))
+    details = {"installer_id": installer_id, "token_id": token.id, "bytes": len(data)}
+    UnitOfWork(audit.record(invocation, group_id, details=details)).commit()
     return Installer(
         id=installer_id,
         group_id=group_id,

@@ -3,22 +3,22 @@ The Runner's side (claiming, reporting) is in `runner_agent`."""
 
 from __future__ import annotations
 
-import base64
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from etikett import clients, clock
-from etikett.domain import audit, runner_queues, runners
+from etikett import clock
+from etikett.domain import audit, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode
+from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.settings import get_settings
-from etikett.store.base import cancellation_codes, transaction
+from etikett.store import events, jobs, runner_queues
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobMessage, JobRecord
-from etikett.store.pages import Page, read_page
+from etikett.store.pages import Page
 from etikett.store.runners import RunnerRecord
+from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
 
 JobStatus = Literal[
     "rendering",
@@ -31,6 +31,7 @@ JobStatus = Literal[
     "failed",
     "cancelled",
 ]
+ALL_STATUSES: tuple[str, ...] = get_args(JobStatus)
 FINAL = frozenset({"confirmed", "succeeded", "failed", "cancelled"})
 # Not `running`: a claimed job's bytes may be on their way to the printer.
 CANCELLABLE = frozenset({"rendering", "queued", "held"})
@@ -91,11 +92,10 @@ def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecor
     if job.kind != "print" or status not in PRINT_OUTCOMES:
         return None
     payload = job.payload
-    return EventRecord(
-        id=new_id("evt"),
-        kind=f"print.{status}",
+    return events.new_event(
+        f"print.{status}",
+        job.id,
         at=clock.now(),
-        subject_id=job.id,
         data={
             "job_id": job.id,
             "label_id": payload.get("label_id"),
@@ -112,7 +112,7 @@ def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecor
 def view(record: JobRecord) -> Job:
     return Job(
         id=record.id,
-        kind=record.kind,
+        kind=record.kind,  # type: ignore[arg-type]
         status=record.status,  # type: ignore[arg-type]
         runner_id=record.runner_id,
         printer_id=record.printer_id,
@@ -123,7 +123,7 @@ def view(record: JobRecord) -> Job:
         outcome=record.outcome,
         outcome_reason=record.outcome_reason,
         result=record.result,
-        attempts=int(record.attempts),
+        attempts=record.attempts,
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),
         finished_at=clock.rfc3339(record.finished_at) if record.finished_at else None,
@@ -136,23 +136,14 @@ def is_final(record: JobRecord) -> bool:
 
 
 def load(job_id: str) -> JobRecord:
-    try:
-        return JobRecord.get(job_id)
-    except JobRecord.DoesNotExist:
-        raise NotFound(f"No job {job_id}.", ProblemCode.JOB_NOT_FOUND, job_id=job_id) from None
+    record = jobs.get(job_id)
+    if record is None:
+        raise NotFound(f"No job {job_id}.", ProblemCode.JOB_NOT_FOUND, job_id=job_id)
+    return record
 
 
 def get(job_id: str) -> Job:
     return view(load(job_id))
-
-
-def _store_data(job_id: str, data: bytes) -> str:
-    """Large job bytes go to S3, not into the queue (256 KB) or the table (400 KB)."""
-    key = f"jobs/{job_id}/data"
-    clients.client("s3").put_object(
-        Bucket=get_settings().required("assets_bucket"), Key=key, Body=data
-    )
-    return key
 
 
 def _place_data(job_id: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:
@@ -160,24 +151,11 @@ def _place_data(job_id: str, data: bytes) -> tuple[dict[str, Any], bytes | None]
     be sent with it), others in S3 (named in the payload)."""
     if len(data) <= runner_queues.MESSAGE_DATA_BYTES:
         return {"data_bytes": len(data)}, data
-    return {"data_key": _store_data(job_id, data), "data_bytes": len(data)}, None
+    return {"data_key": jobs.store_data(job_id, data), "data_bytes": len(data)}, None
 
 
-def data_url(key: str) -> str:
-    return str(
-        clients.client("s3").generate_presigned_url(
-            "get_object",
-            Params={"Bucket": get_settings().required("assets_bucket"), "Key": key},
-            ExpiresIn=3600,
-        )
-    )
-
-
-def load_data(key: str) -> bytes:
-    response = clients.client("s3").get_object(
-        Bucket=get_settings().required("assets_bucket"), Key=key
-    )
-    return bytes(response["Body"].read())
+# More writes for a new job's transaction: (the unit of work, the job) → None.
+ExtraWrites = Callable[[UnitOfWork, JobRecord], None]
 
 
 def submit(
@@ -189,12 +167,12 @@ def submit(
     printer_id: str | None = None,
     data: bytes | None = None,
     audit_details: dict[str, Any] | None = None,
-    extra_writes: Any = None,
+    extra_writes: ExtraWrites | None = None,
     note: str = "Queued for the Runner.",
     runner: RunnerRecord | None = None,
 ) -> Job:
     """A job on the Runner's queue. A Runner that is offline finds it when it comes back
-    (the job is `held` until then). The job, its audit entry and `extra_writes(tx, record)`
+    (the job is `held` until then). The job, its audit entry and `extra_writes(uow, record)`
     land in one transaction. `runner` is the Runner's record if the caller has read it."""
     runner = _admitted_runner(runner_id, runner)
     job_id = new_id("job")
@@ -204,6 +182,7 @@ def submit(
         payload = {**payload, **placed}
     now = clock.now()
     online = runners.status_of(runner, now) == "online"
+    held_print = not online and kind == "print"  # `held` is one of a print's outcomes
     record = JobRecord(
         id=job_id,
         kind=kind,
@@ -211,21 +190,23 @@ def submit(
         runner_id=runner_id,
         printer_id=printer_id,
         payload=payload,
-        created_at=now,
-        updated_at=now,
-        created_by=invocation.caller.subject if invocation.caller else "system",
-        # `held` is one of a print's outcomes (spec part 6); other kinds only have a status.
-        outcome="held" if not online and kind == "print" else None,
-        outcome_reason=None if online else "runner_offline",
-        outcome_at=now if not online and kind == "print" else None,
-        messages=[
+        messages=(
             message(
                 "info",
                 note
                 if online
                 else "The Runner is offline; the job waits in its queue until it is back.",
-            )
-        ],
+            ),
+        ),
+        outcome="held" if held_print else None,
+        outcome_reason=None if online else "runner_offline",
+        outcome_at=now if held_print else None,
+        result=None,
+        attempts=0,
+        created_at=now,
+        created_by=invocation.caller.subject if invocation.caller else "system",
+        updated_at=now,
+        finished_at=None,
     )
     _save_new(invocation, record, audit_details, extra_writes)
     assert runner.queue_url is not None
@@ -234,7 +215,7 @@ def submit(
 
 
 def _admitted_runner(runner_id: str, record: RunnerRecord | None = None) -> RunnerRecord:
-    runner = record if record is not None and record.pk == runner_id else None
+    runner = record if record is not None and record.id == runner_id else None
     runner = runner or runners.load_runner(runner_id)
     if runner.state != "active" or not runner.queue_url:
         raise Conflict(
@@ -249,24 +230,18 @@ def _save_new(
     invocation: Invocation,
     record: JobRecord,
     audit_details: dict[str, Any] | None,
-    extra_writes: Any,
+    extra_writes: ExtraWrites | None,
 ) -> None:
-    with transaction() as tx:
-        tx.save(record, condition=JobRecord.id.does_not_exist())
-        tx.save(
-            audit.entry(
-                invocation,
-                record.id,
-                details={
-                    "kind": record.kind,
-                    "runner_id": record.runner_id,
-                    "printer_id": record.printer_id,
-                    **(audit_details or {}),
-                },
-            )
-        )
+    details = {
+        "kind": record.kind,
+        "runner_id": record.runner_id,
+        "printer_id": record.printer_id,
+        **(audit_details or {}),
+    }
+    with UnitOfWork(audit.record(invocation, record.id, details=details)) as uow:
+        jobs.add(uow, record)
         if extra_writes is not None:
-            extra_writes(tx, record)
+            extra_writes(uow, record)
 
 
 def create(
@@ -277,10 +252,10 @@ def create(
     *,
     printer_id: str | None = None,
     audit_details: dict[str, Any] | None = None,
-    extra_writes: Any = None,
+    extra_writes: ExtraWrites | None = None,
 ) -> JobRecord:
     """A job whose printer data is still being prepared (`rendering`): its record, its audit
-    entry and `extra_writes(tx, record)` in one transaction; `dispatch` queues it later."""
+    entry and `extra_writes(uow, record)` in one transaction; `dispatch` queues it later."""
     _admitted_runner(runner_id)
     now = clock.now()
     record = JobRecord(
@@ -290,16 +265,22 @@ def create(
         runner_id=runner_id,
         printer_id=printer_id,
         payload=payload,
+        messages=(message("info", "Accepted; rendering the labels."),),
+        outcome=None,
+        outcome_reason=None,
+        outcome_at=None,
+        result=None,
+        attempts=0,
         created_at=now,
-        updated_at=now,
         created_by=invocation.caller.subject if invocation.caller else "system",
-        messages=[message("info", "Accepted; rendering the labels.")],
+        updated_at=now,
+        finished_at=None,
     )
     _save_new(invocation, record, audit_details, extra_writes)
     return record
 
 
-def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
+def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = None) -> Job:
     """Store the job's printer data and put the job on its Runner's queue. A Runner that is
     offline finds it there when it is back; until then the job is `held` (runner_offline)."""
     runner = runners.load_runner(record.runner_id)
@@ -310,22 +291,18 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: Any = None) -> Job:
         if online
         else "Rendered; the Runner is offline, so the job waits in its queue until it is back."
     )
-    actions: list[Any] = [
-        JobRecord.updated_at.set(clock.now()),
-        JobRecord.payload.set({**record.payload, **placed}),
-        JobRecord.status.set("queued" if online else "held"),
-        JobRecord.messages.set(JobRecord.messages.append([message("info", note)])),
-    ]
+    now = clock.now()
+    changes: dict[str, Any] = {
+        "updated_at": now,
+        "payload": {**record.payload, **placed},
+        "status": "queued" if online else "held",
+    }
     if not online:
-        actions += [
-            JobRecord.outcome.set("held"),
-            JobRecord.outcome_reason.set("runner_offline"),
-            JobRecord.outcome_at.set(clock.now()),
-        ]
-    with transaction() as tx:
-        tx.update(record, actions=actions, condition=JobRecord.status == "rendering")
+        changes |= {"outcome": "held", "outcome_reason": "runner_offline", "outcome_at": now}
+    with UnitOfWork() as uow:
+        jobs.update(uow, record, changes, messages=[message("info", note)], status_in={"rendering"})
         if not online and on_held is not None:
-            on_held(tx, record)
+            on_held(uow, record)
     if runner.queue_url:
         runner_queues.send(runner.queue_url, record.id, carried)
     return get(record.id)
@@ -336,58 +313,42 @@ def fail(record: JobRecord, reason: str, text: str) -> None:
     in the same transaction. A job that ended meanwhile is left as it is."""
     now = clock.now()
     event = outcome_event(record, "failed", reason)
+    changes = {
+        "status": "failed",
+        "outcome": "failed",
+        "outcome_reason": reason,
+        "outcome_at": now,
+        "finished_at": now,
+        "updated_at": now,
+    }
+    open_statuses = set(ALL_STATUSES) - FINAL
     try:
-        with transaction() as tx:
-            tx.update(
+        with UnitOfWork() as uow:
+            jobs.update(
+                uow,
                 record,
-                actions=[
-                    JobRecord.status.set("failed"),
-                    JobRecord.outcome.set("failed"),
-                    JobRecord.outcome_reason.set(reason),
-                    JobRecord.outcome_at.set(now),
-                    JobRecord.finished_at.set(now),
-                    JobRecord.updated_at.set(now),
-                    JobRecord.messages.set(JobRecord.messages.append([message("error", text)])),
-                ],
-                condition=JobRecord.finished_at.does_not_exist() & ~JobRecord.status.is_in(*FINAL),
+                changes,
+                messages=[message("error", text)],
+                status_in=open_statuses,
+                open_only=True,
             )
             if event is not None:
-                tx.save(event)
-    except Exception as error:
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            return
-        raise
+                events.add(uow, event)
+    except ConditionFailed:
+        return
 
 
-def submit_raw(invocation: Invocation, runner_id: str, request: RawJobRequest) -> Job:
-    from etikett.domain import printers
-
-    printer = printers.load(request.printer_id)
-    if printer.runner_id != runner_id:
-        raise InvalidRequest.field("body.printer_id", f"the printer belongs to {printer.runner_id}")
-    try:
-        data = base64.b64decode(request.data_base64, validate=True)
-    except ValueError:
-        raise InvalidRequest.field("body.data_base64", "not valid base64") from None
-    payload = {"printer": printers.target(printer), "expected_labels": request.expected_labels}
-    return submit(
-        invocation,
-        runner_id,
-        "raw",
-        payload,
-        printer_id=printer.pk,
-        data=data,
-        audit_details={"bytes": len(data)},
-    )
+def end_open_jobs_of(runner_id: str) -> None:
+    """Nobody will run a removed Runner's open jobs: end them, so nothing waits forever."""
+    for record in jobs.of_runner(runner_id):
+        if not is_final(record):
+            fail(record, "runner_removed", "The Runner was removed before the job ended.")
 
 
 def list_for_runner(runner_id: str, limit: int, cursor: str | None) -> Page[Job]:
     runners.load_runner(runner_id)
-
-    def query(**page: object) -> object:
-        return JobRecord.by_runner.query(runner_id, scan_index_forward=False, **page)
-
-    return read_page(query, {"id", "runner_id"}, limit, cursor, view)
+    found = jobs.page_for_runner(runner_id, limit, cursor)
+    return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 
 
 def cancel(invocation: Invocation, job_id: str) -> Job:
@@ -404,27 +365,14 @@ def cancel(invocation: Invocation, job_id: str) -> Job:
         )
     now = clock.now()
     caller = invocation.caller
-    actions = [
-        JobRecord.status.set("cancelled"),
-        JobRecord.updated_at.set(now),
-        JobRecord.finished_at.set(now),
-        JobRecord.messages.set(
-            JobRecord.messages.append(
-                [message("warning", f"Cancelled by {caller.subject if caller else '?'}.")]
-            )
-        ),
-    ]
+    changes: dict[str, Any] = {"status": "cancelled", "updated_at": now, "finished_at": now}
     # A cancelled print failed (reason `cancelled`): recorded on the job, and announced.
     event = outcome_event(record, "failed", "cancelled")
     if event is not None:
-        actions += [
-            JobRecord.outcome.set("failed"),
-            JobRecord.outcome_reason.set("cancelled"),
-            JobRecord.outcome_at.set(now),
-        ]
-    with transaction() as tx:
-        tx.update(record, actions=actions, condition=JobRecord.status.is_in(*CANCELLABLE))
-        tx.save(audit.entry(invocation, job_id, details={"before": record.status}))
+        changes |= {"outcome": "failed", "outcome_reason": "cancelled", "outcome_at": now}
+    note = message("warning", f"Cancelled by {caller.subject if caller else '?'}.")
+    with UnitOfWork(audit.record(invocation, job_id, details={"before": record.status})) as uow:
+        jobs.update(uow, record, changes, messages=[note], status_in=CANCELLABLE)
         if event is not None:
-            tx.save(event)
+            events.add(uow, event)
     return get(job_id)

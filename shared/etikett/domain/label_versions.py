@@ -8,10 +8,10 @@ Approving makes a version the released one (the previous one is retired) and rec
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from pynamodb.exceptions import TransactWriteError
 
 from etikett import clock
 from etikett.domain import audit, documents, policies
@@ -26,21 +26,11 @@ from etikett.errors import (
     ProblemCode,
     VersionConflict,
 )
-from etikett.ids import new_id
-from etikett.store.base import cancellation_codes, transaction
-from etikett.store.events import EventRecord
-from etikett.store.labels import (
-    MAX_DOCUMENT_BYTES,
-    META_SK,
-    LabelRecord,
-    VersionRecord,
-    pack,
-    unpack,
-    version_sk,
-)
-from etikett.store.pages import Page, read_page
+from etikett.store import events, labels
+from etikett.store.labels import MAX_DOCUMENT_BYTES, DocumentKind, LabelRecord, VersionRecord, pack
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import UnitOfWork
 
-DocumentKind = Literal["label", "form"]
 VersionStatus = Literal["draft", "approved", "retired"]
 _FIELD_KINDS = {
     "string": "text",
@@ -193,7 +183,6 @@ def new_version_record(
     assert caller is not None
     return VersionRecord(
         label_id=label_id,
-        sk=version_sk(kind, version),
         document_kind=kind,
         version=version,
         status="draft",
@@ -201,13 +190,15 @@ def new_version_record(
         author_subject=caller.subject,
         comment=comment,
         created_at=clock.now(),
-        document=blob,
+        status_changed_at=None,
+        status_changed_by=None,
+        blob=blob,
     )
 
 
 def _entry(record: VersionRecord) -> VersionEntry:
     return VersionEntry(
-        version=int(record.version),
+        version=record.version,
         status=record.status,  # type: ignore[arg-type]
         author=Author(actor=record.author_actor, subject=record.author_subject),  # type: ignore[arg-type]
         created_at=clock.rfc3339(record.created_at),
@@ -220,20 +211,13 @@ def _entry(record: VersionRecord) -> VersionEntry:
 
 
 def _load_meta(label_id: str) -> LabelRecord:
-    try:
-        return LabelRecord.get(label_id, META_SK)
-    except LabelRecord.DoesNotExist:
-        raise NotFound(
-            f"No label {label_id}.", ProblemCode.LABEL_NOT_FOUND, label_id=label_id
-        ) from None
+    from etikett.domain.labels import existing
+
+    return existing(label_id, labels.get(label_id))
 
 
 def load_version(label_id: str, kind: DocumentKind, version: int) -> VersionRecord:
-    try:
-        record = VersionRecord.get(label_id, version_sk(kind, version))
-    except VersionRecord.DoesNotExist:
-        record = None
-    return existing_version(label_id, kind, version, record)
+    return existing_version(label_id, kind, version, labels.get_version(label_id, kind, version))
 
 
 def existing_version(
@@ -253,11 +237,11 @@ def existing_version(
 
 def get_document(label_id: str, version: int | None = None) -> DocumentAnswer:
     meta = _load_meta(label_id)
-    record = load_version(label_id, "label", version or int(meta.latest_version))
+    record = load_version(label_id, "label", version or meta.latest_version)
     return DocumentAnswer(
-        version=int(record.version),
+        version=record.version,
         status=record.status,  # type: ignore[arg-type]
-        document=unpack(record.document),
+        document=record.document,
     )
 
 
@@ -270,64 +254,38 @@ def list_versions(
     label_id: str, kind: DocumentKind, limit: int, cursor: str | None
 ) -> Page[VersionEntry]:
     _load_meta(label_id)
-
-    def query(**page: object) -> object:
-        return VersionRecord.query(
-            label_id, VersionRecord.sk.startswith(f"{kind}#"), scan_index_forward=False, **page
-        )
-
-    return read_page(query, {"label_id", "sk"}, limit, cursor, _entry)
+    found = labels.page_versions(label_id, kind, limit, cursor)
+    return Page(items=[_entry(record) for record in found.items], next_cursor=found.next_cursor)
 
 
 def get_version(label_id: str, version: int) -> VersionWithDocument:
     _load_meta(label_id)
     record = load_version(label_id, "label", version)
-    return VersionWithDocument(**_entry(record).model_dump(), document=unpack(record.document))
+    return VersionWithDocument(**_entry(record).model_dump(), document=record.document)
 
 
 def _save_new_version(
     invocation: Invocation,
     meta: LabelRecord,
     kind: DocumentKind,
-    latest: int,
     document: dict[str, Any],
     comment: str | None,
-    extra_actions: list[Any] | None = None,
+    **label_changes: Any,
 ) -> VersionRecord:
     """Version `latest + 1` of `kind`, if nobody saved one meanwhile (else 409)."""
-    record = new_version_record(invocation, meta.label_id, kind, latest + 1, document, comment)
-    counter = LabelRecord.latest_version if kind == "label" else LabelRecord.form_latest_version
-    try:
-        with transaction() as tx:
-            tx.update(
-                meta,
-                actions=[
-                    counter.set(latest + 1),
-                    LabelRecord.updated_at.set(clock.now()),
-                    *(extra_actions or []),
-                ],
-                condition=counter == latest,
-            )
-            tx.save(record, condition=VersionRecord.label_id.does_not_exist())
-            tx.save(
-                audit.entry(
-                    invocation,
-                    meta.label_id,
-                    details={
-                        "document": kind,
-                        "before_version": latest,
-                        "after_version": latest + 1,
-                    },
-                )
-            )
-    except TransactWriteError as error:
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            raise VersionConflict(
-                f"Version {latest} is no longer the latest; read the document again.",
-                base_version=latest,
-                document=kind,
-            ) from None
-        raise
+    latest = meta.latest(kind)
+    record = new_version_record(invocation, meta.id, kind, latest + 1, document, comment)
+    number = {"latest_version" if kind == "label" else "form_latest_version": latest + 1}
+    after = dataclasses.replace(meta, **number, **label_changes, updated_at=clock.now())
+    conflict = VersionConflict(
+        f"Version {latest} is no longer the latest; read the document again.",
+        base_version=latest,
+        document=kind,
+    )
+    details = {"document": kind, "before_version": latest, "after_version": latest + 1}
+    entry = audit.record(invocation, meta.id, details=details)
+    with UnitOfWork(entry, errors={"version.latest": conflict, "version.absent": conflict}) as uow:
+        labels.add_version(uow, meta, after, record)
     return record
 
 
@@ -343,27 +301,22 @@ def _check_base(base_version: int | None, latest: int, kind: DocumentKind) -> No
 
 def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
     meta = _load_meta(label_id)
-    latest = int(meta.latest_version)
+    latest = meta.latest_version
     _check_base(patch.base_version, latest, "label")
-    current = unpack(load_version(label_id, "label", latest).document)
+    current = load_version(label_id, "label", latest).document
     changed = documents.apply_patch(current, patch.operations, id_collection="objects")
     parsed = validate_label(changed)
     saved = _save_new_version(
         invocation,
         meta,
         "label",
-        latest,
         parsed.model_dump(mode="json", exclude_none=True),
         patch.comment,
-        [
-            LabelRecord.width_mm.set(parsed.size.width_mm),
-            LabelRecord.height_mm.set(parsed.size.height_mm),
-            LabelRecord.dpi.set(parsed.dpi),
-        ],
+        width_mm=parsed.size.width_mm,
+        height_mm=parsed.size.height_mm,
+        dpi=parsed.dpi,
     )
-    return DocumentAnswer(
-        version=int(saved.version), status="draft", document=unpack(saved.document)
-    )
+    return DocumentAnswer(version=saved.version, status="draft", document=saved.document)
 
 
 # --- forms -----------------------------------------------------------------------------------
@@ -371,13 +324,13 @@ def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) 
 
 def get_form(label_id: str, version: int | None = None) -> DocumentAnswer:
     meta = _load_meta(label_id)
-    latest_form = int(meta.form_latest_version or 0)
+    latest_form = meta.form_latest_version
     if version is not None or latest_form > 0:
         record = load_version(label_id, "form", version or latest_form)
         return DocumentAnswer(
-            version=int(record.version),
+            version=record.version,
             status=record.status,  # type: ignore[arg-type]
-            document=unpack(record.document),
+            document=record.document,
         )
     _, label = label_document(label_id)
     return DocumentAnswer(
@@ -390,23 +343,15 @@ def get_form(label_id: str, version: int | None = None) -> DocumentAnswer:
 def patch_form(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
     """Patches the authored form, or the derived one when none is authored yet (version 0)."""
     meta = _load_meta(label_id)
-    latest = int(meta.form_latest_version or 0)
-    _check_base(patch.base_version, latest, "form")
+    _check_base(patch.base_version, meta.form_latest_version, "form")
     current = get_form(label_id).document
     changed = documents.apply_patch(current, patch.operations, id_collection="fields")
     _, label = label_document(label_id)
     parsed = validate_form(changed, label)
     saved = _save_new_version(
-        invocation,
-        meta,
-        "form",
-        latest,
-        parsed.model_dump(mode="json", exclude_none=True),
-        patch.comment,
+        invocation, meta, "form", parsed.model_dump(mode="json", exclude_none=True), patch.comment
     )
-    return DocumentAnswer(
-        version=int(saved.version), status="draft", document=unpack(saved.document)
-    )
+    return DocumentAnswer(version=saved.version, status="draft", document=saved.document)
 
 
 # --- release ---------------------------------------------------------------------------------
@@ -418,11 +363,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
     record = load_version(label_id, kind, change.version)
     caller = invocation.caller
     assert caller is not None
-    released_attr = (
-        LabelRecord.released_version if kind == "label" else LabelRecord.form_released_version
-    )
-    released = getattr(meta, released_attr.attr_name)
-    released = int(released) if released else None
+    released = meta.released(kind)
     if record.status == change.status:
         return _entry(record)
     if (
@@ -440,45 +381,39 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
         )
 
     now = clock.now()
-    status_actions = [
-        VersionRecord.status.set(change.status),
-        VersionRecord.status_changed_at.set(now),
-        VersionRecord.status_changed_by.set(caller.subject),
-    ]
-    with transaction() as tx:
-        tx.update(record, actions=status_actions, condition=VersionRecord.status == record.status)
-        if change.status == "approved":
-            if released and released != change.version:
-                previous = load_version(label_id, kind, released)
-                tx.update(
-                    previous,
-                    actions=[
-                        VersionRecord.status.set("retired"),
-                        VersionRecord.status_changed_at.set(now),
-                        VersionRecord.status_changed_by.set(caller.subject),
-                    ],
-                )
-            meta_actions = [released_attr.set(change.version)]
-        elif released == change.version:
-            meta_actions = [released_attr.remove()]
-        else:
-            meta_actions = []
-        if meta_actions:
-            tx.update(
-                meta,
-                actions=[*meta_actions, LabelRecord.updated_at.set(now)],
-                condition=(released_attr == released)
-                if released
-                else released_attr.does_not_exist(),
-            )
+    field = "released_version" if kind == "label" else "form_released_version"
+    if change.status == "approved":
+        now_released: int | None = change.version
+    elif released == change.version:
+        now_released = None
+    else:
+        now_released = released
+    entry = audit.record(
+        invocation,
+        label_id,
+        details={
+            "document": kind,
+            "version": change.version,
+            "before": record.status,
+            "after": change.status,
+            "comment": change.comment,
+        },
+    )
+    with UnitOfWork(entry) as uow:
+        labels.set_version_status(uow, record, change.status, now, caller.subject)
+        if change.status == "approved" and released and released != change.version:
+            previous = load_version(label_id, kind, released)
+            labels.set_version_status(uow, previous, "retired", now, caller.subject)
+        if now_released != released:
+            after = dataclasses.replace(meta, **{field: now_released}, updated_at=now)
+            labels.release(uow, meta, after, kind)
         if change.status == "approved" and kind == "label":
-            tx.save(
-                EventRecord(
-                    id=new_id("evt"),
-                    kind="label.approved",
-                    at=now,
-                    subject_id=label_id,
-                    data={
+            events.add(
+                uow,
+                events.new_event(
+                    "label.approved",
+                    label_id,
+                    {
                         "label_id": label_id,
                         "version": change.version,
                         "name": meta.name,
@@ -486,19 +421,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
                         "author": {"actor": record.author_actor, "subject": record.author_subject},
                         "previous_version": released,
                     },
-                )
+                    at=now,
+                ),
             )
-        tx.save(
-            audit.entry(
-                invocation,
-                label_id,
-                details={
-                    "document": kind,
-                    "version": change.version,
-                    "before": record.status,
-                    "after": change.status,
-                    "comment": change.comment,
-                },
-            )
-        )
     return _entry(load_version(label_id, kind, change.version))

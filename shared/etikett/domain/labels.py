@@ -3,6 +3,7 @@ renaming, archiving, copying and deleting. Documents and versions live in `label
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -13,9 +14,10 @@ from etikett.domain.actors import Invocation
 from etikett.dsl.label import DPI, MAX_MM
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.store.base import transaction
-from etikett.store.labels import META_SK, LabelRecord, VersionRecord
-from etikett.store.pages import Page, read_page
+from etikett.store import labels
+from etikett.store.labels import LabelRecord
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import UnitOfWork
 
 DEFAULT_WIDTH_MM = 101.6  # 4 × 6 in, the most printed label size there is
 DEFAULT_HEIGHT_MM = 152.4
@@ -112,19 +114,15 @@ class CopyInfo(BaseModel):
     has_authored_form: bool
 
 
-def _name_key(name: str, label_id: str) -> str:
-    return f"{name.casefold()}#{label_id}"
-
-
 def view(record: LabelRecord) -> Label:
     return Label(
-        id=record.label_id,
+        id=record.id,
         name=record.name,
         status="released" if record.released_version else "draft",
-        released_version=int(record.released_version) if record.released_version else None,
-        latest_version=int(record.latest_version),
+        released_version=record.released_version or None,
+        latest_version=record.latest_version,
         archived=record.archived,
-        size=LabelSize(width_mm=record.width_mm, height_mm=record.height_mm, dpi=int(record.dpi)),
+        size=LabelSize(width_mm=record.width_mm, height_mm=record.height_mm, dpi=record.dpi),
         vorlage_id=record.vorlage_id,
         copied_from=record.copied_from,
         created_at=clock.rfc3339(record.created_at),
@@ -133,11 +131,7 @@ def view(record: LabelRecord) -> Label:
 
 
 def load(label_id: str) -> LabelRecord:
-    try:
-        record = LabelRecord.get(label_id, META_SK)
-    except LabelRecord.DoesNotExist:
-        record = None
-    return existing(label_id, record)
+    return existing(label_id, labels.get(label_id))
 
 
 def existing(label_id: str, record: LabelRecord | None) -> LabelRecord:
@@ -165,11 +159,8 @@ def create(
     now = clock.now()
     label_id = new_id("lbl")
     record = LabelRecord(
-        label_id=label_id,
-        sk=META_SK,
-        kind="label",
+        id=label_id,
         name=name,
-        name_key=_name_key(name, label_id),
         archived=False,
         width_mm=parsed.size.width_mm,
         height_mm=parsed.size.height_mm,
@@ -186,21 +177,9 @@ def create(
     version = label_versions.new_version_record(
         invocation, label_id, "label", 1, parsed.model_dump(mode="json", exclude_none=True), comment
     )
-    with transaction() as tx:
-        tx.save(record, condition=LabelRecord.label_id.does_not_exist())
-        tx.save(version, condition=VersionRecord.label_id.does_not_exist())
-        tx.save(
-            audit.entry(
-                invocation,
-                label_id,
-                details={
-                    "name": name,
-                    "version": 1,
-                    "vorlage_id": vorlage_id,
-                    "copied_from": copied_from,
-                },
-            )
-        )
+    details = {"name": name, "version": 1, "vorlage_id": vorlage_id, "copied_from": copied_from}
+    with UnitOfWork(audit.record(invocation, label_id, details=details)) as uow:
+        labels.add(uow, record, version)
     return view(record)
 
 
@@ -259,69 +238,42 @@ def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) ->
 
 
 def list_labels(limit: int, cursor: str | None, archived: bool | None) -> Page[Label]:
-    condition = None if archived is None else LabelRecord.archived == archived
-
-    def query(**page: object) -> object:
-        return LabelRecord.by_name.query("label", filter_condition=condition, **page)
-
-    return read_page(query, {"label_id", "sk", "kind", "name_key"}, limit, cursor, view)
+    found = labels.page(limit, cursor, archived)
+    return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 
 
-def _update_meta(
-    invocation: Invocation, record: LabelRecord, actions: list[Any], details: dict[str, Any]
+def _changed(
+    invocation: Invocation, before: LabelRecord, after: LabelRecord, details: dict[str, Any]
 ) -> Label:
-    with transaction() as tx:
-        tx.update(
-            record,
-            actions=[*actions, LabelRecord.updated_at.set(clock.now())],
-            condition=LabelRecord.label_id.exists(),
-        )
-        tx.save(audit.entry(invocation, record.label_id, details=details))
-    return get(record.label_id)
+    after = dataclasses.replace(after, updated_at=clock.now())
+    with UnitOfWork(audit.record(invocation, before.id, details=details)) as uow:
+        labels.update(uow, before, after)
+    return get(before.id)
 
 
 def rename(invocation: Invocation, label_id: str, request: Rename) -> Label:
     record = load(label_id)
-    return _update_meta(
-        invocation,
-        record,
-        [
-            LabelRecord.name.set(request.name),
-            LabelRecord.name_key.set(_name_key(request.name, label_id)),
-        ],
-        {"before": record.name, "after": request.name},
-    )
+    after = dataclasses.replace(record, name=request.name)
+    return _changed(invocation, record, after, {"before": record.name, "after": request.name})
 
 
 def archive(invocation: Invocation, label_id: str, request: ArchiveChange) -> Label:
     record = load(label_id)
-    return _update_meta(
-        invocation,
-        record,
-        [LabelRecord.archived.set(request.archived)],
-        {"archived": request.archived},
-    )
+    after = dataclasses.replace(record, archived=request.archived)
+    return _changed(invocation, record, after, {"archived": request.archived})
 
 
 def delete(invocation: Invocation, label_id: str) -> None:
     """The label disappears at once (with its audit entry); its versions are swept after."""
     record = load(label_id)
-    with transaction() as tx:
-        tx.delete(record, condition=LabelRecord.label_id.exists())
-        tx.save(
-            audit.entry(
-                invocation,
-                label_id,
-                details={
-                    "name": record.name,
-                    "latest_version": int(record.latest_version),
-                    "released_version": record.released_version,
-                },
-            )
-        )
-    with VersionRecord.batch_write() as batch:
-        for version in VersionRecord.query(label_id):
-            batch.delete(version)
+    details = {
+        "name": record.name,
+        "latest_version": record.latest_version,
+        "released_version": record.released_version,
+    }
+    with UnitOfWork(audit.record(invocation, label_id, details=details)) as uow:
+        labels.delete(uow, record)
+    labels.delete_versions(label_id)
 
 
 def copy(invocation: Invocation, label_id: str, request: CopyRequest) -> Label:
@@ -345,8 +297,8 @@ def copy_info(label_id: str) -> CopyInfo:
         label_id=label_id,
         name=record.name,
         suggested_name=f"{record.name} (copy)",
-        latest_version=int(record.latest_version),
-        released_version=int(record.released_version) if record.released_version else None,
+        latest_version=record.latest_version,
+        released_version=record.released_version or None,
         versions=versions,
-        has_authored_form=int(record.form_latest_version or 0) > 0,
+        has_authored_form=record.form_latest_version > 0,
     )

@@ -9,8 +9,9 @@ from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.errors import Forbidden, NotFound, ProblemCode
-from etikett.store.base import transaction
+from etikett.store import policies
 from etikett.store.policies import PolicyRecord
+from etikett.store.unit_of_work import UnitOfWork
 
 AI_APPROVAL = "aiFreigabePflicht"
 DEFAULTS: dict[str, bool] = {AI_APPROVAL: True}
@@ -38,16 +39,13 @@ class PolicyChange(BaseModel):
 
 
 def enabled(name: str) -> bool:
-    try:
-        return PolicyRecord.get(name).enabled
-    except PolicyRecord.DoesNotExist:
-        return DEFAULTS[name]
+    record = policies.get(name)
+    return record.enabled if record is not None else DEFAULTS[name]
 
 
 def _view(name: str) -> Policy:
-    try:
-        record = PolicyRecord.get(name)
-    except PolicyRecord.DoesNotExist:
+    record = policies.get(name)
+    if record is None:
         return Policy(name=name, enabled=DEFAULTS[name], description=DESCRIPTIONS[name])
     return Policy(
         name=name,
@@ -79,7 +77,7 @@ def put(invocation: Invocation, name: str, change: PolicyChange) -> Policy:
     record = PolicyRecord(
         name=name, enabled=change.enabled, updated_at=clock.now(), updated_by=caller.subject
     )
-    with transaction() as tx:
-        tx.save(record)
-        tx.save(audit.entry(invocation, name, details={"before": before, "after": change.enabled}))
+    entry = audit.record(invocation, name, details={"before": before, "after": change.enabled})
+    with UnitOfWork(entry) as uow:
+        policies.put(uow, record)
     return _view(name)

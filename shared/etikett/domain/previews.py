@@ -39,11 +39,10 @@ def next_serials(document: Any) -> dict[str, Any]:
     """The values the label's counters would give the next printed label (nothing is taken);
     a counter that does not exist yet previews as 1."""
     from etikett.domain import counters
-    from etikett.domain.printing import expressions_of
     from etikett.errors import NotFound
 
     serials: dict[str, Any] = {}
-    for name in counters.referenced(expressions_of(document)):
+    for name in counters.referenced(document.expressions()):
         try:
             record = counters.load(name)
         except NotFound:

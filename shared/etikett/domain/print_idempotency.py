@@ -4,22 +4,14 @@ is refused, as is a retry while the first request is still running."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from etikett.domain import printing
 from etikett.domain.actors import Invocation
 from etikett.errors import Conflict, ProblemCode
-from etikett.settings import get_settings
+from etikett.store import idempotency
 
 KEY_LIFETIME_SECONDS = 24 * 3600
-
-
-@cache
-def _persistence() -> Any:
-    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
-
-    return DynamoDBPersistenceLayer(table_name=get_settings().required("idempotency_table"))
 
 
 def _config() -> Any:
@@ -48,7 +40,9 @@ def submit_once(
         settings.register_lambda_context(lambda_context)  # a crash frees the key in time
 
     @idempotent_function(
-        data_keyword_argument="envelope", config=settings, persistence_store=_persistence()
+        data_keyword_argument="envelope",
+        config=settings,
+        persistence_store=idempotency.persistence(),
     )
     def print_once(envelope: dict[str, Any]) -> dict[str, Any]:
         return printing.submit(invocation, request).model_dump()

@@ -3,22 +3,23 @@ itself, which Runners do on their local networks."""
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import re
 from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
-from pynamodb.exceptions import TransactWriteError
 
 from etikett import clock
 from etikett.domain import audit, jobs, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, NotFound, ProblemCode
+from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.store.base import cancellation_codes, transaction
-from etikett.store.pages import Page, read_page
-from etikett.store.printers import FindingRecord, PrinterNameClaim, PrinterRecord
+from etikett.store import printers
+from etikett.store.pages import Page
+from etikett.store.printers import FindingRecord, PrinterName, PrinterRecord
+from etikett.store.unit_of_work import UnitOfWork
 
 Language = Literal["zpl", "tspl", "epl"]
 URI = re.compile(r"^tcp://(?P<host>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
@@ -123,12 +124,12 @@ def expand_targets(targets: list[str], *, count_only: bool = False) -> list[str]
 
 def view(record: PrinterRecord) -> Printer:
     return Printer(
-        id=record.pk,
+        id=record.id,
         name=record.name,
         runner_id=record.runner_id,
         uri=record.uri,
-        language=record.language,
-        dpi=int(record.dpi),  # type: ignore[arg-type]
+        language=record.language,  # type: ignore[arg-type]
+        dpi=record.dpi,
         model=record.model,
         status=record.status,
         status_at=clock.rfc3339(record.status_at) if record.status_at else None,
@@ -139,20 +140,16 @@ def view(record: PrinterRecord) -> Printer:
 def target(record: PrinterRecord) -> dict[str, Any]:
     """What a Runner needs to reach the printer."""
     return {
-        "printer_id": record.pk,
+        "printer_id": record.id,
         "name": record.name,
         "uri": record.uri,
         "language": record.language,
-        "dpi": int(record.dpi),
+        "dpi": record.dpi,
     }
 
 
 def load(printer_id: str) -> PrinterRecord:
-    try:
-        record = PrinterRecord.get(printer_id)
-    except PrinterRecord.DoesNotExist:
-        record = None
-    return existing(printer_id, record)
+    return existing(printer_id, printers.get(printer_id) if printer_id.startswith("prn_") else None)
 
 
 def existing(printer_id: str, record: PrinterRecord | None) -> PrinterRecord:
@@ -165,14 +162,10 @@ def existing(printer_id: str, record: PrinterRecord | None) -> PrinterRecord:
 
 
 def by_name(name: str) -> PrinterRecord:
-    try:
-        claim = PrinterNameClaim.get(PrinterNameClaim.key_for(name))
-    except PrinterNameClaim.DoesNotExist:
-        claim = None
-    return load(named(name, claim).printer_id)
+    return load(named(name, printers.get_name(name)).printer_id)
 
 
-def named(name: str, claim: PrinterNameClaim | None) -> PrinterNameClaim:
+def named(name: str, claim: PrinterName | None) -> PrinterName:
     """`claim` as read for `name`; printer.not_found if there was none."""
     if claim is None:
         raise NotFound(f"No printer named {name!r}.", ProblemCode.PRINTER_NOT_FOUND, name=name)
@@ -180,27 +173,22 @@ def named(name: str, claim: PrinterNameClaim | None) -> PrinterNameClaim:
 
 
 def list_printers(limit: int, cursor: str | None, runner_id: str | None) -> Page[Printer]:
-    condition = PrinterRecord.runner_id == runner_id if runner_id else None
-
-    def query(**page: object) -> object:
-        return PrinterRecord.by_name.query("printer", filter_condition=condition, **page)
-
-    return read_page(query, {"pk", "kind", "name_key"}, limit, cursor, view)
+    found = printers.page(limit, cursor, runner_id)
+    return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 
 
 def create(invocation: Invocation, request: NewPrinter) -> Printer:
     if request.finding_id is not None:
-        try:
-            finding = FindingRecord.get(FindingRecord.key_for(request.finding_id))
-        except FindingRecord.DoesNotExist:
+        finding = printers.get_finding(request.finding_id)
+        if finding is None:
             raise NotFound(
                 f"No discovery finding {request.finding_id}.",
                 ProblemCode.FINDING_NOT_FOUND,
                 finding_id=request.finding_id,
-            ) from None
+            )
         host, _, port = finding.address.rpartition(":")
         runner_id, uri = finding.runner_id, f"tcp://{host}:{port or 9100}"
-        language, dpi, model = finding.language, int(finding.dpi or 203), finding.model
+        language, dpi, model = finding.language, finding.dpi or 203, finding.model
     else:
         runner_id, uri = str(request.runner_id), str(request.uri)
         language, dpi, model = str(request.language), int(request.dpi or 203), request.model
@@ -211,61 +199,62 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
         )
     printer_id = new_id("prn")
     record = PrinterRecord(
-        pk=printer_id,
-        kind="printer",
+        id=printer_id,
         name=request.name,
-        name_key=request.name.casefold(),
         runner_id=runner_id,
         uri=uri,
         language=language,
         dpi=dpi,
         model=model,
+        firmware=None,
+        status=None,
+        status_at=None,
         finding_id=request.finding_id,
         created_at=clock.now(),
     )
-    try:
-        with transaction() as tx:
-            tx.save(record, condition=PrinterRecord.pk.does_not_exist())
-            tx.save(
-                PrinterNameClaim(
-                    pk=PrinterNameClaim.key_for(request.name),
-                    printer_id=printer_id,
-                    runner_id=runner_id,
-                ),
-                condition=PrinterNameClaim.pk.does_not_exist(),
-            )
-            tx.save(
-                audit.entry(
-                    invocation,
-                    printer_id,
-                    details={
-                        "name": request.name,
-                        "runner_id": runner_id,
-                        "uri": uri,
-                        "finding_id": request.finding_id,
-                    },
-                )
-            )
-    except TransactWriteError as error:
-        codes = cancellation_codes(error)
-        if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
-            raise Conflict(
-                f"A printer is already named {request.name!r}.",
-                ProblemCode.PRINTER_NAME_TAKEN,
-                name=request.name,
-            ) from None
-        raise
+    details = {
+        "name": request.name,
+        "runner_id": runner_id,
+        "uri": uri,
+        "finding_id": request.finding_id,
+    }
+    taken = Conflict(
+        f"A printer is already named {request.name!r}.",
+        ProblemCode.PRINTER_NAME_TAKEN,
+        name=request.name,
+    )
+    entry = audit.record(invocation, printer_id, details=details)
+    with UnitOfWork(entry, errors={"printer.name_free": taken}) as uow:
+        printers.add(uow, record)
     return view(record)
 
 
 def delete(invocation: Invocation, printer_id: str) -> None:
     record = load(printer_id)
-    with transaction() as tx:
-        tx.delete(record)
-        tx.delete(PrinterNameClaim(pk=PrinterNameClaim.key_for(record.name)))
-        tx.save(
-            audit.entry(invocation, printer_id, details={"name": record.name, "uri": record.uri})
-        )
+    details = {"name": record.name, "uri": record.uri}
+    with UnitOfWork(audit.record(invocation, printer_id, details=details)) as uow:
+        printers.delete(uow, record)
+
+
+def submit_raw(invocation: Invocation, runner_id: str, request: jobs.RawJobRequest) -> jobs.Job:
+    """Raw bytes for one of the Runner's printers."""
+    printer = load(request.printer_id)
+    if printer.runner_id != runner_id:
+        raise InvalidRequest.field("body.printer_id", f"the printer belongs to {printer.runner_id}")
+    try:
+        data = base64.b64decode(request.data_base64, validate=True)
+    except ValueError:
+        raise InvalidRequest.field("body.data_base64", "not valid base64") from None
+    payload = {"printer": target(printer), "expected_labels": request.expected_labels}
+    return jobs.submit(
+        invocation,
+        runner_id,
+        "raw",
+        payload,
+        printer_id=printer.id,
+        data=data,
+        audit_details={"bytes": len(data)},
+    )
 
 
 def discover_at(invocation: Invocation, runner_id: str, request: DiscoveryRequest) -> jobs.Job:
@@ -287,7 +276,7 @@ def discover_in_group(invocation: Invocation, request: GroupDiscoveryRequest) ->
             ProblemCode.RUNNER_GROUP_NO_ONLINE_RUNNER,
             group_id=request.group_id,
         )
-    return DiscoveryJobs(jobs=[discover_at(invocation, r.pk, request) for r in online])
+    return DiscoveryJobs(jobs=[discover_at(invocation, r.id, request) for r in online])
 
 
 def record_findings(
@@ -296,13 +285,11 @@ def record_findings(
     """Give each finding an id for createPrinter; answers the findings as the job's result."""
     now = clock.now()
     stored = []
-    with FindingRecord.batch_write() as batch:
-        for finding in findings[:MAX_ADDRESSES]:
-            finding_id = new_id("fnd")
-            dpi = finding.get("dpi")
-            record = FindingRecord(
-                pk=FindingRecord.key_for(finding_id),
-                id=finding_id,
+    for finding in findings[:MAX_ADDRESSES]:
+        dpi = finding.get("dpi")
+        stored.append(
+            FindingRecord(
+                id=new_id("fnd"),
                 runner_id=runner_id,
                 job_id=job_id,
                 address=str(finding.get("address", ""))[:300],
@@ -312,20 +299,20 @@ def record_findings(
                 status=_text(finding.get("status")),
                 language="zpl",
                 found_at=now,
-                expires=now + FINDING_LIFETIME,
             )
-            batch.save(record)
-            stored.append(
-                {
-                    "id": finding_id,
-                    "address": record.address,
-                    "model": record.model,
-                    "firmware": record.firmware,
-                    "dpi": record.dpi,
-                    "status": record.status,
-                }
-            )
-    return stored
+        )
+    printers.add_findings(stored, expires=now + FINDING_LIFETIME)
+    return [
+        {
+            "id": f.id,
+            "address": f.address,
+            "model": f.model,
+            "firmware": f.firmware,
+            "dpi": f.dpi,
+            "status": f.status,
+        }
+        for f in stored
+    ]
 
 
 def _text(value: Any) -> str | None:
@@ -336,15 +323,7 @@ def update_status(runner_id: str, statuses: list[dict[str, Any]]) -> None:
     now = clock.now()
     for item in statuses[:100]:
         printer_id = str(item.get("printer_id", ""))
-        if not printer_id.startswith("prn_"):
-            continue
-        try:
-            PrinterRecord(pk=printer_id).update(
-                actions=[
-                    PrinterRecord.status.set(_text(item.get("status")) or "unknown"),
-                    PrinterRecord.status_at.set(now),
-                ],
-                condition=PrinterRecord.runner_id == runner_id,
+        if printer_id.startswith("prn_"):
+            printers.report_status(
+                runner_id, printer_id, _text(item.get("status")) or "unknown", now
             )
-        except Exception:
-            continue

@@ -11,16 +11,17 @@ import base64
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from pynamodb.exceptions import UpdateError
 
 from etikett import clock
-from etikett.domain import audit, certificates, jobs, printers, runner_queues, runners
+from etikett.domain import audit, certificates, jobs, printers, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
-from etikett.store.base import transaction
-from etikett.store.jobs import JobRecord
-from etikett.store.printers import PrinterRecord
-from etikett.store.runners import RUNNER_SK, RunnerRecord
+from etikett.store import events, runner_queues
+from etikett.store import jobs as job_store
+from etikett.store import printers as printer_store
+from etikett.store import runners as runner_store
+from etikett.store.runners import RunnerRecord
+from etikett.store.unit_of_work import UnitOfWork
 
 MAX_WAIT_SECONDS = 20  # API Gateway answers within 30 s
 INLINE_DATA_BYTES = 1_000_000  # larger job data is fetched from S3 (responses stop at 6 MB)
@@ -101,10 +102,9 @@ def _removed() -> CertificateRefused:
 
 def identify(certificate_pem: str) -> RunnerRecord:
     presented = certificates.verify_client_certificate(certificate_pem)
-    try:
-        runner = RunnerRecord.get(presented.runner_id, RUNNER_SK)
-    except RunnerRecord.DoesNotExist:
-        raise _removed() from None
+    runner = runner_store.get_runner(presented.runner_id)
+    if runner is None:
+        raise _removed()
     if runner.state != "active" or runner.certificate_serial != presented.serial:
         raise CertificateRefused(
             "This certificate is no longer the Runner's.", ProblemCode.RUNNER_CERTIFICATE_REVOKED
@@ -112,28 +112,24 @@ def identify(certificate_pem: str) -> RunnerRecord:
     return runner
 
 
-def _seen(runner: RunnerRecord, actions: list[Any]) -> None:
-    """Record what a request of the Runner tells, if the Runner still exists: an unconditional
-    update would bring back a Runner removed since `identify` as an item without its state."""
-    try:
-        runner.update(actions=actions, condition=RunnerRecord.pk.exists())
-    except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
-            raise _removed() from None
-        raise
+def _seen(runner: RunnerRecord, **fields: Any) -> None:
+    """Record what a request of the Runner tells, if the Runner still exists (a Runner removed
+    since `identify` is never brought back)."""
+    if not runner_store.touch_runner(runner.id, **fields):
+        raise _removed()
 
 
 def heartbeat(runner: RunnerRecord, beat: Heartbeat) -> HeartbeatAnswer:
     now = clock.now()
-    actions = [RunnerRecord.last_seen_at.set(now)]
+    fields: dict[str, Any] = {"last_seen_at": now}
     if beat.hostname:
-        actions.append(RunnerRecord.hostname.set(beat.hostname))
+        fields["hostname"] = beat.hostname
     if beat.version:
-        actions.append(RunnerRecord.version.set(beat.version))
-    _seen(runner, actions)
+        fields["version"] = beat.version
+    _seen(runner, **fields)
     if beat.printers:
-        printers.update_status(runner.pk, beat.printers)
-    return HeartbeatAnswer(runner_id=runner.pk, server_time=clock.rfc3339(now), status="online")
+        printers.update_status(runner.id, beat.printers)
+    return HeartbeatAnswer(runner_id=runner.id, server_time=clock.rfc3339(now), status="online")
 
 
 def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
@@ -141,7 +137,7 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
     queue here, so a redelivery never reaches a printer twice from this side."""
     if not runner.queue_url:
         return Claimed(jobs=[])
-    _seen(runner, [RunnerRecord.last_seen_at.set(clock.now())])
+    _seen(runner, last_seen_at=clock.now())
     try:
         received = runner_queues.receive(runner.queue_url, request.wait_seconds, request.max_jobs)
     except runner_queues.QueueGone:
@@ -153,7 +149,7 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
         except NotFound:
             runner_queues.acknowledge(runner.queue_url, receipt)
             continue
-        if record.runner_id != runner.pk or jobs.is_final(record):
+        if record.runner_id != runner.id or jobs.is_final(record):
             runner_queues.acknowledge(runner.queue_url, receipt)
             continue
         now = clock.now()
@@ -162,26 +158,23 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
             if delivery == 1
             else (f"Delivered again (delivery {delivery}); the Runner checks its journal.")
         )
-        actions = [
-            JobRecord.attempts.set(delivery),
-            JobRecord.updated_at.set(now),
-            JobRecord.messages.set(JobRecord.messages.append([jobs.message("info", note)])),
-        ]
+        changes: dict[str, Any] = {"attempts": delivery, "updated_at": now}
         if record.status in ("queued", "held") and record.outcome_reason == "runner_offline":
             # Back online. A print keeps its outcome (held, runner_offline) until the Runner
             # reports the next one: what was announced stays what the archive shows.
-            actions.append(JobRecord.status.set("running"))
+            changes["status"] = "running"
             if record.outcome is None:
-                actions.append(JobRecord.outcome_reason.remove())
+                changes["outcome_reason"] = None
         elif record.status == "queued":
-            actions.append(JobRecord.status.set("running"))
-        record.update(actions=actions)
+            changes["status"] = "running"
+        with UnitOfWork() as uow:
+            job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
         # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
         # else as a URL for the Runner to fetch).
         key = record.payload.get("data_key")
         small = key and int(record.payload.get("data_bytes", 0)) <= INLINE_DATA_BYTES
         if carried is None and small:
-            carried = base64.b64encode(jobs.load_data(key)).decode()
+            carried = base64.b64encode(job_store.load_data(key)).decode()
         claimed.append(
             ClaimedJob(
                 job_id=job_id,
@@ -190,7 +183,7 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
                 delivery=delivery,
                 payload={k: v for k, v in record.payload.items() if k != "data_key"},
                 data_base64=carried,
-                data_url=jobs.data_url(key) if key and not small else None,
+                data_url=job_store.data_url(key) if key and not small else None,
             )
         )
     return Claimed(jobs=claimed)
@@ -202,7 +195,7 @@ def report(
     """Record messages and an outcome. Repeating a final report is harmless (the Runner retries
     reports it could not deliver); contradicting a final outcome is refused."""
     record = jobs.load(job_id)
-    if record.runner_id != runner.pk:
+    if record.runner_id != runner.id:
         raise Forbidden(
             "The job belongs to another Runner.", ProblemCode.JOB_OTHER_RUNNER, job_id=job_id
         )
@@ -222,54 +215,41 @@ def report(
             job_id=job_id,
             status=record.status,
         )
-    actions: list[Any] = [JobRecord.updated_at.set(now)]
+    changes: dict[str, Any] = {"updated_at": now}
     notes = [jobs.message(m.level, m.text) for m in report.messages]
     status = report.status
     if status is not None:
         final = report.final or status in jobs.FINAL
         if status == "succeeded" and record.kind == "discovery":
             findings = (report.result or {}).get("findings", [])
-            result = {"findings": printers.record_findings(runner.pk, job_id, list(findings))}
-            actions.append(JobRecord.result.set(result))
+            changes["result"] = {
+                "findings": printers.record_findings(runner.id, job_id, list(findings))
+            }
         elif report.result is not None:
-            actions.append(JobRecord.result.set(report.result))
-        actions.append(JobRecord.status.set(status))
+            changes["result"] = report.result
+        changes["status"] = status
         if status != "running":  # a status, not an outcome: the last outcome stays
-            actions += [
-                JobRecord.outcome.set(status),
-                JobRecord.outcome_at.set(now),
-                JobRecord.outcome_reason.set(report.reason)
-                if report.reason
-                else JobRecord.outcome_reason.remove(),
-            ]
+            changes |= {"outcome": status, "outcome_at": now, "outcome_reason": report.reason}
         if final:
-            actions.append(JobRecord.finished_at.set(now))
+            changes["finished_at"] = now
         changed = status != record.status or report.reason != record.outcome_reason
         if status == "held" and report.reason and changed:  # the Runner re-reports while held
             notes.append(jobs.message("warning", f"Held: {report.reason}."))
     else:
         final = report.final
-    if notes:
-        actions.append(JobRecord.messages.set(JobRecord.messages.append(notes)))
     event = None
     if status is not None and (status != record.status or report.reason != record.outcome_reason):
         event = jobs.outcome_event(record, status, report.reason)
-    with transaction() as tx:
+    entry = None
+    if final:
+        details = {"outcome": status, "reason": report.reason, "runner_id": runner.id}
+        entry = audit.record(invocation, job_id, details=details)
+    with UnitOfWork(entry) as uow:
         if event is not None:
-            tx.save(event)
-        tx.update(
-            record,
-            actions=actions,
-            condition=JobRecord.status.is_in(*({"queued", "running", "held", "sent"})),
+            events.add(uow, event)
+        job_store.update(
+            uow, record, changes, messages=notes, status_in={"queued", "running", "held", "sent"}
         )
-        if final:
-            tx.save(
-                audit.entry(
-                    invocation,
-                    job_id,
-                    details={"outcome": status, "reason": report.reason, "runner_id": runner.pk},
-                )
-            )
     if runner.queue_url and report.receipt:
         if final:
             runner_queues.acknowledge(runner.queue_url, report.receipt)
@@ -279,14 +259,9 @@ def report(
 
 
 def configuration(runner: RunnerRecord) -> RunnerConfig:
-    assigned = [
-        printers.target(p)
-        for p in PrinterRecord.by_name.query(
-            "printer", filter_condition=PrinterRecord.runner_id == runner.pk
-        )
-    ]
+    assigned = [printers.target(p) for p in printer_store.of_runner(runner.id)]
     return RunnerConfig(
-        runner_id=runner.pk,
+        runner_id=runner.id,
         name=runner.name,
         group_id=runner.group_id,
         context=runners.effective_context(runner),

@@ -3,31 +3,25 @@ a client certificate, and approval of enrollments that need it."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import secrets
 from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from pynamodb.exceptions import TransactWriteError
 
 from etikett import clock
-from etikett.domain import audit, certificates, runner_queues
+from etikett.domain import audit, certificates
 from etikett.domain.actors import Invocation
 from etikett.domain.runners import load_group
 from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
 from etikett.settings import get_settings
-from etikett.store.base import cancellation_codes, transaction
-from etikett.store.pages import Page, read_page
-from etikett.store.runners import (
-    ENROLLMENT_SK,
-    RUNNER_SK,
-    TOKEN_SK,
-    EnrollmentRecord,
-    EnrollmentTokenRecord,
-    RunnerRecord,
-)
+from etikett.store import runner_queues, runners
+from etikett.store.pages import Page
+from etikett.store.runners import EnrollmentRecord, EnrollmentTokenRecord, RunnerRecord
+from etikett.store.unit_of_work import UnitOfWork
 
 TOKEN_PREFIX = "etkr_"
 SECRET_PREFIX = "etkn_"
@@ -105,29 +99,23 @@ def issue_token(
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token_id = new_id("enr").replace("enr_", "ent_")
     record = EnrollmentTokenRecord(
-        pk=f"enrollment-token#{_hash(token)}",
-        sk=TOKEN_SK,
+        token_hash=_hash(token),
         id=token_id,
         group_id=group_id,
         needs_approval=request.needs_approval,
         expires_at=expires_at,
+        used_at=None,
+        used_by=None,
         created_at=now,
         created_by=invocation.caller.subject if invocation.caller else "unknown",
-        expires=expires_at + timedelta(days=7),
     )
-    with transaction() as tx:
-        tx.save(record, condition=EnrollmentTokenRecord.pk.does_not_exist())
-        tx.save(
-            audit.entry(
-                invocation,
-                group_id,
-                details={
-                    "token_id": token_id,
-                    "needs_approval": request.needs_approval,
-                    "expires_at": clock.rfc3339(expires_at),
-                },
-            )
-        )
+    details = {
+        "token_id": token_id,
+        "needs_approval": request.needs_approval,
+        "expires_at": clock.rfc3339(expires_at),
+    }
+    with UnitOfWork(audit.record(invocation, group_id, details=details)) as uow:
+        runners.add_enrollment_token(uow, record)
     return IssuedEnrollmentToken(
         id=token_id,
         group_id=group_id,
@@ -139,7 +127,7 @@ def issue_token(
 
 def _view(record: EnrollmentRecord, *, with_certificate: bool) -> Enrollment:
     return Enrollment(
-        id=record.pk,
+        id=record.id,
         group_id=record.group_id,
         runner_id=record.runner_id,
         status=record.status,  # type: ignore[arg-type]
@@ -162,12 +150,11 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
             "Present an enrollment token as `Authorization: Bearer etkr_…`.",
             ProblemCode.ENROLLMENT_TOKEN_INVALID,
         )
-    try:
-        token_record = EnrollmentTokenRecord.get(f"enrollment-token#{_hash(token)}", TOKEN_SK)
-    except EnrollmentTokenRecord.DoesNotExist:
+    token_record = runners.get_enrollment_token(_hash(token))
+    if token_record is None:
         raise Unauthenticated(
             "The enrollment token is unknown.", ProblemCode.ENROLLMENT_TOKEN_INVALID
-        ) from None
+        )
     now = clock.now()
     if token_record.used_at is not None:
         raise Unauthenticated(
@@ -193,12 +180,8 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     queue_url = runner_queues.create(runner_id) if approved else None
     runner = RunnerRecord(
-        pk=runner_id,
-        sk=RUNNER_SK,
-        kind="runner",
-        sort_key=runner_id,
+        id=runner_id,
         group_id=token_record.group_id,
-        runner_group=token_record.group_id,
         name=request.name or request.hostname or runner_id,
         hostname=request.hostname,
         version=request.version,
@@ -206,13 +189,11 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
         certificate_serial=serial,
         certificate_not_after=not_after,
         queue_url=queue_url,
+        last_seen_at=None,
         created_at=now,
     )
     enrollment = EnrollmentRecord(
-        pk=enrollment_id,
-        sk=ENROLLMENT_SK,
-        kind="enrollment",
-        sort_key=enrollment_id,
+        id=enrollment_id,
         group_id=token_record.group_id,
         runner_id=runner_id,
         status="approved" if approved else "pending",
@@ -225,52 +206,42 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
         approved_at=now if approved else None,
         approved_by="enrollment token" if approved else None,
     )
+    entry = audit.record(
+        invocation,
+        runner_id,
+        subject=f"enrollment-token:{token_record.id}",
+        details={
+            "enrollment_id": enrollment_id,
+            "approved": approved,
+            "hostname": request.hostname,
+        },
+    )
+    used = Unauthenticated(
+        "The enrollment token was used already; issue a new one.",
+        ProblemCode.ENROLLMENT_TOKEN_USED,
+        token_id=token_record.id,
+    )
     try:
-        with transaction() as tx:
-            tx.update(
-                token_record,
-                actions=[
-                    EnrollmentTokenRecord.used_at.set(now),
-                    EnrollmentTokenRecord.used_by.set(enrollment_id),
-                ],
-                condition=EnrollmentTokenRecord.used_at.does_not_exist(),
-            )
-            tx.save(runner, condition=RunnerRecord.pk.does_not_exist())
-            tx.save(enrollment, condition=EnrollmentRecord.pk.does_not_exist())
-            tx.save(
-                audit.entry(
-                    invocation,
-                    runner_id,
-                    subject=f"enrollment-token:{token_record.id}",
-                    details={
-                        "enrollment_id": enrollment_id,
-                        "approved": approved,
-                        "hostname": request.hostname,
-                    },
-                )
-            )
-    except TransactWriteError as error:
+        with UnitOfWork(entry, errors={"token.unused": used}) as uow:
+            runners.use_enrollment_token(uow, token_record, now, enrollment_id)
+            runners.add_runner(uow, runner)
+            runners.add_enrollment(uow, enrollment)
+    except Exception:
         if queue_url:
             runner_queues.delete(queue_url)
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            raise Unauthenticated(
-                "The enrollment token was used already; issue a new one.",
-                ProblemCode.ENROLLMENT_TOKEN_USED,
-                token_id=token_record.id,
-            ) from None
         raise
     return EnrollmentCreated(**_view(enrollment, with_certificate=True).model_dump(), secret=secret)
 
 
 def _load(enrollment_id: str) -> EnrollmentRecord:
-    try:
-        return EnrollmentRecord.get(enrollment_id, ENROLLMENT_SK)
-    except EnrollmentRecord.DoesNotExist:
+    record = runners.get_enrollment(enrollment_id)
+    if record is None:
         raise NotFound(
             f"No enrollment {enrollment_id}.",
             ProblemCode.ENROLLMENT_NOT_FOUND,
             enrollment_id=enrollment_id,
-        ) from None
+        )
+    return record
 
 
 def get(enrollment_id: str) -> Enrollment:
@@ -288,19 +259,10 @@ def get_with_secret(enrollment_id: str, secret: str) -> Enrollment:
 
 
 def list_enrollments(limit: int, cursor: str | None, status: str | None) -> Page[Enrollment]:
-    condition = EnrollmentRecord.status == status if status else None
-
-    def query(**page: object) -> object:
-        return EnrollmentRecord.by_kind.query(
-            "enrollment", filter_condition=condition, scan_index_forward=False, **page
-        )
-
-    return read_page(
-        query,
-        {"pk", "sk", "kind", "sort_key"},
-        limit,
-        cursor,
-        lambda r: _view(r, with_certificate=False),
+    found = runners.page_enrollments(limit, cursor, status)
+    return Page(
+        items=[_view(record, with_certificate=False) for record in found.items],
+        next_cursor=found.next_cursor,
     )
 
 
@@ -308,39 +270,34 @@ def approve(invocation: Invocation, enrollment_id: str) -> Enrollment:
     record = _load(enrollment_id)
     if record.status == "approved":
         return _view(record, with_certificate=True)
-    try:
-        runner = RunnerRecord.get(record.runner_id, RUNNER_SK)
-    except RunnerRecord.DoesNotExist:
+    runner = runners.get_runner(record.runner_id)
+    if runner is None:
         raise Conflict(
             "The enrollment's Runner was removed.",
             ProblemCode.ENROLLMENT_RUNNER_REMOVED,
             runner_id=record.runner_id,
-        ) from None
+        )
     certificate_pem, serial, not_after = certificates.sign_csr(record.csr_pem, record.runner_id)
     queue_url = runner_queues.create(record.runner_id)
     now = clock.now()
     caller = invocation.caller
     assert caller is not None
-    with transaction() as tx:
-        tx.update(
-            record,
-            actions=[
-                EnrollmentRecord.status.set("approved"),
-                EnrollmentRecord.certificate_pem.set(certificate_pem),
-                EnrollmentRecord.approved_at.set(now),
-                EnrollmentRecord.approved_by.set(caller.subject),
-            ],
-            condition=EnrollmentRecord.status == "pending",
-        )
-        tx.update(
-            runner,
-            actions=[
-                RunnerRecord.state.set("active"),
-                RunnerRecord.certificate_serial.set(serial),
-                RunnerRecord.certificate_not_after.set(not_after),
-                RunnerRecord.queue_url.set(queue_url),
-            ],
-            condition=RunnerRecord.pk.exists(),
-        )
-        tx.save(audit.entry(invocation, enrollment_id, details={"runner_id": record.runner_id}))
+    approved = dataclasses.replace(
+        record,
+        status="approved",
+        certificate_pem=certificate_pem,
+        approved_at=now,
+        approved_by=caller.subject,
+    )
+    admitted = dataclasses.replace(
+        runner,
+        state="active",
+        certificate_serial=serial,
+        certificate_not_after=not_after,
+        queue_url=queue_url,
+    )
+    entry = audit.record(invocation, enrollment_id, details={"runner_id": record.runner_id})
+    with UnitOfWork(entry) as uow:
+        runners.update_enrollment(uow, record, approved)
+        runners.update_runner(uow, runner, admitted)
     return get(enrollment_id)

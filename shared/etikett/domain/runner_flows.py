@@ -56,7 +56,7 @@ def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
 
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     group_context = runners.context_values(runner.group_id)
-    own_context = runners.context_values(runner.pk)
+    own_context = runners.context_values(runner.id)
     answer = []
     for target in _targets(runner):
         record = deployment_store.get(target.deployment_id)
@@ -65,17 +65,17 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
         document = flows.load_version(target.flow_id, int(target.version))
         names = {}
         for alias in record.printers:
-            printer_id = deployments.printer_for(record, alias, runner.pk)
+            printer_id = deployments.printer_for(record, alias, runner.id)
             if printer_id is not None:
                 from etikett.domain import printers
 
                 names[alias] = printers.load(printer_id).name
         answer.append(
             DeployedFlow(
-                deployment_id=record.pk,
+                deployment_id=record.id,
                 flow_id=target.flow_id,
                 version=int(target.version),
-                document=flows.store.unpack(document.document),
+                document=document.document,
                 context={**deployments.context_values(record), **group_context, **own_context},
                 printers=names,
             )
@@ -114,8 +114,8 @@ def record_run(runner: RunnerRecord, request: FlowRunReport) -> flow_runs.FlowRu
         records=request.records,
         job_ids=request.job_ids,
         trace=request.trace,
-        deployment_id=record.pk,
-        runner_id=runner.pk,
+        deployment_id=record.id,
+        runner_id=runner.id,
     )
 
 
@@ -126,7 +126,7 @@ def print_records(
     from etikett.domain import print_idempotency, printers
 
     record = _deployment_for(runner, request.deployment_id)
-    printer_id = deployments.printer_for(record, request.printer, runner.pk)
+    printer_id = deployments.printer_for(record, request.printer, runner.id)
     if printer_id is None:
         raise Conflict(
             f"{request.deployment_id} assigns no printer to {request.printer!r}.",
@@ -143,6 +143,6 @@ def print_records(
         printer=printer.name,
         copies=request.copies,
         data=request.records,
-        idempotency_key=f"{runner.pk}:{request.idempotency_key}",
+        idempotency_key=f"{runner.id}:{request.idempotency_key}",
     )
     return print_idempotency.submit_once(invocation, body, lambda_context)

@@ -8,20 +8,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from etikett import clock
-from etikett.domain import audit, runner_queues
+from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.store.base import transaction
-from etikett.store.pages import Page, read_page
-from etikett.store.runners import (
-    GROUP_SK,
-    RUNNER_SK,
-    ContextRecord,
-    GroupRecord,
-    RunnerRecord,
-    context_sk,
-)
+from etikett.store import runner_queues, runners
+from etikett.store.pages import Page
+from etikett.store.runners import ContextRecord, GroupRecord, RunnerRecord
+from etikett.store.unit_of_work import UnitOfWork
 
 ONLINE_WITHIN = timedelta(seconds=90)  # three missed heartbeats make a Runner offline
 CONTEXT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
@@ -65,7 +59,7 @@ class ContextValue(BaseModel):
 
 def group_view(record: GroupRecord) -> RunnerGroup:
     return RunnerGroup(
-        id=record.pk,
+        id=record.id,
         name=record.name,
         description=record.description,
         created_at=clock.rfc3339(record.created_at),
@@ -81,7 +75,7 @@ def status_of(record: RunnerRecord, now: datetime | None = None) -> str:
 
 def runner_view(record: RunnerRecord) -> Runner:
     return Runner(
-        id=record.pk,
+        id=record.id,
         name=record.name,
         group_id=record.group_id,
         status=status_of(record),  # type: ignore[arg-type]
@@ -96,48 +90,37 @@ def runner_view(record: RunnerRecord) -> Runner:
 
 
 def load_group(group_id: str) -> GroupRecord:
-    try:
-        return GroupRecord.get(group_id, GROUP_SK)
-    except GroupRecord.DoesNotExist:
+    record = runners.get_group(group_id)
+    if record is None:
         raise NotFound(
             f"No Runner group {group_id}.", ProblemCode.RUNNER_GROUP_NOT_FOUND, group_id=group_id
-        ) from None
+        )
+    return record
 
 
 def create_group(invocation: Invocation, request: NewRunnerGroup) -> RunnerGroup:
     group_id = new_id("rgp")
     record = GroupRecord(
-        pk=group_id,
-        sk=GROUP_SK,
-        kind="group",
-        sort_key=f"{request.name.casefold()}#{group_id}",
-        name=request.name,
-        description=request.description,
-        created_at=clock.now(),
+        id=group_id, name=request.name, description=request.description, created_at=clock.now()
     )
-    with transaction() as tx:
-        tx.save(record, condition=GroupRecord.pk.does_not_exist())
-        tx.save(audit.entry(invocation, group_id, details={"name": request.name}))
+    with UnitOfWork(audit.record(invocation, group_id, details={"name": request.name})) as uow:
+        runners.add_group(uow, record)
     return group_view(record)
 
 
 def list_groups(limit: int, cursor: str | None) -> Page[RunnerGroup]:
-    def query(**page: object) -> object:
-        return GroupRecord.by_kind.query("group", **page)
-
-    return read_page(query, {"pk", "sk", "kind", "sort_key"}, limit, cursor, group_view)
+    found = runners.page_groups(limit, cursor)
+    return Page(items=[group_view(r) for r in found.items], next_cursor=found.next_cursor)
 
 
 # --- runners ---------------------------------------------------------------------------------
 
 
 def load_runner(runner_id: str) -> RunnerRecord:
-    try:
-        return RunnerRecord.get(runner_id, RUNNER_SK)
-    except RunnerRecord.DoesNotExist:
-        raise NotFound(
-            f"No Runner {runner_id}.", ProblemCode.RUNNER_NOT_FOUND, runner_id=runner_id
-        ) from None
+    record = runners.get_runner(runner_id)
+    if record is None:
+        raise NotFound(f"No Runner {runner_id}.", ProblemCode.RUNNER_NOT_FOUND, runner_id=runner_id)
+    return record
 
 
 def get_runner(runner_id: str) -> Runner:
@@ -145,55 +128,29 @@ def get_runner(runner_id: str) -> Runner:
 
 
 def list_runners(limit: int, cursor: str | None, group_id: str | None) -> Page[Runner]:
-    if group_id is not None:
-
-        def query(**page: object) -> object:
-            return RunnerRecord.by_group.query(group_id, **page)
-
-        return read_page(query, {"pk", "sk", "runner_group"}, limit, cursor, runner_view)
-
-    def query_all(**page: object) -> object:
-        return RunnerRecord.by_kind.query("runner", **page)
-
-    return read_page(query_all, {"pk", "sk", "kind", "sort_key"}, limit, cursor, runner_view)
+    found = runners.page_runners(limit, cursor, group_id)
+    return Page(items=[runner_view(r) for r in found.items], next_cursor=found.next_cursor)
 
 
 def online_runners(group_id: str) -> list[RunnerRecord]:
     now = clock.now()
-    return [r for r in RunnerRecord.by_group.query(group_id) if status_of(r, now) == "online"]
+    return [r for r in runners.runners_of(group_id) if status_of(r, now) == "online"]
 
 
 def remove_runner(invocation: Invocation, runner_id: str) -> None:
-    """The Runner's certificate stops working at once; its queue and context go with it."""
+    """The Runner's certificate stops working at once; its queue and context go with it.
+    Its open jobs are ended by the caller (`jobs.end_open_jobs_of`)."""
     record = load_runner(runner_id)
-    with transaction() as tx:
-        tx.delete(record, condition=RunnerRecord.pk.exists())
-        tx.save(
-            audit.entry(
-                invocation,
-                runner_id,
-                details={
-                    "name": record.name,
-                    "group_id": record.group_id,
-                    "certificate_serial": record.certificate_serial,
-                },
-            )
-        )
+    details = {
+        "name": record.name,
+        "group_id": record.group_id,
+        "certificate_serial": record.certificate_serial,
+    }
+    with UnitOfWork(audit.record(invocation, runner_id, details=details)) as uow:
+        runners.delete_runner(uow, record)
     if record.queue_url:
         runner_queues.delete(record.queue_url)
-    for item in ContextRecord.query(runner_id, ContextRecord.sk.startswith("context#")):
-        item.delete()
-    _fail_open_jobs(runner_id)
-
-
-def _fail_open_jobs(runner_id: str) -> None:
-    """Nobody will run the removed Runner's open jobs: end them, so nothing waits forever."""
-    from etikett.domain import jobs
-    from etikett.store.jobs import JobRecord
-
-    for record in JobRecord.by_runner.query(runner_id):
-        if not jobs.is_final(record):
-            jobs.fail(record, "runner_removed", "The Runner was removed before the job ended.")
+    runners.delete_context_of(runner_id)
 
 
 # --- context parameters ----------------------------------------------------------------------
@@ -217,18 +174,12 @@ def _owner_exists(owner_id: str) -> None:
 
 def list_context(owner_id: str, limit: int, cursor: str | None) -> Page[ContextParameter]:
     _owner_exists(owner_id)
-
-    def query(**page: object) -> object:
-        return ContextRecord.query(owner_id, ContextRecord.sk.startswith("context#"), **page)
-
-    return read_page(query, {"pk", "sk"}, limit, cursor, _context_view)
+    found = runners.page_context(owner_id, limit, cursor)
+    return Page(items=[_context_view(r) for r in found.items], next_cursor=found.next_cursor)
 
 
 def context_values(owner_id: str) -> dict[str, Any]:
-    return {
-        r.name: r.value
-        for r in ContextRecord.query(owner_id, ContextRecord.sk.startswith("context#"))
-    }
+    return {record.name: record.value for record in runners.context_of(owner_id)}
 
 
 def put_context(
@@ -237,45 +188,36 @@ def put_context(
     _owner_exists(owner_id)
     caller = invocation.caller
     assert caller is not None
-    before = next(iter(ContextRecord.query(owner_id, ContextRecord.sk == context_sk(name))), None)
+    before = runners.get_context(owner_id, name)
     record = ContextRecord(
-        pk=owner_id,
-        sk=context_sk(name),
+        owner_id=owner_id,
         name=name,
         value=request.value,
         updated_at=clock.now(),
         updated_by=caller.subject,
         revision=(before.revision + 1) if before else 1,
     )
-    with transaction() as tx:
-        tx.save(record)
-        tx.save(
-            audit.entry(
-                invocation,
-                owner_id,
-                details={
-                    "name": name,
-                    "before": before.value if before else None,
-                    "after": request.value,
-                },
-            )
-        )
+    details = {"name": name, "before": before.value if before else None, "after": request.value}
+    with UnitOfWork(audit.record(invocation, owner_id, details=details)) as uow:
+        runners.put_context(uow, record)
     return _context_view(record)
 
 
 def delete_context(invocation: Invocation, owner_id: str, name: str) -> None:
     _owner_exists(owner_id)
-    try:
-        record = ContextRecord.get(owner_id, context_sk(name))
-    except ContextRecord.DoesNotExist:
-        raise NotFound(
-            f"No context parameter {name!r}.", ProblemCode.CONTEXT_NOT_FOUND, name=name
-        ) from None
-    with transaction() as tx:
-        tx.delete(record)
-        tx.save(audit.entry(invocation, owner_id, details={"name": name, "before": record.value}))
+    record = runners.get_context(owner_id, name)
+    if record is None:
+        raise NotFound(f"No context parameter {name!r}.", ProblemCode.CONTEXT_NOT_FOUND, name=name)
+    details = {"name": name, "before": record.value}
+    with UnitOfWork(audit.record(invocation, owner_id, details=details)) as uow:
+        runners.delete_context(uow, record)
 
 
 def effective_context(runner: RunnerRecord) -> dict[str, Any]:
-    """Group parameters, overridden by the Runner's own (deployment level comes later)."""
-    return {**context_values(runner.group_id), **context_values(runner.pk)}
+    """Group parameters, overridden by the Runner's own (a deployment's come below both)."""
+    return {**context_values(runner.group_id), **context_values(runner.id)}
+
+
+def members(group_id: str) -> list[RunnerRecord]:
+    """Every Runner of a group, admitted or not."""
+    return runners.runners_of(group_id)

@@ -18,9 +18,10 @@ from etikett.domain.actors import Caller, Invocation, Role
 from etikett.errors import InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
 from etikett.settings import get_settings
-from etikett.store.base import transaction
-from etikett.store.pages import Page, read_page
+from etikett.store import tokens, users
+from etikett.store.pages import Page
 from etikett.store.tokens import SERVICE_OWNER, TokenRecord
+from etikett.store.unit_of_work import UnitOfWork
 from etikett.store.users import UserRecord
 
 SERVICE_PREFIX = "etks_"
@@ -75,12 +76,11 @@ def authenticate(token: str) -> Caller:
     if not token.startswith((SERVICE_PREFIX, SESSION_PREFIX)):
         raise Unauthenticated("The token is not an Etikett token.", ProblemCode.AUTH_INVALID_TOKEN)
     token_hash = hash_token(token)
-    try:
-        record = TokenRecord.get(token_hash)
-    except TokenRecord.DoesNotExist:
+    record = tokens.get(token_hash)
+    if record is None:
         raise Unauthenticated(
             "The token is unknown or was revoked.", ProblemCode.AUTH_INVALID_TOKEN
-        ) from None
+        )
     now = clock.now()
     if record.revoked_at is not None:
         raise Unauthenticated("The token was revoked.", ProblemCode.AUTH_INVALID_TOKEN)
@@ -98,19 +98,18 @@ def authenticate(token: str) -> Caller:
             token_id=record.id,
         )
     # A session takes the user's roles as they are now, so a revoked role takes effect at once.
-    try:
-        user = UserRecord.get(record.user_id)
-    except UserRecord.DoesNotExist:
+    user = users.get(record.user_id) if record.user_id else None
+    if user is None:
         raise Unauthenticated(
             "The session's user no longer exists.", ProblemCode.AUTH_INVALID_TOKEN
-        ) from None
+        )
     if not user.active:
         raise Unauthenticated("The session's user is deactivated.", ProblemCode.AUTH_INVALID_TOKEN)
     return Caller(
         actor="human",
         subject=user.username,
         roles=frozenset(user.roles),
-        user_id=user.pk,
+        user_id=user.id,
         session_hash=token_hash,
     )
 
@@ -133,42 +132,33 @@ def issue_api_token(invocation: Invocation, request: NewApiToken) -> IssuedApiTo
         owner=SERVICE_OWNER,
         subject=request.subject,
         role=request.role,
+        user_id=None,
         created_at=now,
         expires_at=request.expires_at,
-        expires=None,
     )
-    with transaction() as tx:
-        tx.save(record, condition=TokenRecord.token_hash.does_not_exist())
-        tx.save(
-            audit.entry(
-                invocation, record.id, details={"subject": request.subject, "role": request.role}
-            )
-        )
+    details = {"subject": request.subject, "role": request.role}
+    with UnitOfWork(audit.record(invocation, record.id, details=details)) as uow:
+        tokens.add(uow, record)
     return IssuedApiToken(token=token, **_token_view(record).model_dump())
 
 
 def list_api_tokens(limit: int, cursor: str | None) -> Page[ApiToken]:
-    def query(**page: object) -> object:
-        return TokenRecord.by_owner.query(SERVICE_OWNER, scan_index_forward=False, **page)
-
-    return read_page(query, {"token_hash", "owner", "id"}, limit, cursor, _token_view)
+    found = tokens.page_service_tokens(limit, cursor)
+    return Page(
+        items=[_token_view(record) for record in found.items], next_cursor=found.next_cursor
+    )
 
 
 def revoke_api_token(invocation: Invocation, token_id: str) -> None:
-    record = next(iter(TokenRecord.by_id.query(token_id, limit=1)), None)
+    record = tokens.by_id(token_id)
     if record is None or record.kind != "service":
         raise NotFound(
             f"No service-account token {token_id}.", ProblemCode.TOKEN_NOT_FOUND, token_id=token_id
         )
     if record.revoked_at is not None:
         return  # revoking twice is harmless and changes nothing
-    with transaction() as tx:
-        tx.update(
-            record,
-            actions=[TokenRecord.revoked_at.set(clock.now())],
-            condition=TokenRecord.token_hash.exists(),
-        )
-        tx.save(audit.entry(invocation, token_id))
+    with UnitOfWork(audit.record(invocation, token_id)) as uow:
+        tokens.revoke(uow, record, clock.now())
 
 
 # --- sessions -------------------------------------------------------------------------------
@@ -188,28 +178,23 @@ def new_session(user: UserRecord) -> tuple[TokenRecord, str]:
         token_hash=token_hash,
         id=new_id("ses"),
         kind="session",
-        owner=user.pk,
+        owner=user.id,
         subject=user.username,
-        user_id=user.pk,
+        role=None,
+        user_id=user.id,
         created_at=now,
         expires_at=expires_at,
-        expires=expires_at,
     )
     return record, token
 
 
 def end_session(session_hash: str) -> None:
-    TokenRecord(token_hash=session_hash).delete()
+    tokens.delete(session_hash)
 
 
 def end_sessions_of(user_id: str, *, keep: str | None = None) -> int:
     """End every session of a user (but `keep`); answers how many ended."""
-    ended = 0
-    for record in TokenRecord.by_owner.query(user_id):
-        if record.token_hash != keep:
-            record.delete()
-            ended += 1
-    return ended
+    return tokens.delete_sessions_of(user_id, keep=keep)
 
 
 def session_expiry(record: TokenRecord) -> datetime:

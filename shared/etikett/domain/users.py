@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
-from pynamodb.exceptions import TransactWriteError
 
 from etikett import clock
 from etikett.domain import audit, passwords, tokens
 from etikett.domain.actors import Invocation, Role
 from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.store.base import cancellation_codes, transaction
-from etikett.store.pages import Page, read_page
-from etikett.store.users import UsernameClaim, UserRecord, username_key
+from etikett.store import users
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+from etikett.store.users import UserRecord
 
 USERNAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
 
@@ -42,7 +44,7 @@ class NewUser(BaseModel):
 
 def view(record: UserRecord) -> User:
     return User(
-        id=record.pk,
+        id=record.id,
         username=record.username,
         display_name=record.display_name,
         roles=sorted(record.roles),  # type: ignore[arg-type]
@@ -56,12 +58,10 @@ def new_record(request: NewUser) -> UserRecord:
     passwords.check_rules(request.password, username=request.username)
     now = clock.now()
     return UserRecord(
-        pk=new_id("usr"),
-        kind="user",
+        id=new_id("usr"),
         username=request.username,
-        username_key=username_key(request.username),
         display_name=request.display_name or request.username,
-        roles=sorted(set(request.roles)),
+        roles=tuple(sorted(set(request.roles))),
         active=True,
         password_hash=passwords.hash_password(request.password),
         created_at=now,
@@ -69,51 +69,32 @@ def new_record(request: NewUser) -> UserRecord:
     )
 
 
-def save_new(invocation: Invocation, record: UserRecord, *extra: Any) -> None:
-    """Write a new user, its username claim, its audit entry and `extra` records, all or nothing."""
-    try:
-        with transaction() as tx:
-            tx.save(record, condition=UserRecord.pk.does_not_exist())
-            tx.save(
-                UsernameClaim(pk=UsernameClaim.key_for(record.username), user_id=record.pk),
-                condition=UsernameClaim.pk.does_not_exist(),
-            )
-            tx.save(
-                audit.entry(
-                    invocation,
-                    record.pk,
-                    details={"username": record.username, "roles": list(record.roles)},
-                )
-            )
-            for item in extra:
-                tx.save(item, condition=type(item)._hash_key_attribute().does_not_exist())
-    except TransactWriteError as error:
-        codes = cancellation_codes(error)
-        if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
-            raise Conflict(
-                f"The username {record.username!r} is taken.",
-                ProblemCode.USER_USERNAME_TAKEN,
-                username=record.username,
-            ) from None
-        if any(code == "ConditionalCheckFailed" for code in codes[3:]):
-            raise Conflict(
-                "The change raced with another one; nothing was written.",
-                ProblemCode.RESOURCE_CONFLICT,
-            ) from None
-        raise
+def adding(invocation: Invocation, record: UserRecord) -> UnitOfWork:
+    """The unit of work that adds a new user with its audit entry (the caller may add more)."""
+    entry = audit.record(
+        invocation, record.id, details={"username": record.username, "roles": list(record.roles)}
+    )
+    taken = Conflict(
+        f"The username {record.username!r} is taken.",
+        ProblemCode.USER_USERNAME_TAKEN,
+        username=record.username,
+    )
+    uow = UnitOfWork(entry, errors={"username.free": taken})
+    users.add(uow, record)
+    return uow
 
 
 def create(invocation: Invocation, request: NewUser) -> User:
     record = new_record(request)
-    save_new(invocation, record)
+    adding(invocation, record).commit()
     return view(record)
 
 
 def load(user_id: str) -> UserRecord:
-    try:
-        return UserRecord.get(user_id)
-    except UserRecord.DoesNotExist:
-        raise NotFound(f"No user {user_id}.", ProblemCode.USER_NOT_FOUND, user_id=user_id) from None
+    record = users.get(user_id)
+    if record is None:
+        raise NotFound(f"No user {user_id}.", ProblemCode.USER_NOT_FOUND, user_id=user_id)
+    return record
 
 
 def get(user_id: str) -> User:
@@ -121,51 +102,37 @@ def get(user_id: str) -> User:
 
 
 def list_users(limit: int, cursor: str | None) -> Page[User]:
-    def query(**page: object) -> object:
-        return UserRecord.by_username.query("user", **page)
-
-    return read_page(query, {"pk", "kind", "username_key"}, limit, cursor, view)
+    found = users.page(limit, cursor)
+    return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 
 
 def any_user_exists() -> bool:
-    return next(iter(UserRecord.by_username.query("user", limit=1)), None) is not None
+    return users.any_exists()
 
 
-def _other_active_admin_exists(user_id: str) -> bool:
-    condition = UserRecord.roles.contains("admin") & (UserRecord.active == True)  # noqa: E712
-    for record in UserRecord.by_username.query("user", filter_condition=condition):
-        if record.pk != user_id:
-            return True
-    return False
+Change = Callable[[UserRecord], UserRecord]
 
 
-def _update(
+def _changed(
     invocation: Invocation,
-    record: UserRecord,
-    actions: list[Any],
-    details: dict[str, Any] | None = None,
-) -> UserRecord:
-    """Change a user and audit it together; the user's `updated_at` guards against lost updates."""
-    now = clock.now()
-    with transaction() as tx:
-        tx.update(
-            record,
-            actions=[*actions, UserRecord.updated_at.set(now)],
-            condition=UserRecord.updated_at == record.updated_at,
-        )
-        tx.save(audit.entry(invocation, record.pk, details=details))
-    return load(record.pk)
-
-
-def _guarded_update(invocation: Invocation, user_id: str, change: Any) -> User:
-    """Retry a read-modify-write a few times when another change to the same user raced it."""
+    user_id: str,
+    change: Change,
+    details: Callable[[UserRecord], dict[str, Any] | None] = lambda _: None,
+) -> User:
+    """Read the user, apply `change` and save it with its audit entry; when another change to
+    the same user raced it, read again and retry (a few times)."""
     for _ in range(3):
-        record = load(user_id)
+        before = load(user_id)
+        after = change(before)
+        if after == before:
+            return view(before)
+        after = dataclasses.replace(after, updated_at=clock.now())
         try:
-            return view(change(record))
-        except TransactWriteError as error:
-            if "ConditionalCheckFailed" not in cancellation_codes(error):
-                raise
+            with UnitOfWork(audit.record(invocation, user_id, details=details(before))) as uow:
+                users.update(uow, before, after)
+        except ConditionFailed:
+            continue
+        return view(after)
     raise Conflict(
         "The user was changed concurrently; try again.",
         ProblemCode.RESOURCE_CONFLICT,
@@ -175,12 +142,9 @@ def _guarded_update(invocation: Invocation, user_id: str, change: Any) -> User:
 
 def grant_role(invocation: Invocation, user_id: str, role: Role) -> User:
     def change(record: UserRecord) -> UserRecord:
-        if role in record.roles:
-            return record
-        roles = sorted({*record.roles, role})
-        return _update(invocation, record, [UserRecord.roles.set(roles)], {"role": role})
+        return dataclasses.replace(record, roles=tuple(sorted({*record.roles, role})))
 
-    return _guarded_update(invocation, user_id, change)
+    return _changed(invocation, user_id, change, lambda _: {"role": role})
 
 
 def revoke_role(invocation: Invocation, user_id: str, role: str) -> User:
@@ -192,14 +156,13 @@ def revoke_role(invocation: Invocation, user_id: str, role: str) -> User:
                 user_id=user_id,
                 role=role,
             )
-        if role == "admin" and record.active and not _other_active_admin_exists(user_id):
+        if role == "admin" and record.active and not users.other_active_admin_exists(user_id):
             raise Conflict(
                 "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=user_id
             )
-        roles = sorted(set(record.roles) - {role})
-        return _update(invocation, record, [UserRecord.roles.set(roles)], {"role": role})
+        return dataclasses.replace(record, roles=tuple(sorted(set(record.roles) - {role})))
 
-    return _guarded_update(invocation, user_id, change)
+    return _changed(invocation, user_id, change, lambda _: {"role": role})
 
 
 def set_password(
@@ -209,11 +172,9 @@ def set_password(
 
     def change(record: UserRecord) -> UserRecord:
         passwords.check_rules(password, username=record.username)
-        return _update(
-            invocation, record, [UserRecord.password_hash.set(passwords.hash_password(password))]
-        )
+        return dataclasses.replace(record, password_hash=passwords.hash_password(password))
 
-    user = _guarded_update(invocation, user_id, change)
+    user = _changed(invocation, user_id, change)
     tokens.end_sessions_of(user_id, keep=keep_session)
     return user
 
@@ -222,22 +183,17 @@ def deactivate(invocation: Invocation, user_id: str) -> User:
     def change(record: UserRecord) -> UserRecord:
         if not record.active:
             return record
-        if "admin" in record.roles and not _other_active_admin_exists(user_id):
+        if "admin" in record.roles and not users.other_active_admin_exists(user_id):
             raise Conflict(
                 "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=user_id
             )
-        return _update(invocation, record, [UserRecord.active.set(False)])
+        return dataclasses.replace(record, active=False)
 
-    user = _guarded_update(invocation, user_id, change)
+    user = _changed(invocation, user_id, change)
     # Authentication also checks `active`, so sessions are dead even before this sweep ends.
     tokens.end_sessions_of(user_id)
     return user
 
 
 def reactivate(invocation: Invocation, user_id: str) -> User:
-    def change(record: UserRecord) -> UserRecord:
-        if record.active:
-            return record
-        return _update(invocation, record, [UserRecord.active.set(True)])
-
-    return _guarded_update(invocation, user_id, change)
+    return _changed(invocation, user_id, lambda record: dataclasses.replace(record, active=True))

@@ -17,28 +17,20 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
-from pynamodb.exceptions import UpdateError
-
-from etikett import clients, clock
+from etikett import clock
 from etikett.domain import events, outgoing
 from etikett.domain import webhook_receivers as receivers
 from etikett.ids import new_id
 from etikett.settings import get_settings
-from etikett.store.base import transaction
-from etikett.store.webhooks import (
-    LOG_PREFIX,
-    STATE_PREFIX,
-    DeliveryLogRecord,
-    DeliveryStateRecord,
-    WebhookRecord,
-)
+from etikett.store import queues, webhooks
+from etikett.store.unit_of_work import UnitOfWork
+from etikett.store.webhooks import DeliveryLogRecord, WebhookRecord
 
 DELIVERIES_QUEUE_ENV = "ETIKETT_WEBHOOK_DELIVERIES_QUEUE"
 MAX_DELAY_SECONDS = 900
 TIMEOUT_SECONDS = 10.0
 LOG_RETENTION = timedelta(days=30)
 USER_AGENT = "Etikett-Webhooks/1"
-_FINAL = ("delivered", "disabled")
 _MAX_ERROR = 300
 
 
@@ -85,27 +77,16 @@ def fan_out(event: dict[str, Any]) -> int:
 
     Fanning the same event out twice is harmless: a delivery is claimed by one message only."""
     tasks = [Task(webhook_id, event) for webhook_id in receivers.subscribers(event["type"])]
-    queue = get_settings().required("webhook_deliveries_queue")
-    for start in range(0, len(tasks), 10):
-        chunk = tasks[start : start + 10]
-        answer = clients.client("sqs").send_message_batch(
-            QueueUrl=queue,
-            Entries=[
-                {"Id": str(i), "MessageBody": task.to_message()} for i, task in enumerate(chunk)
-            ],
-        )
-        if answer.get("Failed"):
-            raise QueueError(f"deliveries queue refused {len(answer['Failed'])} of {len(chunk)}")
+    try:
+        queues.send_deliveries([task.to_message() for task in tasks])
+    except queues.QueueRefused as refused:
+        raise QueueError(str(refused)) from None
     return len(tasks)
 
 
 def postpone(receipt_handle: str, seconds: int) -> None:
     """Make a received delivery message visible again in `seconds` (the backoff)."""
-    clients.client("sqs").change_message_visibility(
-        QueueUrl=get_settings().required("webhook_deliveries_queue"),
-        ReceiptHandle=receipt_handle,
-        VisibilityTimeout=seconds,
-    )
+    queues.postpone_delivery(receipt_handle, seconds)
 
 
 # --- one attempt -------------------------------------------------------------------------------
@@ -202,43 +183,18 @@ _secrets: dict[str, str] = {}
 
 def _secret(record: WebhookRecord) -> str:
     # Secrets never change for an id (ids are never reused): decrypt once per warm container.
-    if record.pk not in _secrets:
+    if record.id not in _secrets:
         if len(_secrets) > 1000:
             _secrets.clear()
-        _secrets[record.pk] = receivers.decrypt_secret(record)
-    return _secrets[record.pk]
-
-
-def _state(webhook_id: str, event_id: str) -> DeliveryStateRecord:
-    return DeliveryStateRecord(webhook_id=webhook_id, sk=STATE_PREFIX + event_id)
+        _secrets[record.id] = receivers.decrypt_secret(record)
+    return _secrets[record.id]
 
 
 def claim(webhook_id: str, event_id: str, message_id: str, attempt: int) -> bool:
-    """Whether this message may make this attempt: the delivery is neither delivered nor its
-    receiver disabled, and no other live message owns it. A dead delivery's message is in the
-    dead-letter queue; one moved back from there (by its id or a new one) starts it again."""
-    now = clock.now()
-    try:
-        _state(webhook_id, event_id).update(
-            actions=[
-                DeliveryStateRecord.message_id.set(message_id),
-                DeliveryStateRecord.status.set("sending"),
-                DeliveryStateRecord.attempts.set(attempt),
-                DeliveryStateRecord.updated_at.set(now),
-                DeliveryStateRecord.expires.set(now + LOG_RETENTION),
-            ],
-            condition=(
-                DeliveryStateRecord.message_id.does_not_exist()
-                | (DeliveryStateRecord.message_id == message_id)
-                | (DeliveryStateRecord.status == "dead")
-            )
-            & ~DeliveryStateRecord.status.is_in(*_FINAL),
-        )
-    except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
+    """Whether this message may make this attempt (see `store.webhooks.claim_delivery`)."""
+    return webhooks.claim_delivery(
+        webhook_id, event_id, message_id, attempt, clock.now(), LOG_RETENTION
+    )
 
 
 def _record(
@@ -252,33 +208,22 @@ def _record(
     next_attempt_at: datetime | None = None,
     disable_reason: str | None = None,
 ) -> None:
-    now = clock.now()
-    with transaction() as tx:
-        tx.save(
-            DeliveryLogRecord(
-                webhook_id=record.pk,
-                sk=LOG_PREFIX + new_id("dlv"),
-                event_id=event["id"],
-                kind=event["type"],
-                attempt=attempt,
-                status_code=response.status_code,
-                outcome=outcome,
-                error=response.error,
-                duration_ms=response.duration_ms,
-                at=now,
-                next_attempt_at=next_attempt_at,
-                expires=now + LOG_RETENTION,
-            )
-        )
-        tx.update(
-            _state(record.pk, event["id"]),
-            actions=[
-                DeliveryStateRecord.status.set(status),
-                DeliveryStateRecord.updated_at.set(now),
-            ],
-        )
+    entry = DeliveryLogRecord(
+        webhook_id=record.id,
+        event_id=event["id"],
+        kind=event["type"],
+        attempt=attempt,
+        status_code=response.status_code,
+        outcome=outcome,
+        error=response.error,
+        duration_ms=response.duration_ms,
+        at=clock.now(),
+        next_attempt_at=next_attempt_at,
+    )
+    with UnitOfWork() as uow:
+        webhooks.log_attempt(uow, entry, new_id("dlv"), status, LOG_RETENTION)
         if disable_reason is not None:
-            receivers.disable(record, disable_reason, tx)
+            receivers.disable(uow, record, disable_reason)
 
 
 def deliver(task: Task, attempt: int, message_id: str) -> Decision:
@@ -287,7 +232,7 @@ def deliver(task: Task, attempt: int, message_id: str) -> Decision:
     record = receivers.find(task.webhook_id)
     if record is None or not record.active:
         return Decision(done=True, note="receiver removed or disabled; nothing sent")
-    if not claim(record.pk, event["id"], message_id, attempt):
+    if not claim(record.id, event["id"], message_id, attempt):
         return Decision(done=True, note="delivered, or owned by another message")
     body = events.encode(event)
     headers = signed_headers(_secret(record), event["id"], body, clock.now())

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import base64
 import secrets
-from typing import Any
 
-from etikett import clients, clock
+from etikett import clock
 from etikett.settings import get_settings
-from etikett.store.webhooks import WEBHOOK_SK, SubscriptionRecord, WebhookRecord
+from etikett.store import keys, webhooks
+from etikett.store.unit_of_work import UnitOfWork
+from etikett.store.webhooks import WebhookRecord
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32
@@ -29,49 +30,25 @@ def _context(webhook_id: str) -> dict[str, str]:
 
 
 def encrypt_secret(webhook_id: str, secret: str) -> bytes:
-    answer = clients.client("kms").encrypt(
-        KeyId=get_settings().required("webhook_secrets_key"),
-        Plaintext=secret.encode(),
-        EncryptionContext=_context(webhook_id),
-    )
-    return bytes(answer["CiphertextBlob"])
+    key = get_settings().required("webhook_secrets_key")
+    return keys.encrypt(key, secret.encode(), _context(webhook_id))
 
 
 def decrypt_secret(record: WebhookRecord) -> str:
-    answer = clients.client("kms").decrypt(
-        KeyId=get_settings().required("webhook_secrets_key"),
-        CiphertextBlob=bytes(record.secret_ciphertext),
-        EncryptionContext=_context(record.pk),
-    )
-    return bytes(answer["Plaintext"]).decode()
+    key = get_settings().required("webhook_secrets_key")
+    return keys.decrypt(key, bytes(record.secret_ciphertext), _context(record.id)).decode()
 
 
 def find(webhook_id: str) -> WebhookRecord | None:
-    try:
-        return WebhookRecord.get(webhook_id, WEBHOOK_SK)
-    except WebhookRecord.DoesNotExist:
-        return None
+    return webhooks.get(webhook_id)
 
 
 def subscribers(kind: str) -> list[str]:
     """The ids of the active receivers subscribed to `kind`."""
-    return [
-        record.sk
-        for record in SubscriptionRecord.query(SubscriptionRecord.key_for(kind), page_size=100)
-    ]
+    return webhooks.subscribers(kind)
 
 
-def disable(record: WebhookRecord, reason: str, tx: Any) -> None:
-    """Within `tx`: the receiver gets nothing more (it answered 410 Gone); it stays listed, with
-    the reason."""
-    tx.update(
-        record,
-        actions=[
-            WebhookRecord.active.set(False),
-            WebhookRecord.disabled_reason.set(reason),
-            WebhookRecord.disabled_at.set(clock.now()),
-        ],
-        condition=WebhookRecord.pk.exists(),
-    )
-    for kind in record.events:
-        tx.delete(SubscriptionRecord(pk=SubscriptionRecord.key_for(str(kind)), sk=record.pk))
+def disable(uow: UnitOfWork, record: WebhookRecord, reason: str) -> None:
+    """Within `uow`: the receiver gets nothing more (it answered 410 Gone); it stays listed,
+    with the reason."""
+    webhooks.disable(uow, record, reason, clock.now())

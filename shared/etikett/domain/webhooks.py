@@ -4,7 +4,7 @@ their delivery logs."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
@@ -16,15 +16,10 @@ from etikett.domain.events import EVENT_KINDS, EventKind
 from etikett.domain.webhook_receivers import encrypt_secret, new_secret
 from etikett.errors import InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.store.base import transaction
-from etikett.store.pages import Page, read_page
-from etikett.store.webhooks import (
-    LOG_PREFIX,
-    WEBHOOK_SK,
-    DeliveryLogRecord,
-    SubscriptionRecord,
-    WebhookRecord,
-)
+from etikett.store import webhooks
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import UnitOfWork
+from etikett.store.webhooks import DeliveryLogRecord, WebhookRecord
 
 Outcome = Literal["delivered", "retrying", "failed", "dead"]
 
@@ -95,7 +90,7 @@ def _rfc3339(moment: datetime | None) -> str | None:
 
 def view(record: WebhookRecord) -> Webhook:
     return Webhook(
-        id=record.pk,
+        id=record.id,
         url=record.url,
         events=list(record.events),  # type: ignore[arg-type]
         active=bool(record.active),
@@ -110,11 +105,11 @@ def delivery_view(record: DeliveryLogRecord) -> Delivery:
     return Delivery(
         event_id=record.event_id,
         kind=record.kind,  # type: ignore[arg-type]
-        attempt=int(record.attempt),
-        status_code=int(record.status_code) if record.status_code is not None else None,
+        attempt=record.attempt,
+        status_code=record.status_code,
         outcome=record.outcome,  # type: ignore[arg-type]
         error=record.error,
-        duration_ms=int(record.duration_ms),
+        duration_ms=record.duration_ms,
         at=clock.rfc3339(record.at),
         next_attempt_at=_rfc3339(record.next_attempt_at),
     )
@@ -124,12 +119,12 @@ def delivery_view(record: DeliveryLogRecord) -> Delivery:
 
 
 def load(webhook_id: str) -> WebhookRecord:
-    try:
-        return WebhookRecord.get(webhook_id, WEBHOOK_SK)
-    except WebhookRecord.DoesNotExist:
+    record = webhooks.get(webhook_id)
+    if record is None:
         raise NotFound(
             f"No webhook {webhook_id}.", ProblemCode.WEBHOOK_NOT_FOUND, webhook_id=webhook_id
-        ) from None
+        )
+    return record
 
 
 def create(invocation: Invocation, request: NewWebhook) -> CreatedWebhook:
@@ -146,59 +141,36 @@ def create(invocation: Invocation, request: NewWebhook) -> CreatedWebhook:
     webhook_id = new_id("whk")
     secret = new_secret()
     record = WebhookRecord(
-        pk=webhook_id,
-        sk=WEBHOOK_SK,
+        id=webhook_id,
         url=url,
-        events=list(request.events),
+        events=tuple(request.events),
         secret_ciphertext=encrypt_secret(webhook_id, secret),
         active=True,
+        disabled_reason=None,
+        disabled_at=None,
         created_at=clock.now(),
         created_by=caller.subject,
     )
-    with transaction() as tx:
-        tx.save(record, condition=WebhookRecord.pk.does_not_exist())
-        for kind in request.events:
-            tx.save(SubscriptionRecord(pk=SubscriptionRecord.key_for(kind), sk=webhook_id))
-        tx.save(
-            audit.entry(
-                invocation, webhook_id, details={"url": _shown(url), "events": request.events}
-            )
-        )
+    details = {"url": _shown(url), "events": request.events}
+    with UnitOfWork(audit.record(invocation, webhook_id, details=details)) as uow:
+        webhooks.add(uow, record)
     return CreatedWebhook(**view(record).model_dump(), secret=secret)
 
 
 def list_webhooks(limit: int, cursor: str | None) -> Page[Webhook]:
-    def query(**page: Any) -> Any:
-        return WebhookRecord.by_kind.query("webhook", scan_index_forward=False, **page)
-
-    return read_page(query, {"kind", "pk", "sk"}, limit, cursor, view)
+    found = webhooks.page(limit, cursor)
+    return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 
 
 def delete(invocation: Invocation, webhook_id: str) -> None:
     record = load(webhook_id)
-    with transaction() as tx:
-        tx.delete(record, condition=WebhookRecord.pk.exists())
-        for kind in record.events:
-            tx.delete(SubscriptionRecord(pk=SubscriptionRecord.key_for(str(kind)), sk=webhook_id))
-        tx.save(
-            audit.entry(
-                invocation,
-                webhook_id,
-                details={"url": _shown(record.url), "events": list(record.events)},
-            )
-        )
+    details = {"url": _shown(record.url), "events": list(record.events)}
+    with UnitOfWork(audit.record(invocation, webhook_id, details=details)) as uow:
+        webhooks.delete(uow, record)
 
 
 def list_deliveries(webhook_id: str, limit: int, cursor: str | None) -> Page[Delivery]:
     """Every attempt for the receiver, newest first."""
     load(webhook_id)
-
-    def query(**page: Any) -> Any:
-        return DeliveryLogRecord.query(
-            webhook_id,
-            DeliveryLogRecord.sk.startswith(LOG_PREFIX),
-            scan_index_forward=False,
-            **page,
-        )
-
-    return read_page(query, {"webhook_id", "sk"}, limit, cursor, delivery_view)
+    found = webhooks.page_log(webhook_id, limit, cursor)
+    return Page(items=[delivery_view(r) for r in found.items], next_cursor=found.next_cursor)

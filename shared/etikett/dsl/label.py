@@ -199,6 +199,12 @@ class LabelDocument(Strict):
     def variable(self, name: str) -> Variable | None:
         return next((v for v in self.variables if v.name == name), None)
 
+    def expressions(self) -> list[str]:
+        """Every CEL expression of the label: computed variables', then objects'."""
+        sources = [v.expression for v in self.variables if v.expression]
+        sources += [o.expression for o in self.objects if getattr(o, "expression", None)]
+        return sources
+
 
 def blank(width_mm: float, height_mm: float, dpi: int = 203) -> LabelDocument:
     return LabelDocument.model_validate(

@@ -3,6 +3,10 @@ serials, by whom); its outcome is the outcome of the job that carried it."""
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
 from pynamodb.attributes import (
     JSONAttribute,
     NumberAttribute,
@@ -12,12 +16,33 @@ from pynamodb.attributes import (
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import table_meta
+from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.pages import Page, read_page
+
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
 
 STREAM = "archive"
 
 
-class ArchiveByTime(GlobalSecondaryIndex["ArchiveRecord"]):
+@dataclass(frozen=True)
+class ArchiveRecord:
+    id: str  # arc_<ULID>
+    job_id: str
+    record_index: int  # position in the request's data stream
+    label_id: str
+    label_version: int
+    printer: str
+    printer_id: str
+    copies: int
+    variables: dict[str, Any]  # the values as entered
+    serials: dict[str, Any]  # counter name -> value taken for this label
+    actor: str
+    subject: str
+    created_at: dt.datetime
+
+
+class _ByTime(GlobalSecondaryIndex["_ArchiveItem"]):
     class Meta:
         index_name = "by_time"
         projection = AllProjection()
@@ -26,7 +51,7 @@ class ArchiveByTime(GlobalSecondaryIndex["ArchiveRecord"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class ArchiveByJob(GlobalSecondaryIndex["ArchiveRecord"]):
+class _ByJob(GlobalSecondaryIndex["_ArchiveItem"]):
     class Meta:
         index_name = "by_job"
         projection = AllProjection()
@@ -35,7 +60,7 @@ class ArchiveByJob(GlobalSecondaryIndex["ArchiveRecord"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class ArchiveByLabel(GlobalSecondaryIndex["ArchiveRecord"]):
+class _ByLabel(GlobalSecondaryIndex["_ArchiveItem"]):
     class Meta:
         index_name = "by_label"
         projection = AllProjection()
@@ -44,22 +69,67 @@ class ArchiveByLabel(GlobalSecondaryIndex["ArchiveRecord"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class ArchiveRecord(Model):
+class _ArchiveItem(Model):
     Meta = table_meta("archive_table")
-    id = UnicodeAttribute(hash_key=True)  # arc_<ULID>
+    id = UnicodeAttribute(hash_key=True)
     stream = UnicodeAttribute(default=STREAM)
     job_id = UnicodeAttribute()
-    record_index = NumberAttribute()  # position in the request's data stream
+    record_index = NumberAttribute()
     label_id = UnicodeAttribute()
     label_version = NumberAttribute()
     printer = UnicodeAttribute()
     printer_id = UnicodeAttribute()
     copies = NumberAttribute()
-    variables = JSONAttribute()  # the values as entered
-    serials = JSONAttribute()  # counter name -> value taken for this label
+    variables = JSONAttribute()
+    serials = JSONAttribute()
     actor = UnicodeAttribute()
     subject = UnicodeAttribute()
     created_at = UTCDateTimeAttribute()
-    by_time = ArchiveByTime()
-    by_job = ArchiveByJob()
-    by_label = ArchiveByLabel()
+    by_time = _ByTime()
+    by_job = _ByJob()
+    by_label = _ByLabel()
+
+
+def _record(item: _ArchiveItem) -> ArchiveRecord:
+    return record_of(ArchiveRecord, item)
+
+
+def _item(entry: ArchiveRecord) -> _ArchiveItem:
+    return item_of(_ArchiveItem, entry, stream=STREAM)
+
+
+def add(uow: UnitOfWork, entries: list[ArchiveRecord]) -> None:
+    """Entries written with their job, in its transaction."""
+    for entry in entries:
+        uow.put(_item(entry))
+
+
+def add_all(entries: list[ArchiveRecord]) -> None:
+    """Many entries (a long data stream), in batches."""
+    with _ArchiveItem.batch_write() as batch:
+        for entry in entries:
+            batch.save(_item(entry))
+
+
+def get(entry_id: str) -> ArchiveRecord | None:
+    item = get_item(_ArchiveItem, entry_id)
+    return _record(item) if item is not None else None
+
+
+def page(
+    limit: int, cursor: str | None, *, label_id: str | None, job_id: str | None
+) -> Page[ArchiveRecord]:
+    """A job's labels in print order; a label's, or everything, newest first."""
+    index: Any
+    if job_id is not None:
+        index, value, keys = _ArchiveItem.by_job, job_id, {"id", "job_id"}
+    elif label_id is not None:
+        index, value, keys = _ArchiveItem.by_label, label_id, {"id", "label_id"}
+    else:
+        index, value, keys = _ArchiveItem.by_time, STREAM, {"id", "stream"}
+    forward = job_id is not None
+
+    def query(**page: Any) -> Any:
+        return index.query(value, scan_index_forward=forward, **page)
+
+    return read_page(query, keys, limit, cursor, _record)

@@ -96,19 +96,18 @@ class _AuditItem(Model):
     by_target = _ByTarget()
 
 
-def item(record: AuditRecord) -> Model:
-    """The stored item of an entry (for transactions not yet written as a `UnitOfWork`)."""
+def _item(record: AuditRecord) -> _AuditItem:
     return item_of(_AuditItem, record, stream=STREAM)
 
 
-def add(uow: UnitOfWork, record: AuditRecord | Model) -> None:
+def add(uow: UnitOfWork, record: AuditRecord) -> None:
     """The entry of the change `uow` writes, in its transaction."""
-    uow.put(record if isinstance(record, Model) else item(record))
+    uow.put(_item(record))
 
 
 def append(record: AuditRecord) -> None:
     """An entry on its own (a refusal changed nothing else)."""
-    item(record).save()
+    _item(record).save()
 
 
 def get(entry_id: str) -> AuditRecord | None:

@@ -19,7 +19,7 @@ from pynamodb.attributes import MapAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.models import Model, _ModelFuture
-from pynamodb.transactions import TransactGet, TransactWrite
+from pynamodb.transactions import TransactGet
 
 from etikett.settings import get_settings
 
@@ -60,17 +60,6 @@ def _connection(region: str, host: str | None) -> Connection:
     # One per process, like the models' own: a new Connection makes a new botocore session and
     # client on first use, which reads botocore's endpoint data again (≈ 100-300 ms).
     return Connection(region=region, host=host, **_TIMEOUTS)
-
-
-def transaction() -> TransactWrite:
-    """One all-or-nothing write across tables (repositories use `UnitOfWork`)."""
-    return TransactWrite(connection=connection())
-
-
-def cancellation_codes(error: Exception) -> list[str | None]:
-    """The per-item reasons DynamoDB gave for cancelling a transaction, in item order."""
-    reasons = getattr(error, "cancellation_reasons", None) or []
-    return [reason.code if reason is not None else None for reason in reasons]
 
 
 def reads() -> TransactGet:
@@ -165,7 +154,9 @@ def _converter(hint: Any) -> Any:
         convert = bool
     elif origin is dict or hint is dict:
         convert = _plain
-    elif origin is list or hint is list or origin is tuple:
+    elif origin is tuple or hint is tuple:
+        convert = _plain_tuple
+    elif origin is list or hint is list:
         convert = _plain_list
     else:
         convert = _identity
@@ -193,8 +184,31 @@ def _plain_list(value: Any) -> Any:
     return [_plain(inner) for inner in value or []]
 
 
+def _plain_tuple(value: Any) -> Any:
+    return tuple(_plain(inner) for inner in value or [])
+
+
 def utc(moment: dt.datetime | None) -> dt.datetime | None:
     """Stored times are UTC; a naive one (from older items) is read as UTC."""
     if moment is None or moment.tzinfo is not None:
         return moment
     return moment.replace(tzinfo=dt.UTC)
+
+
+def changes(model: type[Model], before: Any, after: Any) -> list[Any]:
+    """Update actions turning the stored `before` record into `after` (same dataclass): a set
+    for each changed field, a remove for one that became None."""
+    actions = []
+    for field in dataclasses.fields(after):
+        old, new = getattr(before, field.name), getattr(after, field.name)
+        if old == new:
+            continue
+        attribute = getattr(model, field.name)
+        actions.append(attribute.remove() if new is None else attribute.set(_stored(new)))
+    return actions
+
+
+def _stored(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    return value

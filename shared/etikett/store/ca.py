@@ -3,19 +3,46 @@ under a KMS key. Written once, conditionally, so concurrent first uses agree on 
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
+
 from pynamodb.attributes import BinaryAttribute, UnicodeAttribute, UTCDateTimeAttribute
+from pynamodb.exceptions import PutError
 from pynamodb.models import Model
 
+from etikett.store.base import get_item, item_of, record_of
 from etikett.store.runners import _META
 
 CA_KEY = "ca"
 
 
-class CaRecord(Model):
+@dataclass(frozen=True)
+class CaRecord:
+    certificate_pem: str
+    encrypted_key: bytes  # KMS ciphertext of the PKCS#8 DER key
+    kms_key_id: str
+    created_at: dt.datetime
+
+
+class _CaItem(Model):
     Meta = _META
     pk = UnicodeAttribute(hash_key=True, default=CA_KEY)
     sk = UnicodeAttribute(range_key=True, default=CA_KEY)
     certificate_pem = UnicodeAttribute()
-    encrypted_key = BinaryAttribute(legacy_encoding=False)  # KMS ciphertext of the PKCS#8 DER key
+    encrypted_key = BinaryAttribute(legacy_encoding=False)
     kms_key_id = UnicodeAttribute()
     created_at = UTCDateTimeAttribute()
+
+
+def get() -> CaRecord | None:
+    item = get_item(_CaItem, CA_KEY, CA_KEY)
+    return record_of(CaRecord, item) if item is not None else None
+
+
+def add_once(ca: CaRecord) -> bool:
+    """False when another instance stored a CA first (use that one)."""
+    try:
+        item_of(_CaItem, ca, pk=CA_KEY, sk=CA_KEY).save(condition=_CaItem.pk.does_not_exist())
+    except PutError:
+        return False
+    return True

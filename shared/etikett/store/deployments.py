@@ -1,4 +1,4 @@
-"""The deployments table and its repository.
+"""Deployments: flow versions rolled out to Runner groups in stages.
 
 Items (pk, sk):
 - (dep_…, "meta"): a deployment — flow version, stages, printers, context, status; `rev` guards
@@ -13,9 +13,10 @@ Items (pk, sk):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Any
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
     JSONAttribute,
@@ -23,80 +24,112 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
-from pynamodb.exceptions import TransactWriteError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.audit import AuditRecord
-from etikett.store.base import cancellation_codes, table_meta, transaction
-from etikett.store.flows import FlowUseRecord
+from etikett.store import flows
+from etikett.store.base import get_item, item_of, record_of, table_meta
 from etikett.store.pages import Page, read_page
+
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
 
 _META = table_meta("deployments_table")
 META_SK = "meta"
+KIND = "deployment"
 
 
-class StaleDeployment(Exception):
-    """Another change to the deployment got there first."""
+@dataclass(frozen=True)
+class DeploymentRecord:
+    id: str  # dep_…
+    flow_id: str
+    version: int
+    status: str
+    stages: list[dict[str, Any]]  # [{index, group_ids, status, approved_by?, approved_at?}]
+    printers: dict[str, Any]  # alias -> {printer_id, by_runner}
+    context: dict[str, Any]  # name -> {value, updated_at, updated_by}
+    author_actor: str
+    author_subject: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    rev: int
 
 
-class ByKind(GlobalSecondaryIndex["DeploymentRecord"]):
+@dataclass(frozen=True)
+class RunnerStateRecord:
+    """What one Runner reported for a deployment."""
+
+    deployment_id: str
+    runner_id: str
+    group_id: str
+    status: str  # pending | applying | active | failed
+    detail: str | None
+    updated_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class GroupFlowRecord:
+    """The version of one flow a group runs (or is rolling out), and the one it replaced."""
+
+    group_id: str
+    flow_id: str
+    deployment_id: str
+    version: int
+    previous_deployment_id: str | None
+    previous_version: int | None
+    since: dt.datetime
+
+
+class _ByKind(GlobalSecondaryIndex["_DeploymentItem"]):
     class Meta:
         index_name = "by_kind"
         projection = AllProjection()
 
     kind = UnicodeAttribute(hash_key=True)
-    pk = UnicodeAttribute(range_key=True)
+    id = UnicodeAttribute(range_key=True, attr_name="pk")
 
 
-class DeploymentRecord(Model):
+class _DeploymentItem(Model):
     Meta = _META
-
-    pk = UnicodeAttribute(hash_key=True)  # dep_…
+    id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=META_SK)
-    kind = UnicodeAttribute(default="deployment")
+    kind = UnicodeAttribute(default=KIND)
     flow_id = UnicodeAttribute()
     version = NumberAttribute()
     status = UnicodeAttribute()
-    stages = JSONAttribute()  # [{index, group_ids, status, approved_by?, approved_at?}]
-    printers = JSONAttribute(default=dict)  # alias -> {printer_id, by_runner}
-    context = JSONAttribute(default=dict)  # name -> {value, updated_at, updated_by}
+    stages = JSONAttribute()
+    printers = JSONAttribute(default=dict)
+    context = JSONAttribute(default=dict)
     author_actor = UnicodeAttribute()
     author_subject = UnicodeAttribute()
     created_at = UTCDateTimeAttribute()
     updated_at = UTCDateTimeAttribute()
     rev = NumberAttribute(default=0)
+    by_kind = _ByKind()
 
-    by_kind = ByKind()
 
-
-class RunnerStateRecord(Model):
+class _RunnerStateItem(Model):
     Meta = _META
-
-    pk = UnicodeAttribute(hash_key=True)  # dep_…
+    deployment_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # runner#run_…
     runner_id = UnicodeAttribute()
     group_id = UnicodeAttribute()
-    status = UnicodeAttribute()  # pending | applying | active | failed
+    status = UnicodeAttribute()
     detail = UnicodeAttribute(null=True)
     updated_at = UTCDateTimeAttribute()
 
 
-class GroupDeploymentRecord(Model):
+class _GroupDeploymentItem(Model):
     Meta = _META
-
-    pk = UnicodeAttribute(hash_key=True)  # rgp_…
+    group_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # dep#dep_…
     deployment_id = UnicodeAttribute()
     flow_id = UnicodeAttribute()
 
 
-class GroupFlowRecord(Model):
-    """The version of one flow a group runs (or is rolling out), and the one it replaced."""
-
+class _GroupFlowItem(Model):
     Meta = _META
-
-    pk = UnicodeAttribute(hash_key=True)  # rgp_…
+    group_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # flow#flw_…
     flow_id = UnicodeAttribute()
     deployment_id = UnicodeAttribute()
@@ -106,162 +139,148 @@ class GroupFlowRecord(Model):
     since = UTCDateTimeAttribute()
 
 
-class DeployedVersionRecord(Model):
+class _DeployedVersionItem(Model):
     Meta = _META
-
-    pk = UnicodeAttribute(hash_key=True)  # flow#flw_…
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # flow#flw_…
     sk = UnicodeAttribute(range_key=True)  # deployed#N
     deployment_id = UnicodeAttribute()
 
 
-def runner_sk(runner_id: str) -> str:
-    return f"runner#{runner_id}"
+def _deployment(item: _DeploymentItem) -> DeploymentRecord:
+    return record_of(DeploymentRecord, item)
 
 
-# --- reads -----------------------------------------------------------------------------------
+def _group_flow(item: _GroupFlowItem) -> GroupFlowRecord:
+    return record_of(GroupFlowRecord, item)
+
+
+# --- reading --------------------------------------------------------------------------------------
 
 
 def get(deployment_id: str) -> DeploymentRecord | None:
-    try:
-        return DeploymentRecord.get(deployment_id, META_SK)
-    except DeploymentRecord.DoesNotExist:
-        return None
+    item = get_item(_DeploymentItem, deployment_id, META_SK)
+    return _deployment(item) if item is not None else None
 
 
 def runner_states(deployment_id: str) -> list[RunnerStateRecord]:
-    return list(RunnerStateRecord.query(deployment_id, RunnerStateRecord.sk.startswith("runner#")))
+    items = _RunnerStateItem.query(deployment_id, _RunnerStateItem.sk.startswith("runner#"))
+    return [record_of(RunnerStateRecord, item) for item in items]
 
 
-def list_deployments(
+def page(
     *, flow_id: str | None, status: str | None, limit: int, cursor: str | None
 ) -> Page[DeploymentRecord]:
+    """Newest first; `flow_id` and `status` filter when given."""
     condition = None
     for attribute, value in (
-        (DeploymentRecord.flow_id, flow_id),
-        (DeploymentRecord.status, status),
+        (_DeploymentItem.flow_id, flow_id),
+        (_DeploymentItem.status, status),
     ):
         if value is not None:
             term = attribute == value
             condition = term if condition is None else condition & term
 
     def query(**page: Any) -> Any:
-        return DeploymentRecord.by_kind.query(
-            "deployment", filter_condition=condition, scan_index_forward=False, **page
+        return _DeploymentItem.by_kind.query(
+            KIND, filter_condition=condition, scan_index_forward=False, **page
         )
 
-    return read_page(query, {"pk", "sk", "kind"}, limit, cursor, lambda r: r)
+    return read_page(query, {"pk", "sk", "kind"}, limit, cursor, _deployment)
 
 
-def group_deployment_ids(group_id: str, limit: int, cursor: str | None) -> Page[str]:
+def page_group_deployment_ids(group_id: str, limit: int, cursor: str | None) -> Page[str]:
+    """The deployments that target a group, newest first."""
+
     def query(**page: Any) -> Any:
-        return GroupDeploymentRecord.query(
-            group_id,
-            GroupDeploymentRecord.sk.startswith("dep#"),
-            scan_index_forward=False,
-            **page,
+        return _GroupDeploymentItem.query(
+            group_id, _GroupDeploymentItem.sk.startswith("dep#"), scan_index_forward=False, **page
         )
 
-    return read_page(query, {"pk", "sk"}, limit, cursor, lambda r: r.deployment_id)
+    return read_page(query, {"pk", "sk"}, limit, cursor, lambda item: str(item.deployment_id))
 
 
 def group_flows(group_id: str) -> list[GroupFlowRecord]:
-    return list(GroupFlowRecord.query(group_id, GroupFlowRecord.sk.startswith("flow#")))
+    items = _GroupFlowItem.query(group_id, _GroupFlowItem.sk.startswith("flow#"))
+    return [_group_flow(item) for item in items]
 
 
 def group_flow(group_id: str, flow_id: str) -> GroupFlowRecord | None:
-    try:
-        return GroupFlowRecord.get(group_id, f"flow#{flow_id}")
-    except GroupFlowRecord.DoesNotExist:
-        return None
+    item = get_item(_GroupFlowItem, group_id, f"flow#{flow_id}")
+    return _group_flow(item) if item is not None else None
 
 
 def was_deployed(flow_id: str, version: int) -> bool:
-    try:
-        DeployedVersionRecord.get(f"flow#{flow_id}", f"deployed#{version}")
-    except DeployedVersionRecord.DoesNotExist:
-        return False
-    return True
+    return get_item(_DeployedVersionItem, f"flow#{flow_id}", f"deployed#{version}") is not None
 
 
-# --- writes ----------------------------------------------------------------------------------
+# --- writing --------------------------------------------------------------------------------------
 
 
-def create(deployment: DeploymentRecord, audit: AuditRecord) -> None:
+def add(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     """The deployment, its group index items, and the mark that it uses its flow."""
-    with transaction() as tx:
-        tx.save(deployment, condition=DeploymentRecord.pk.does_not_exist())
-        for stage in deployment.stages:
-            for group_id in stage["group_ids"]:
-                tx.save(
-                    GroupDeploymentRecord(
-                        pk=group_id,
-                        sk=f"dep#{deployment.pk}",
-                        deployment_id=deployment.pk,
-                        flow_id=deployment.flow_id,
-                    )
+    item = item_of(_DeploymentItem, deployment, sk=META_SK, kind=KIND)
+    uow.put(item, _DeploymentItem.id.does_not_exist(), name="deployment.absent")
+    for stage in deployment.stages:
+        for group_id in stage["group_ids"]:
+            uow.put(
+                _GroupDeploymentItem(
+                    group_id=group_id,
+                    sk=f"dep#{deployment.id}",
+                    deployment_id=deployment.id,
+                    flow_id=deployment.flow_id,
                 )
-        tx.save(
-            FlowUseRecord(
-                flow_id=deployment.flow_id,
-                sk=f"use#{deployment.pk}",
-                deployment_id=deployment.pk,
             )
-        )
-        tx.save(audit)
+    flows.mark_used(uow, deployment.flow_id, deployment.id)
 
 
-def save(
-    deployment: DeploymentRecord,
-    at: datetime,
-    audit: AuditRecord | None = None,
-    *,
-    group_flows: Sequence[GroupFlowRecord] = (),
-    removed_group_flows: Sequence[GroupFlowRecord] = (),
-    runner_states: Sequence[RunnerStateRecord] = (),
-    deployed_version: bool = False,
-    release_flow: bool = False,
-) -> None:
-    """Writes the deployment's changed state (if nobody changed it since it was read) with the
-    group targets and Runner states the change implies, in one transaction."""
-    rev = int(deployment.rev)
-    try:
-        with transaction() as tx:
-            tx.update(
-                deployment,
-                actions=[
-                    DeploymentRecord.status.set(deployment.status),
-                    DeploymentRecord.stages.set(deployment.stages),
-                    DeploymentRecord.printers.set(deployment.printers),
-                    DeploymentRecord.context.set(deployment.context),
-                    DeploymentRecord.updated_at.set(at),
-                    DeploymentRecord.rev.set(rev + 1),
-                ],
-                condition=DeploymentRecord.rev == rev,
-            )
-            for item in group_flows:
-                tx.save(item)
-            for item in removed_group_flows:
-                tx.delete(item)
-            for item in runner_states:
-                tx.save(item)
-            if deployed_version:
-                tx.save(
-                    DeployedVersionRecord(
-                        pk=f"flow#{deployment.flow_id}",
-                        sk=f"deployed#{int(deployment.version)}",
-                        deployment_id=deployment.pk,
-                    )
-                )
-            if release_flow:
-                tx.delete(FlowUseRecord(flow_id=deployment.flow_id, sk=f"use#{deployment.pk}"))
-            if audit is not None:
-                tx.save(audit)
-    except TransactWriteError as error:
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            raise StaleDeployment(deployment.pk) from None
-        raise
-    deployment.rev = rev + 1
+def save(uow: UnitOfWork, before: DeploymentRecord, after: DeploymentRecord) -> DeploymentRecord:
+    """`after`'s state replaces `before`'s, unless the deployment changed since it was read
+    (`deployment.unchanged` fails). Answers the record as it is once this commits."""
+    saved = dataclasses.replace(after, rev=before.rev + 1)
+    uow.update(
+        _DeploymentItem(before.id, META_SK),
+        [
+            _DeploymentItem.status.set(saved.status),
+            _DeploymentItem.stages.set(saved.stages),
+            _DeploymentItem.printers.set(saved.printers),
+            _DeploymentItem.context.set(saved.context),
+            _DeploymentItem.updated_at.set(saved.updated_at),
+            _DeploymentItem.rev.set(saved.rev),
+        ],
+        _DeploymentItem.rev == before.rev,
+        name="deployment.unchanged",
+    )
+    return saved
+
+
+def set_group_flow(uow: UnitOfWork, target: GroupFlowRecord) -> None:
+    uow.put(item_of(_GroupFlowItem, target, sk=f"flow#{target.flow_id}"))
+
+
+def remove_group_flow(uow: UnitOfWork, target: GroupFlowRecord) -> None:
+    uow.delete(_GroupFlowItem(target.group_id, f"flow#{target.flow_id}"))
+
+
+def put_runner_state(uow: UnitOfWork, state: RunnerStateRecord) -> None:
+    uow.put(item_of(_RunnerStateItem, state, sk=f"runner#{state.runner_id}"))
 
 
 def report_runner(state: RunnerStateRecord) -> None:
-    state.save()
+    """A Runner's report, on its own (nothing else changes with it)."""
+    item_of(_RunnerStateItem, state, sk=f"runner#{state.runner_id}").save()
+
+
+def mark_deployed(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
+    """The deployment's flow version has been rolled out once."""
+    uow.put(
+        _DeployedVersionItem(
+            key=f"flow#{deployment.flow_id}",
+            sk=f"deployed#{deployment.version}",
+            deployment_id=deployment.id,
+        )
+    )
+
+
+def release_flow(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
+    """The deployment no longer uses its flow (the flow may be deleted once none does)."""
+    flows.unmark_used(uow, deployment.flow_id, deployment.id)

@@ -1,18 +1,35 @@
-"""The events table: an outbox of domain events (`label.approved`, print outcomes), written in the
-same transaction as the change that caused them, for the webhook sender to deliver."""
+"""The events outbox: domain events (`label.approved`, print outcomes), written in the same
+transaction as the change that caused them; the events table's stream publishes them."""
 
 from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import MapAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import table_meta
+from etikett.ids import new_id
+from etikett.store.base import item_of, record_of, table_meta
+
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
 
 STREAM = "events"
 
 
-class EventsByTime(GlobalSecondaryIndex["EventRecord"]):
+@dataclass(frozen=True)
+class EventRecord:
+    id: str  # evt_<ULID>
+    kind: str  # e.g. "label.approved"
+    at: dt.datetime
+    subject_id: str  # the label, job, … the event is about
+    data: dict[str, Any]
+
+
+class _ByTime(GlobalSecondaryIndex["_EventItem"]):
     class Meta:
         index_name = "by_time"
         projection = AllProjection()
@@ -21,14 +38,34 @@ class EventsByTime(GlobalSecondaryIndex["EventRecord"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class EventRecord(Model):
+class _EventItem(Model):
     Meta = table_meta("events_table")
 
-    id = UnicodeAttribute(hash_key=True)  # evt_<ULID>
+    id = UnicodeAttribute(hash_key=True)
     stream = UnicodeAttribute(default=STREAM)
-    kind = UnicodeAttribute()  # e.g. "label.approved"
+    kind = UnicodeAttribute()
     at = UTCDateTimeAttribute()
-    subject_id = UnicodeAttribute()  # the label, job, … the event is about
+    subject_id = UnicodeAttribute()
     data = MapAttribute()
 
-    by_time = EventsByTime()
+    by_time = _ByTime()
+
+
+def new_event(kind: str, subject_id: str, data: dict[str, Any], *, at: dt.datetime) -> EventRecord:
+    return EventRecord(id=new_id("evt"), kind=kind, at=at, subject_id=subject_id, data=data)
+
+
+def add(uow: UnitOfWork, event: EventRecord) -> None:
+    """Into the outbox, with the change that caused it."""
+    uow.put(item_of(_EventItem, event, stream=STREAM))
+
+
+def from_stream_image(image: dict[str, Any]) -> EventRecord:
+    """An outbox item as the table's DynamoDB stream shows it (typed attributes)."""
+    return record_of(EventRecord, _EventItem.from_raw_data(image))
+
+
+def stream_image(event: EventRecord) -> dict[str, Any]:
+    """The item's attributes in DynamoDB's typed JSON, as a stream record's NEW_IMAGE carries."""
+    image: dict[str, Any] = item_of(_EventItem, event, stream=STREAM).serialize()
+    return image

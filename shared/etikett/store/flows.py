@@ -1,13 +1,13 @@
-"""The flows table and its repository: one item per flow, per saved version, per recorded run,
-and a marker per deployment that uses the flow. The domain speaks to it in the product's words;
-conditions and transactions stay here."""
+"""Flows: one record per flow, per saved version, per recorded run, and a marker per deployment
+that uses the flow (a flow in use cannot be deleted)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import zlib
-from datetime import datetime
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -16,32 +16,71 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
-from pynamodb.exceptions import PutError, TransactWriteError
+from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.audit import AuditRecord
-from etikett.store.base import cancellation_codes, table_meta, transaction
+from etikett.store.base import changes, get_item, item_of, record_of, table_meta
 from etikett.store.pages import Page, read_page
+
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
 
 _META = table_meta("flows_table")
 META_SK = "meta"
+KIND = "flow"
 MAX_DOCUMENT_BYTES = 350_000  # compressed; an item stops at 400 KB
 MAX_TRACE_BYTES = 300_000
 
 
-class StaleVersion(Exception):
-    """Someone saved a version after the one the change was made against."""
+@dataclass(frozen=True)
+class FlowRecord:
+    id: str  # flw_…
+    name: str
+    description: str | None
+    latest_version: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
 
 
-class FlowGone(Exception):
-    """The flow was deleted (or never existed) while the change was being made."""
+@dataclass(frozen=True)
+class FlowVersionRecord:
+    flow_id: str
+    version: int
+    author_actor: str
+    author_subject: str
+    comment: str | None
+    created_at: dt.datetime
+    blob: bytes | None  # the document, zlib-compressed JSON (None when listed without it)
+
+    @property
+    def document(self) -> dict[str, Any]:
+        assert self.blob is not None, "read the version itself for its document"
+        value: dict[str, Any] = unpack(self.blob)
+        return value
 
 
-class FlowInUse(Exception):
-    def __init__(self, deployment_ids: list[str]) -> None:
-        super().__init__(", ".join(deployment_ids))
-        self.deployment_ids = deployment_ids
+@dataclass(frozen=True)
+class FlowRunRecord:
+    """A run of a flow version: a dry run, or a Runner's run of one trigger event."""
+
+    flow_id: str
+    id: str
+    version: int
+    deployment_id: str | None
+    runner_id: str | None
+    trigger_node: str
+    trigger_source: str | None
+    started_at: dt.datetime
+    finished_at: dt.datetime
+    outcome: str
+    records: int
+    job_ids: tuple[str, ...]
+    trace_blob: bytes  # zlib-compressed JSON
+
+    @property
+    def trace(self) -> Any:
+        return unpack(self.trace_blob)
 
 
 def pack(value: Any) -> bytes:
@@ -52,11 +91,28 @@ def unpack(blob: bytes) -> Any:
     return json.loads(zlib.decompress(blob))
 
 
+def packed_trace(trace: Any) -> bytes:
+    """A run's trace as stored: compressed, or a note that it was too large to keep."""
+    blob = pack(trace)
+    if len(blob) > MAX_TRACE_BYTES:
+        blob = pack({"truncated": True, "bytes": len(blob)})
+    return blob
+
+
 def version_sk(version: int) -> str:
     return f"version#{version:06d}"
 
 
-class FlowsByName(GlobalSecondaryIndex["FlowRecord"]):
+def run_sk(run_id: str) -> str:
+    return f"run#{run_id}"
+
+
+def _name_key(name: str, flow_id: str) -> str:
+    """Casefolded name + "#" + id: sorted and unique."""
+    return f"{name.casefold()}#{flow_id}"
+
+
+class _ByName(GlobalSecondaryIndex["_FlowItem"]):
     class Meta:
         index_name = "by_name"
         projection = AllProjection()
@@ -65,25 +121,22 @@ class FlowsByName(GlobalSecondaryIndex["FlowRecord"]):
     name_key = UnicodeAttribute(range_key=True)
 
 
-class FlowRecord(Model):
+class _FlowItem(Model):
     Meta = _META
-
-    flow_id = UnicodeAttribute(hash_key=True)
+    id = UnicodeAttribute(hash_key=True, attr_name="flow_id")
     sk = UnicodeAttribute(range_key=True, default=META_SK)
-    kind = UnicodeAttribute(default="flow")
+    kind = UnicodeAttribute(default=KIND)
     name = UnicodeAttribute()
-    name_key = UnicodeAttribute()  # casefolded name + "#" + id: sorted and unique
+    name_key = UnicodeAttribute()
     description = UnicodeAttribute(null=True)
     latest_version = NumberAttribute()
     created_at = UTCDateTimeAttribute()
     updated_at = UTCDateTimeAttribute()
+    by_name = _ByName()
 
-    by_name = FlowsByName()
 
-
-class FlowVersionRecord(Model):
+class _VersionItem(Model):
     Meta = _META
-
     flow_id = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
     version = NumberAttribute()
@@ -91,16 +144,13 @@ class FlowVersionRecord(Model):
     author_subject = UnicodeAttribute()
     comment = UnicodeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
-    document = BinaryAttribute(legacy_encoding=False)  # zlib-compressed JSON
+    blob = BinaryAttribute(legacy_encoding=False, attr_name="document", null=True)
 
 
-class FlowRunRecord(Model):
-    """A run of a flow version: a dry run, or a Runner's run of one trigger event."""
-
+class _RunItem(Model):
     Meta = _META
-
     flow_id = UnicodeAttribute(hash_key=True)
-    sk = UnicodeAttribute(range_key=True)  # run#<run id>: ULIDs, so newest last
+    sk = UnicodeAttribute(range_key=True)  # run#<run id>
     id = UnicodeAttribute()
     version = NumberAttribute()
     deployment_id = UnicodeAttribute(null=True)
@@ -112,133 +162,65 @@ class FlowRunRecord(Model):
     outcome = UnicodeAttribute()
     records = NumberAttribute()
     job_ids = ListAttribute(of=UnicodeAttribute, default=list)
-    trace = BinaryAttribute(legacy_encoding=False)  # zlib-compressed JSON
+    trace_blob = BinaryAttribute(legacy_encoding=False, attr_name="trace")
 
 
-class FlowUseRecord(Model):
-    """Marks that a deployment uses the flow: the flow cannot be deleted while one exists."""
+class _UseItem(Model):
+    """Marks that a deployment uses the flow."""
 
     Meta = _META
-
     flow_id = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)  # use#<deployment id>
     deployment_id = UnicodeAttribute()
 
 
-# --- flows and versions -------------------------------------------------------------------------
+def _flow(item: _FlowItem) -> FlowRecord:
+    return record_of(FlowRecord, item)
+
+
+def _version(item: _VersionItem) -> FlowVersionRecord:
+    return record_of(FlowVersionRecord, item)
+
+
+def _run(item: _RunItem) -> FlowRunRecord:
+    return record_of(FlowRunRecord, item)
+
+
+def _flow_item(flow: FlowRecord) -> _FlowItem:
+    return item_of(_FlowItem, flow, sk=META_SK, kind=KIND, name_key=_name_key(flow.name, flow.id))
+
+
+def _version_item(version: FlowVersionRecord) -> _VersionItem:
+    return item_of(_VersionItem, version, sk=version_sk(version.version))
+
+
+# --- flows and versions ---------------------------------------------------------------------------
 
 
 def get(flow_id: str) -> FlowRecord | None:
-    try:
-        return FlowRecord.get(flow_id, META_SK)
-    except FlowRecord.DoesNotExist:
-        return None
+    item = get_item(_FlowItem, flow_id, META_SK)
+    return _flow(item) if item is not None else None
 
 
 def get_version(flow_id: str, version: int) -> FlowVersionRecord | None:
-    try:
-        return FlowVersionRecord.get(flow_id, version_sk(version))
-    except FlowVersionRecord.DoesNotExist:
-        return None
+    item = get_item(_VersionItem, flow_id, version_sk(version))
+    return _version(item) if item is not None else None
 
 
-def name_key(name: str, flow_id: str) -> str:
-    return f"{name.casefold()}#{flow_id}"
-
-
-def create(flow: FlowRecord, first: FlowVersionRecord, audit: AuditRecord) -> None:
-    with transaction() as tx:
-        tx.save(flow, condition=FlowRecord.flow_id.does_not_exist())
-        tx.save(first, condition=FlowVersionRecord.flow_id.does_not_exist())
-        tx.save(audit)
-
-
-def add_version(
-    flow: FlowRecord, latest: int, version: FlowVersionRecord, at: datetime, audit: AuditRecord
-) -> None:
-    """Saves `version` (latest + 1) if nobody saved another since `latest`; else StaleVersion."""
-    try:
-        with transaction() as tx:
-            tx.update(
-                flow,
-                actions=[
-                    FlowRecord.latest_version.set(latest + 1),
-                    FlowRecord.updated_at.set(at),
-                ],
-                condition=(FlowRecord.latest_version == latest),
-            )
-            tx.save(version, condition=FlowVersionRecord.flow_id.does_not_exist())
-            tx.save(audit)
-    except TransactWriteError as error:
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            if get(flow.flow_id) is None:
-                raise FlowGone(flow.flow_id) from None
-            raise StaleVersion(flow.flow_id) from None
-        raise
-
-
-def update(
-    flow: FlowRecord,
-    *,
-    name: str | None,
-    description: str | None,
-    clear_description: bool,
-    at: datetime,
-    audit: AuditRecord,
-) -> None:
-    actions: list[Any] = [FlowRecord.updated_at.set(at)]
-    if name is not None:
-        actions += [
-            FlowRecord.name.set(name),
-            FlowRecord.name_key.set(name_key(name, flow.flow_id)),
-        ]
-    if clear_description:
-        actions.append(FlowRecord.description.remove())
-    elif description is not None:
-        actions.append(FlowRecord.description.set(description))
-    try:
-        with transaction() as tx:
-            tx.update(flow, actions=actions, condition=FlowRecord.flow_id.exists())
-            tx.save(audit)
-    except TransactWriteError as error:
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            raise FlowGone(flow.flow_id) from None
-        raise
-
-
-def delete(flow: FlowRecord, audit: AuditRecord) -> None:
-    """Deletes the flow with its versions and runs, unless a deployment uses it (FlowInUse).
-
-    The flow's own item goes first, with the audit entry, in one transaction; its versions and
-    runs follow in batches (a reader finds the flow gone either way)."""
-    users = deployments_using(flow.flow_id)
-    if users:
-        raise FlowInUse(users)
-    try:
-        with transaction() as tx:
-            tx.delete(flow, condition=FlowRecord.flow_id.exists())
-            tx.save(audit)
-    except TransactWriteError as error:
-        if "ConditionalCheckFailed" in cancellation_codes(error):
-            raise FlowGone(flow.flow_id) from None
-        raise
-    with FlowVersionRecord.batch_write() as batch:
-        for item in FlowVersionRecord.query(flow.flow_id, attributes_to_get=["flow_id", "sk"]):
-            batch.delete(item)
-
-
-def list_flows(limit: int, cursor: str | None) -> Page[FlowRecord]:
+def page(limit: int, cursor: str | None) -> Page[FlowRecord]:
     def query(**page: Any) -> Any:
-        return FlowRecord.by_name.query("flow", **page)
+        return _FlowItem.by_name.query(KIND, **page)
 
-    return read_page(query, {"flow_id", "sk", "kind", "name_key"}, limit, cursor, lambda r: r)
+    return read_page(query, {"flow_id", "sk", "kind", "name_key"}, limit, cursor, _flow)
 
 
-def list_versions(flow_id: str, limit: int, cursor: str | None) -> Page[FlowVersionRecord]:
+def page_versions(flow_id: str, limit: int, cursor: str | None) -> Page[FlowVersionRecord]:
+    """Versions newest first, without their documents."""
+
     def query(**page: Any) -> Any:
-        return FlowVersionRecord.query(
+        return _VersionItem.query(
             flow_id,
-            FlowVersionRecord.sk.startswith("version#"),
+            _VersionItem.sk.startswith("version#"),
             scan_index_forward=False,
             attributes_to_get=[
                 "flow_id",
@@ -252,35 +234,74 @@ def list_versions(flow_id: str, limit: int, cursor: str | None) -> Page[FlowVers
             **page,
         )
 
-    return read_page(query, {"flow_id", "sk"}, limit, cursor, lambda r: r)
+    return read_page(query, {"flow_id", "sk"}, limit, cursor, _version)
 
 
-# --- deployments that use a flow ---------------------------------------------------------------
+def add(uow: UnitOfWork, flow: FlowRecord, first: FlowVersionRecord) -> None:
+    uow.put(_flow_item(flow), _FlowItem.id.does_not_exist(), name="flow.absent")
+    uow.put(_version_item(first), _VersionItem.flow_id.does_not_exist(), name="version.absent")
+
+
+def add_version(
+    uow: UnitOfWork, before: FlowRecord, after: FlowRecord, version: FlowVersionRecord
+) -> None:
+    """`version` becomes the latest, unless another was saved since `before`
+    (`flow.latest` fails, also when the flow was deleted)."""
+    uow.update(
+        _FlowItem(before.id, META_SK),
+        changes(_FlowItem, before, after),
+        _FlowItem.latest_version == before.latest_version,
+        name="flow.latest",
+    )
+    uow.put(_version_item(version), _VersionItem.flow_id.does_not_exist(), name="version.absent")
+
+
+def update(uow: UnitOfWork, before: FlowRecord, after: FlowRecord) -> None:
+    """`flow.exists` fails when the flow was deleted meanwhile."""
+    actions = changes(_FlowItem, before, after)
+    if after.name != before.name:
+        actions.append(_FlowItem.name_key.set(_name_key(after.name, after.id)))
+    uow.update(_FlowItem(before.id, META_SK), actions, _FlowItem.id.exists(), name="flow.exists")
+
+
+def delete(uow: UnitOfWork, flow: FlowRecord) -> None:
+    uow.delete(_FlowItem(flow.id, META_SK), _FlowItem.id.exists(), name="flow.exists")
+
+
+def delete_versions(flow_id: str) -> None:
+    """Sweep what a deleted flow leaves: its versions and runs (the whole partition)."""
+    with _VersionItem.batch_write() as batch:
+        for item in _VersionItem.query(flow_id, attributes_to_get=["flow_id", "sk"]):
+            batch.delete(item)
+
+
+# --- deployments that use a flow ------------------------------------------------------------------
 
 
 def deployments_using(flow_id: str) -> list[str]:
     return [
-        record.deployment_id
-        for record in FlowUseRecord.query(flow_id, FlowUseRecord.sk.startswith("use#"), limit=20)
+        item.deployment_id
+        for item in _UseItem.query(flow_id, _UseItem.sk.startswith("use#"), limit=20)
     ]
 
 
-def mark_used(flow_id: str, deployment_id: str) -> FlowUseRecord:
-    """The item a deployment writes (in its own transaction) while it uses the flow."""
-    return FlowUseRecord(flow_id=flow_id, sk=f"use#{deployment_id}", deployment_id=deployment_id)
+def mark_used(uow: UnitOfWork, flow_id: str, deployment_id: str) -> None:
+    item = _UseItem(flow_id=flow_id, sk=f"use#{deployment_id}", deployment_id=deployment_id)
+    uow.put(item)
 
 
-# --- runs ----------------------------------------------------------------------------------------
+def unmark_used(uow: UnitOfWork, flow_id: str, deployment_id: str) -> None:
+    uow.delete(_UseItem(flow_id, f"use#{deployment_id}"))
 
 
-def run_sk(run_id: str) -> str:
-    return f"run#{run_id}"
+# --- runs -----------------------------------------------------------------------------------------
 
 
-def save_run(run: FlowRunRecord) -> bool:
+def add_run(run: FlowRunRecord) -> bool:
     """False when the run was recorded already (a Runner that reports it again after a retry)."""
+    item = item_of(_RunItem, run, sk=run_sk(run.id))
     try:
-        run.save(condition=FlowRunRecord.sk.does_not_exist())
+        item.save(condition=_RunItem.sk.does_not_exist())
     except PutError as error:
         if error.cause_response_code == "ConditionalCheckFailedException":
             return False
@@ -289,20 +310,11 @@ def save_run(run: FlowRunRecord) -> bool:
 
 
 def get_run(flow_id: str, run_id: str) -> FlowRunRecord | None:
-    try:
-        return FlowRunRecord.get(flow_id, run_sk(run_id))
-    except FlowRunRecord.DoesNotExist:
-        return None
+    item = get_item(_RunItem, flow_id, run_sk(run_id))
+    return _run(item) if item is not None else None
 
 
-def trace_blob(trace: Any) -> bytes:
-    blob = pack(trace)
-    if len(blob) > MAX_TRACE_BYTES:
-        blob = pack({"truncated": True, "bytes": len(blob)})
-    return blob
-
-
-def list_runs(
+def page_runs(
     flow_id: str,
     *,
     deployment_id: str | None,
@@ -314,21 +326,21 @@ def list_runs(
     """Newest first. The filters narrow each page (a page may hold fewer than `limit`)."""
     condition = None
     for attribute, value in (
-        (FlowRunRecord.deployment_id, deployment_id),
-        (FlowRunRecord.runner_id, runner_id),
-        (FlowRunRecord.outcome, outcome),
+        (_RunItem.deployment_id, deployment_id),
+        (_RunItem.runner_id, runner_id),
+        (_RunItem.outcome, outcome),
     ):
         if value is not None:
             term = attribute == value
             condition = term if condition is None else condition & term
 
     def query(**page: Any) -> Any:
-        return FlowRunRecord.query(
+        return _RunItem.query(
             flow_id,
-            FlowRunRecord.sk.startswith("run#"),
+            _RunItem.sk.startswith("run#"),
             filter_condition=condition,
             scan_index_forward=False,
             **page,
         )
 
-    return read_page(query, {"flow_id", "sk"}, limit, cursor, lambda r: r)
+    return read_page(query, {"flow_id", "sk"}, limit, cursor, _run)

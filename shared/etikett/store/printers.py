@@ -1,6 +1,11 @@
-"""The printers table: adopted print targets, with a claim item per name (names are unique)."""
+"""Printers: adopted print targets, a claim item per name (names are unique regardless of
+case), and the findings of discovery jobs, kept a week for adoption."""
 
 from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
     NumberAttribute,
@@ -8,15 +13,61 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
+from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import table_meta
+from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.pages import Page, read_page
+
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
 
 _META = table_meta("printers_table")
+KIND = "printer"
 
 
-class PrintersByName(GlobalSecondaryIndex["PrinterRecord"]):
+@dataclass(frozen=True)
+class PrinterRecord:
+    id: str  # prn_…
+    name: str
+    runner_id: str
+    uri: str  # tcp://host:port
+    language: str  # zpl | tspl | epl
+    dpi: int
+    model: str | None
+    firmware: str | None
+    status: str | None  # last reported: ready, paper_out, …
+    status_at: dt.datetime | None
+    finding_id: str | None
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class PrinterName:
+    """Which printer a name belongs to (and its Runner, so a print by name reads both at once)."""
+
+    printer_id: str
+    runner_id: str | None
+
+
+@dataclass(frozen=True)
+class FindingRecord:
+    """A printer a discovery job found."""
+
+    id: str  # fnd_…
+    runner_id: str
+    job_id: str
+    address: str  # host:port
+    model: str | None
+    firmware: str | None
+    dpi: int | None
+    status: str | None
+    language: str
+    found_at: dt.datetime
+
+
+class _ByName(GlobalSecondaryIndex["_PrinterItem"]):
     class Meta:
         index_name = "by_name"
         projection = AllProjection()
@@ -25,47 +76,40 @@ class PrintersByName(GlobalSecondaryIndex["PrinterRecord"]):
     name_key = UnicodeAttribute(range_key=True)
 
 
-class PrinterRecord(Model):
+class _PrinterItem(Model):
     Meta = _META
-    pk = UnicodeAttribute(hash_key=True)  # prn_…
-    kind = UnicodeAttribute(default="printer")
+    id = UnicodeAttribute(hash_key=True, attr_name="pk")
+    kind = UnicodeAttribute(default=KIND)
     name = UnicodeAttribute()
     name_key = UnicodeAttribute()  # casefolded name
     runner_id = UnicodeAttribute()
-    uri = UnicodeAttribute()  # tcp://host:port
-    language = UnicodeAttribute()  # zpl | tspl | epl
+    uri = UnicodeAttribute()
+    language = UnicodeAttribute()
     dpi = NumberAttribute()
     model = UnicodeAttribute(null=True)
     firmware = UnicodeAttribute(null=True)
-    status = UnicodeAttribute(null=True)  # last reported: ready, paper_out, …
+    status = UnicodeAttribute(null=True)
     status_at = UTCDateTimeAttribute(null=True)
     finding_id = UnicodeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
-    by_name = PrintersByName()
+    by_name = _ByName()
 
 
-class PrinterNameClaim(Model):
+class _NameClaim(Model):
     Meta = _META
-    pk = UnicodeAttribute(hash_key=True)  # "name#<casefolded name>"
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "name#<casefolded name>"
     printer_id = UnicodeAttribute()
-    # A printer keeps its Runner for life; kept here too, so that printing by name can read
-    # the printer and its Runner together (absent on claims written before it was added).
+    # A printer keeps its Runner for life (absent on claims written before it was added).
     runner_id = UnicodeAttribute(null=True)
 
-    @staticmethod
-    def key_for(name: str) -> str:
-        return f"name#{name.casefold()}"
 
-
-class FindingRecord(Model):
-    """A printer a discovery job found, kept a week for adoption with createPrinter."""
-
+class _FindingItem(Model):
     Meta = _META
-    pk = UnicodeAttribute(hash_key=True)  # "finding#fnd_…"
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "finding#fnd_…"
     id = UnicodeAttribute()
     runner_id = UnicodeAttribute()
     job_id = UnicodeAttribute()
-    address = UnicodeAttribute()  # host:port
+    address = UnicodeAttribute()
     model = UnicodeAttribute(null=True)
     firmware = UnicodeAttribute(null=True)
     dpi = NumberAttribute(null=True)
@@ -74,6 +118,89 @@ class FindingRecord(Model):
     found_at = UTCDateTimeAttribute()
     expires = TTLAttribute(null=True)
 
-    @staticmethod
-    def key_for(finding_id: str) -> str:
-        return f"finding#{finding_id}"
+
+def name_key(name: str) -> str:
+    return f"name#{name.casefold()}"
+
+
+def _finding_key(finding_id: str) -> str:
+    return f"finding#{finding_id}"
+
+
+def printer_of(item: _PrinterItem) -> PrinterRecord:
+    return record_of(PrinterRecord, item)
+
+
+def name_of(claim: _NameClaim) -> PrinterName:
+    return PrinterName(printer_id=claim.printer_id, runner_id=claim.runner_id)
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def get(printer_id: str) -> PrinterRecord | None:
+    item = get_item(_PrinterItem, printer_id)
+    return printer_of(item) if item is not None else None
+
+
+def get_name(name: str) -> PrinterName | None:
+    claim = get_item(_NameClaim, name_key(name))
+    return name_of(claim) if claim is not None else None
+
+
+def page(limit: int, cursor: str | None, runner_id: str | None) -> Page[PrinterRecord]:
+    """Printers by name; `runner_id` filters when given."""
+    condition = _PrinterItem.runner_id == runner_id if runner_id else None
+
+    def query(**page: Any) -> Any:
+        return _PrinterItem.by_name.query(KIND, filter_condition=condition, **page)
+
+    return read_page(query, {"pk", "kind", "name_key"}, limit, cursor, printer_of)
+
+
+def of_runner(runner_id: str) -> list[PrinterRecord]:
+    condition = _PrinterItem.runner_id == runner_id
+    return [printer_of(i) for i in _PrinterItem.by_name.query(KIND, filter_condition=condition)]
+
+
+def get_finding(finding_id: str) -> FindingRecord | None:
+    item = get_item(_FindingItem, _finding_key(finding_id))
+    return record_of(FindingRecord, item) if item is not None else None
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+def add(uow: UnitOfWork, printer: PrinterRecord) -> None:
+    """A new printer and its name claim; `printer.name_free` fails when the name is taken."""
+    item = item_of(_PrinterItem, printer, kind=KIND, name_key=printer.name.casefold())
+    uow.put(item, _PrinterItem.id.does_not_exist(), name="printer.absent")
+    claim = _NameClaim(
+        key=name_key(printer.name), printer_id=printer.id, runner_id=printer.runner_id
+    )
+    uow.put(claim, _NameClaim.key.does_not_exist(), name="printer.name_free")
+
+
+def delete(uow: UnitOfWork, printer: PrinterRecord) -> None:
+    uow.delete(_PrinterItem(printer.id))
+    uow.delete(_NameClaim(name_key(printer.name)))
+
+
+def report_status(runner_id: str, printer_id: str, status: str, at: dt.datetime) -> bool:
+    """A Runner's report of its printer's status; False unless that printer is the Runner's."""
+    try:
+        _PrinterItem(printer_id).update(
+            actions=[_PrinterItem.status.set(status), _PrinterItem.status_at.set(at)],
+            condition=_PrinterItem.runner_id == runner_id,
+        )
+    except UpdateError:
+        return False
+    return True
+
+
+def add_findings(findings: list[FindingRecord], expires: dt.datetime) -> None:
+    with _FindingItem.batch_write() as batch:
+        for finding in findings:
+            batch.save(
+                item_of(_FindingItem, finding, key=_finding_key(finding.id), expires=expires)
+            )

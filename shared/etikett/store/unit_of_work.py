@@ -50,7 +50,7 @@ class ConditionFailed(Conflict):
 class UnitOfWork:
     def __init__(
         self,
-        audit: AuditRecord | Model | None = None,
+        audit: AuditRecord | None = None,
         *,
         errors: Mapping[str, EtikettError] | None = None,
     ) -> None:

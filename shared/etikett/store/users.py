@@ -1,6 +1,12 @@
-"""The users table: user records, username claims (uniqueness) and failed-login counters."""
+"""Users: their records, username claims (uniqueness regardless of case), the first-setup marker
+and the failed-login memory of the login throttle."""
 
 from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -10,12 +16,37 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
+from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import table_meta
+from etikett.store.base import changes, get_item, item_of, record_of, table_meta
+from etikett.store.pages import Page, read_page
+
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
 
 _META = table_meta("users_table")
+KIND = "user"
+SETUP_KEY = "setup#done"
+
+
+@dataclass(frozen=True)
+class UserRecord:
+    id: str  # usr_…
+    username: str
+    display_name: str
+    roles: tuple[str, ...]
+    active: bool
+    password_hash: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class LoginFailures:
+    failures: int
+    window_ends: dt.datetime
 
 
 def username_key(username: str) -> str:
@@ -23,7 +54,7 @@ def username_key(username: str) -> str:
     return username.casefold()
 
 
-class UsersByUsername(GlobalSecondaryIndex["UserRecord"]):
+class _ByUsername(GlobalSecondaryIndex["_UserItem"]):
     class Meta:
         index_name = "by_username"
         projection = AllProjection()
@@ -32,11 +63,10 @@ class UsersByUsername(GlobalSecondaryIndex["UserRecord"]):
     username_key = UnicodeAttribute(range_key=True)
 
 
-class UserRecord(Model):
+class _UserItem(Model):
     Meta = _META
-
-    pk = UnicodeAttribute(hash_key=True)  # the user id, usr_…
-    kind = UnicodeAttribute(default="user")
+    id = UnicodeAttribute(hash_key=True, attr_name="pk")
+    kind = UnicodeAttribute(default=KIND)
     username = UnicodeAttribute()
     username_key = UnicodeAttribute()
     display_name = UnicodeAttribute()
@@ -45,44 +75,125 @@ class UserRecord(Model):
     password_hash = UnicodeAttribute()
     created_at = UTCDateTimeAttribute()
     updated_at = UTCDateTimeAttribute()
+    by_username = _ByUsername()
 
-    by_username = UsersByUsername()
 
-
-class UsernameClaim(Model):
+class _UsernameClaim(Model):
     """One item per username, written in its user's transaction: uniqueness by condition."""
 
     Meta = _META
-
-    pk = UnicodeAttribute(hash_key=True)  # "username#<casefolded name>"
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "username#<casefolded name>"
     user_id = UnicodeAttribute()
 
-    @staticmethod
-    def key_for(username: str) -> str:
-        return f"username#{username_key(username)}"
 
-
-class LoginFailures(Model):
-    """Failed logins of one username within the current window (the throttle's memory)."""
+class _SetupMarker(Model):
+    """Written once with the first admin, so two concurrent setups cannot both succeed."""
 
     Meta = _META
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")
+    user_id = UnicodeAttribute()
 
-    pk = UnicodeAttribute(hash_key=True)  # "login#<casefolded name>"
+
+class _LoginFailures(Model):
+    Meta = _META
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "login#<casefolded name>"
     failures = NumberAttribute(default=0)
     window_ends = UTCDateTimeAttribute()
     expires = TTLAttribute(null=True)
 
-    @staticmethod
-    def key_for(username: str) -> str:
-        return f"login#{username_key(username)}"
+
+def _claim_key(username: str) -> str:
+    return f"username#{username_key(username)}"
 
 
-class SetupMarker(Model):
-    """Written once with the first admin, so two concurrent setups cannot both succeed."""
+def _login_key(username: str) -> str:
+    return f"login#{username_key(username)}"
 
-    Meta = _META
 
-    pk = UnicodeAttribute(hash_key=True)  # always KEY
-    user_id = UnicodeAttribute()
+def _record(item: _UserItem) -> UserRecord:
+    return record_of(UserRecord, item)
 
-    KEY = "setup#done"
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def get(user_id: str) -> UserRecord | None:
+    item = get_item(_UserItem, user_id)
+    return _record(item) if item is not None else None
+
+
+def by_username(username: str) -> UserRecord | None:
+    claim = get_item(_UsernameClaim, _claim_key(username))
+    return get(claim.user_id) if claim is not None else None
+
+
+def page(limit: int, cursor: str | None) -> Page[UserRecord]:
+    def query(**page: Any) -> Any:
+        return _UserItem.by_username.query(KIND, **page)
+
+    return read_page(query, {"pk", "kind", "username_key"}, limit, cursor, _record)
+
+
+def any_exists() -> bool:
+    return next(iter(_UserItem.by_username.query(KIND, limit=1)), None) is not None
+
+
+def other_active_admin_exists(user_id: str) -> bool:
+    condition = _UserItem.roles.contains("admin") & (_UserItem.active == True)  # noqa: E712
+    return any(
+        item.id != user_id for item in _UserItem.by_username.query(KIND, filter_condition=condition)
+    )
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+def add(uow: UnitOfWork, user: UserRecord) -> None:
+    """A new user with its username claim; `username.free` fails when the name is taken."""
+    item = item_of(_UserItem, user, kind=KIND, username_key=username_key(user.username))
+    item.roles = list(user.roles)
+    uow.put(item, _UserItem.id.does_not_exist(), name="user.absent")
+    claim = _UsernameClaim(key=_claim_key(user.username), user_id=user.id)
+    uow.put(claim, _UsernameClaim.key.does_not_exist(), name="username.free")
+
+
+def mark_setup_done(uow: UnitOfWork, user_id: str) -> None:
+    """`setup.open` fails when another setup got there first."""
+    marker = _SetupMarker(key=SETUP_KEY, user_id=user_id)
+    uow.put(marker, _SetupMarker.key.does_not_exist(), name="setup.open")
+
+
+def update(uow: UnitOfWork, before: UserRecord, after: UserRecord) -> None:
+    """`after` replaces `before`, unless the user changed meanwhile (`user.unchanged` fails:
+    `updated_at` guards against lost updates)."""
+    actions = changes(_UserItem, before, after)
+    if actions:
+        condition = _UserItem.updated_at == before.updated_at
+        uow.update(_UserItem(before.id), actions, condition, name="user.unchanged")
+
+
+# --- the login throttle's memory ---------------------------------------------------------------
+
+
+def login_failures(username: str) -> LoginFailures | None:
+    item = get_item(_LoginFailures, _login_key(username))
+    return record_of(LoginFailures, item) if item is not None else None
+
+
+def count_login_failure(username: str, now: dt.datetime, window: dt.timedelta) -> None:
+    """One more failure in the open window, or the first of a new one."""
+    key = _login_key(username)
+    try:
+        _LoginFailures(key=key).update(
+            actions=[_LoginFailures.failures.add(1)],
+            condition=_LoginFailures.window_ends > now,
+        )
+    except UpdateError:
+        # No open window: start one. A lost race here only costs the attacker one extra try.
+        ends = now + window
+        with contextlib.suppress(PutError):
+            _LoginFailures(key=key, failures=1, window_ends=ends, expires=ends).save()
+
+
+def clear_login_failures(username: str) -> None:
+    _LoginFailures(key=_login_key(username)).delete()

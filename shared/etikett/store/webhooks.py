@@ -1,7 +1,11 @@
-"""The webhooks tables: receivers with their subscriptions, and the delivery log with one state
-item per delivery (receiver × event)."""
+"""Webhook receivers, a subscription item per (event kind, active receiver) for the fan-out, and
+per delivery its state and the log of its attempts."""
 
 from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -12,63 +16,90 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
+from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import table_meta
+from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.pages import Page, read_page
+
+if TYPE_CHECKING:
+    from etikett.store.unit_of_work import UnitOfWork
 
 WEBHOOK_SK = "webhook"
 KIND = "webhook"
 LOG_PREFIX = "log#"
 STATE_PREFIX = "state#"
+FINAL_STATES = ("delivered", "disabled")
 
 _WEBHOOKS = table_meta("webhooks_table")
 _DELIVERIES = table_meta("webhook_deliveries_table")
 
 
-class WebhooksByKind(GlobalSecondaryIndex["WebhookRecord"]):
-    """Every receiver, newest first (ids are ULIDs); subscriptions have no `kind`, so are absent."""
+@dataclass(frozen=True)
+class WebhookRecord:
+    id: str  # whk_…
+    url: str
+    events: tuple[str, ...]
+    # The signing secret, encrypted under the webhook-secrets KMS key with the id as context.
+    secret_ciphertext: bytes
+    active: bool
+    disabled_reason: str | None
+    disabled_at: dt.datetime | None
+    created_at: dt.datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class DeliveryLogRecord:
+    """One attempt to deliver an event to a receiver."""
+
+    webhook_id: str
+    event_id: str
+    kind: str
+    attempt: int
+    status_code: int | None
+    outcome: str  # delivered | retrying | failed | dead
+    error: str | None
+    duration_ms: int
+    at: dt.datetime
+    next_attempt_at: dt.datetime | None
+
+
+class _ByKind(GlobalSecondaryIndex["_WebhookItem"]):
+    """Every receiver, newest first (ids are ULIDs); subscriptions have no `kind`."""
 
     class Meta:
         index_name = "by_kind"
         projection = AllProjection()
 
     kind = UnicodeAttribute(hash_key=True)
-    pk = UnicodeAttribute(range_key=True)
+    id = UnicodeAttribute(range_key=True, attr_name="pk")
 
 
-class WebhookRecord(Model):
+class _WebhookItem(Model):
     Meta = _WEBHOOKS
-    pk = UnicodeAttribute(hash_key=True)  # whk_…
+    id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=WEBHOOK_SK)
     kind = UnicodeAttribute(default=KIND)
     url = UnicodeAttribute()
     events = ListAttribute(of=UnicodeAttribute)
-    # The signing secret, encrypted under the webhook-secrets KMS key with the id as context.
     secret_ciphertext = BinaryAttribute(legacy_encoding=False)
     active = BooleanAttribute(default=True)
     disabled_reason = UnicodeAttribute(null=True)
     disabled_at = UTCDateTimeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
     created_by = UnicodeAttribute()
-    by_kind = WebhooksByKind()
+    by_kind = _ByKind()
 
 
-class SubscriptionRecord(Model):
-    """One per (event kind, active receiver): the fan-out reads a kind's receivers in one query."""
-
+class _SubscriptionItem(Model):
     Meta = _WEBHOOKS
-    pk = UnicodeAttribute(hash_key=True)  # "sub#<event kind>"
-    sk = UnicodeAttribute(range_key=True)  # whk_…
-
-    @staticmethod
-    def key_for(kind: str) -> str:
-        return f"sub#{kind}"
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "sub#<event kind>"
+    webhook_id = UnicodeAttribute(range_key=True, attr_name="sk")
 
 
-class DeliveryLogRecord(Model):
-    """One attempt to deliver an event to a receiver."""
-
+class _LogItem(Model):
     Meta = _DELIVERIES
     webhook_id = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)  # "log#<ULID>": newest last
@@ -76,7 +107,7 @@ class DeliveryLogRecord(Model):
     kind = UnicodeAttribute()
     attempt = NumberAttribute()
     status_code = NumberAttribute(null=True)
-    outcome = UnicodeAttribute()  # delivered | retrying | failed | dead
+    outcome = UnicodeAttribute()
     error = UnicodeAttribute(null=True)
     duration_ms = NumberAttribute()
     at = UTCDateTimeAttribute()
@@ -84,7 +115,7 @@ class DeliveryLogRecord(Model):
     expires = TTLAttribute(null=True)
 
 
-class DeliveryStateRecord(Model):
+class _StateItem(Model):
     """Where one delivery stands. The first queue message to claim it owns it, so a duplicated
     message (a replayed stream record, SQS's at-least-once) makes no second delivery."""
 
@@ -96,3 +127,131 @@ class DeliveryStateRecord(Model):
     attempts = NumberAttribute(default=0)
     updated_at = UTCDateTimeAttribute(null=True)
     expires = TTLAttribute(null=True)
+
+
+def _subscription_key(kind: str) -> str:
+    return f"sub#{kind}"
+
+
+def _webhook(item: _WebhookItem) -> WebhookRecord:
+    return record_of(WebhookRecord, item)
+
+
+def _state(webhook_id: str, event_id: str) -> _StateItem:
+    return _StateItem(webhook_id=webhook_id, sk=STATE_PREFIX + event_id)
+
+
+# --- receivers ------------------------------------------------------------------------------------
+
+
+def get(webhook_id: str) -> WebhookRecord | None:
+    item = get_item(_WebhookItem, webhook_id, WEBHOOK_SK)
+    return _webhook(item) if item is not None else None
+
+
+def page(limit: int, cursor: str | None) -> Page[WebhookRecord]:
+    """Every receiver, newest first."""
+
+    def query(**page: Any) -> Any:
+        return _WebhookItem.by_kind.query(KIND, scan_index_forward=False, **page)
+
+    return read_page(query, {"kind", "pk", "sk"}, limit, cursor, _webhook)
+
+
+def subscribers(kind: str) -> list[str]:
+    """The ids of the active receivers subscribed to `kind`."""
+    items = _SubscriptionItem.query(_subscription_key(kind), page_size=100)
+    return [item.webhook_id for item in items]
+
+
+def add(uow: UnitOfWork, webhook: WebhookRecord) -> None:
+    item = item_of(_WebhookItem, webhook, sk=WEBHOOK_SK, kind=KIND)
+    uow.put(item, _WebhookItem.id.does_not_exist(), name="webhook.absent")
+    for kind in webhook.events:
+        uow.put(_SubscriptionItem(key=_subscription_key(kind), webhook_id=webhook.id))
+
+
+def delete(uow: UnitOfWork, webhook: WebhookRecord) -> None:
+    uow.delete(
+        _WebhookItem(webhook.id, WEBHOOK_SK), _WebhookItem.id.exists(), name="webhook.exists"
+    )
+    for kind in webhook.events:
+        uow.delete(_SubscriptionItem(_subscription_key(kind), webhook.id))
+
+
+def disable(uow: UnitOfWork, webhook: WebhookRecord, reason: str, at: dt.datetime) -> None:
+    """The receiver gets nothing more; it stays listed, with the reason."""
+    uow.update(
+        _WebhookItem(webhook.id, WEBHOOK_SK),
+        [
+            _WebhookItem.active.set(False),
+            _WebhookItem.disabled_reason.set(reason),
+            _WebhookItem.disabled_at.set(at),
+        ],
+        _WebhookItem.id.exists(),
+        name="webhook.exists",
+    )
+    for kind in webhook.events:
+        uow.delete(_SubscriptionItem(_subscription_key(kind), webhook.id))
+
+
+# --- deliveries -----------------------------------------------------------------------------------
+
+
+def claim_delivery(
+    webhook_id: str,
+    event_id: str,
+    message_id: str,
+    attempt: int,
+    at: dt.datetime,
+    keep: dt.timedelta,
+) -> bool:
+    """Whether this message may make this attempt: the delivery is neither delivered nor its
+    receiver disabled, and no other live message owns it. A dead delivery's message is in the
+    dead-letter queue; one moved back from there (by its id or a new one) starts it again."""
+    try:
+        _state(webhook_id, event_id).update(
+            actions=[
+                _StateItem.message_id.set(message_id),
+                _StateItem.status.set("sending"),
+                _StateItem.attempts.set(attempt),
+                _StateItem.updated_at.set(at),
+                _StateItem.expires.set(at + keep),
+            ],
+            condition=(
+                _StateItem.message_id.does_not_exist()
+                | (_StateItem.message_id == message_id)
+                | (_StateItem.status == "dead")
+            )
+            & ~_StateItem.status.is_in(*FINAL_STATES),
+        )
+    except UpdateError as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
+def log_attempt(
+    uow: UnitOfWork, entry: DeliveryLogRecord, log_id: str, status: str, keep: dt.timedelta
+) -> None:
+    """An attempt's log entry, and where the delivery now stands."""
+    item = item_of(_LogItem, entry, sk=LOG_PREFIX + log_id, expires=entry.at + keep)
+    uow.put(item)
+    uow.update(
+        _state(entry.webhook_id, entry.event_id),
+        [_StateItem.status.set(status), _StateItem.updated_at.set(entry.at)],
+    )
+
+
+def page_log(webhook_id: str, limit: int, cursor: str | None) -> Page[DeliveryLogRecord]:
+    """Every attempt for the receiver, newest first."""
+
+    def query(**page: Any) -> Any:
+        return _LogItem.query(
+            webhook_id, _LogItem.sk.startswith(LOG_PREFIX), scan_index_forward=False, **page
+        )
+
+    return read_page(
+        query, {"webhook_id", "sk"}, limit, cursor, lambda item: record_of(DeliveryLogRecord, item)
+    )

@@ -12,6 +12,7 @@ from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Caller, Invocation
 from etikett.errors import Conflict, NotFound
 from etikett.store import flows as store
+from etikett.store.unit_of_work import UnitOfWork
 from support.stack import Stack, local_stack
 
 DESIGNER = Invocation(
@@ -30,18 +31,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def test_a_flow_in_use_is_not_deleted(stack: Stack) -> None:
     flow = flows.create(DESIGNER, flows.NewFlow(name="In use"))
-    store.mark_used(flow.id, "dep_1").save()
+    with UnitOfWork() as uow:
+        store.mark_used(uow, flow.id, "dep_1")
     with pytest.raises(Conflict) as refused:
         flows.delete(DESIGNER, flow.id)
     assert refused.value.code == "flow.in_use"
     assert refused.value.params["deployment_ids"] == ["dep_1"]
     assert flows.get(flow.id).name == "In use"
 
-    store.mark_used(flow.id, "dep_1").delete()
+    with UnitOfWork() as uow:
+        store.unmark_used(uow, flow.id, "dep_1")
     flows.delete(DESIGNER, flow.id)
     with pytest.raises(NotFound):
         flows.get(flow.id)
-    assert list(store.FlowVersionRecord.query(flow.id)) == []
+    assert store.get_version(flow.id, 1) is None
+    assert store.page_versions(flow.id, 10, None).items == []
 
 
 def test_a_run_is_recorded_once_and_listed_newest_first(stack: Stack) -> None:

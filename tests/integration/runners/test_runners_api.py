@@ -448,7 +448,7 @@ def test_job_bytes_travel_in_the_message_or_through_s3(
 ) -> None:
     """Up to MESSAGE_DATA_BYTES the queue message carries the bytes; above, S3 does. The
     Runner gets them the same way either way."""
-    from etikett.domain.runner_queues import MESSAGE_DATA_BYTES
+    from etikett.store.runner_queues import MESSAGE_DATA_BYTES
 
     site, agent = _admitted(admin, dev_server, tmp_path)
     runner_id = site.enrollment["runner_id"]

@@ -14,8 +14,9 @@ from standardwebhooks import Webhook
 
 from etikett.domain import webhooks
 from etikett.ids import new_id
-from etikett.store.base import transaction
+from etikett.store import events as store_events
 from etikett.store.events import EventRecord
+from etikett.store.unit_of_work import UnitOfWork
 
 from .receiver import Receiver
 from .stack import Stack, webhook_stack
@@ -63,9 +64,9 @@ def _outcome(kind: str, job_id: str) -> EventRecord:
 
 
 def _commit(*records: EventRecord) -> None:
-    with transaction() as tx:
+    with UnitOfWork() as uow:
         for record in records:
-            tx.save(record)
+            store_events.add(uow, record)
 
 
 def _log(webhook_id: str, entries: int) -> list[webhooks.Delivery]:
@@ -111,7 +112,7 @@ def test_print_outcomes_reach_exactly_the_subscribed_receivers(stack: Stack) -> 
             "id": record.id,
             "type": "print.sent",
             "created_at": sent["created_at"],
-            "data": dict(record.data.as_dict()),
+            "data": record.data,
         }
         assert sent["created_at"].endswith("Z")
         assert {r.headers["webhook-id"] for r in shipped.requests} == {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.domain.printing import encode_records
+from etikett.domain.print_work import PrintWork
 from etikett.render.cache import INK_CACHE
 from etikett.render.raster import clear_caches
 from unit.render.decoders import decode_zpl
@@ -21,15 +21,17 @@ DOCUMENT: dict[str, Any] = {
 }
 
 
-def _work(records: list[dict[str, Any]], serials: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "document": DOCUMENT,
-        "records": records,
-        "serials": serials,
-        "copies": 2,
-        "language": "zpl",
-        "now": "2026-05-04T10:00:00.000Z",
-    }
+def _work(records: list[dict[str, Any]], serials: list[dict[str, Any]]) -> PrintWork:
+    return PrintWork.model_validate(
+        {
+            "document": DOCUMENT,
+            "records": records,
+            "serials": serials,
+            "copies": 2,
+            "language": "zpl",
+            "now": "2026-05-04T10:00:00.000Z",
+        }
+    )
 
 
 def _labels(data: bytes) -> list[bytes]:
@@ -39,7 +41,7 @@ def _labels(data: bytes) -> list[bytes]:
 def test_each_distinct_record_renders_once() -> None:
     names = ["Anna", "Berta", "Anna", "Anna", "Berta", "Anna"]
     clear_caches()
-    data = encode_records(_work([{"name": n} for n in names], [{}] * len(names)))
+    data = _work([{"name": n} for n in names], [{}] * len(names)).encode()
     # Two renders for two distinct records (six would be 6 lookups, four of them hits).
     assert (INK_CACHE.misses, INK_CACHE.hits) == (2, 0)
     labels = _labels(data)
@@ -50,7 +52,7 @@ def test_each_distinct_record_renders_once() -> None:
 
 def test_records_alike_but_for_their_serials_are_distinct() -> None:
     clear_caches()
-    data = encode_records(_work([{"name": "Anna"}] * 3, [{"c": 1}, {"c": 2}, {"c": 1}]))
+    data = _work([{"name": "Anna"}] * 3, [{"c": 1}, {"c": 2}, {"c": 1}]).encode()
     assert INK_CACHE.hits + INK_CACHE.misses == 2  # two renders: serials 1 and 2
     labels = _labels(data)
     assert len(labels) == 3 and labels[0] == labels[2]

@@ -6,12 +6,13 @@ import json
 from datetime import UTC, datetime
 
 from etikett.domain import events
+from etikett.store import events as store_events
 from etikett.store.events import EventRecord
 
 
 def _stream_image(record: EventRecord) -> dict:
     """A NEW_IMAGE: the item's attributes in DynamoDB's typed JSON, as GetRecords answers."""
-    return record.serialize()
+    return store_events.stream_image(record)
 
 
 def test_catalog_is_exactly_spec_part_6() -> None:

@@ -1,0 +1,16 @@
+"""Where Powertools Idempotency keeps its records: the idempotency table (DynamoDB)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from etikett.settings import get_settings
+
+
+@cache
+def persistence() -> Any:
+    """Powertools' persistence layer on the idempotency table (made once per process)."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(table_name=get_settings().required("idempotency_table"))

@@ -1,0 +1,20 @@
+"""KMS: encrypting small secrets (the CA's private key, webhook secrets) under the service's keys,
+always with an encryption context naming what the secret belongs to."""
+
+from __future__ import annotations
+
+from etikett import clients
+
+
+def encrypt(key_id: str, plaintext: bytes, context: dict[str, str]) -> bytes:
+    answer = clients.client("kms").encrypt(
+        KeyId=key_id, Plaintext=plaintext, EncryptionContext=context
+    )
+    return bytes(answer["CiphertextBlob"])
+
+
+def decrypt(key_id: str, ciphertext: bytes, context: dict[str, str]) -> bytes:
+    answer = clients.client("kms").decrypt(
+        KeyId=key_id, CiphertextBlob=ciphertext, EncryptionContext=context
+    )
+    return bytes(answer["Plaintext"])

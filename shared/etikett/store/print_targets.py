@@ -1,0 +1,85 @@
+"""What a print request names, read in two round trips (each one consistent read of several
+items): the label (or the named version) with the printer's name, then the version to print with
+the printer and its Runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from etikett.store.base import found, reads
+from etikett.store.labels import (
+    META_SK,
+    LabelRecord,
+    VersionRecord,
+    _LabelItem,
+    _version,
+    _VersionItem,
+    version_sk,
+)
+from etikett.store.labels import _label as label_of
+from etikett.store.printers import (
+    PrinterName,
+    PrinterRecord,
+    _NameClaim,
+    _PrinterItem,
+    name_key,
+    name_of,
+    printer_of,
+)
+from etikett.store.runners import RUNNER_SK, RunnerRecord, _RunnerItem
+from etikett.store.runners import _runner as runner_of
+
+
+@dataclass(frozen=True)
+class FirstRead:
+    label: LabelRecord | None  # read when no version was named
+    version: VersionRecord | None  # the named version
+    printer_name: PrinterName | None
+
+
+@dataclass(frozen=True)
+class SecondRead:
+    version: VersionRecord | None
+    printer: PrinterRecord | None
+    runner: RunnerRecord | None
+
+
+def first(label_id: str, named_version: int | None, printer_name: str) -> FirstRead:
+    with reads() as batch:
+        label = batch.get(_LabelItem, label_id, META_SK) if named_version is None else None
+        named = (
+            batch.get(_VersionItem, label_id, version_sk("label", named_version))
+            if named_version is not None
+            else None
+        )
+        claim = batch.get(_NameClaim, name_key(printer_name))
+    label_item = found(label) if label is not None else None
+    version_item = found(named) if named is not None else None
+    claim_item = found(claim)
+    return FirstRead(
+        label=label_of(label_item) if label_item is not None else None,
+        version=_version(version_item) if version_item is not None else None,
+        printer_name=name_of(claim_item) if claim_item is not None else None,
+    )
+
+
+def second(
+    label_id: str, version: int | None, printer_id: str, runner_id: str | None
+) -> SecondRead:
+    """`version` None: it was read already."""
+    with reads() as batch:
+        named = (
+            batch.get(_VersionItem, label_id, version_sk("label", version))
+            if version is not None
+            else None
+        )
+        printer = batch.get(_PrinterItem, printer_id)
+        runner = batch.get(_RunnerItem, runner_id, RUNNER_SK) if runner_id else None
+    version_item = found(named) if named is not None else None
+    printer_item = found(printer)
+    runner_item = found(runner) if runner is not None else None
+    return SecondRead(
+        version=_version(version_item) if version_item is not None else None,
+        printer=printer_of(printer_item) if printer_item is not None else None,
+        runner=runner_of(runner_item) if runner_item is not None else None,
+    )

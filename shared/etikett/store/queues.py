@@ -1,0 +1,43 @@
+"""The service's shared queues (SQS): the events queue, which fans events out to webhook
+receivers, and the deliveries queue, one message per delivery task, retried by visibility."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from etikett import clients
+from etikett.settings import get_settings
+
+
+class QueueRefused(Exception):
+    """The queue refused some messages of a batch."""
+
+
+def publish_event(body: str, kind: str) -> None:
+    clients.client("sqs").send_message(
+        QueueUrl=get_settings().required("events_queue"),
+        MessageBody=body,
+        MessageAttributes={"type": {"DataType": "String", "StringValue": kind}},
+    )
+
+
+def send_deliveries(bodies: list[str]) -> None:
+    """Delivery tasks, ten messages per call (SQS's batch size)."""
+    queue = get_settings().required("webhook_deliveries_queue")
+    for start in range(0, len(bodies), 10):
+        chunk = bodies[start : start + 10]
+        answer: dict[str, Any] = clients.client("sqs").send_message_batch(
+            QueueUrl=queue,
+            Entries=[{"Id": str(i), "MessageBody": body} for i, body in enumerate(chunk)],
+        )
+        if answer.get("Failed"):
+            raise QueueRefused(f"deliveries queue refused {len(answer['Failed'])} of {len(chunk)}")
+
+
+def postpone_delivery(receipt_handle: str, seconds: int) -> None:
+    """A received delivery message becomes visible again in `seconds` (the backoff)."""
+    clients.client("sqs").change_message_visibility(
+        QueueUrl=get_settings().required("webhook_deliveries_queue"),
+        ReceiptHandle=receipt_handle,
+        VisibilityTimeout=seconds,
+    )
