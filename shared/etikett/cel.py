@@ -16,7 +16,8 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any, cast
 
 from etikett.errors import EtikettError, ProblemCode
 
@@ -159,9 +160,9 @@ def coerce(value: Any, declared_type: VariableType) -> Any:
         if _is_number(value) and math.isfinite(value):
             return float(value)
         if isinstance(value, str) and re.fullmatch(_NUMBER, value.strip()):
-            number = float(value.strip())
-            if math.isfinite(number):
-                return number
+            parsed = float(value.strip())
+            if math.isfinite(parsed):
+                return parsed
         raise ValueError(f"expected a number, got {_show(value)}")
     if declared_type == "boolean":
         if _is_bool(value):
@@ -438,11 +439,11 @@ class _Runtime:
 
         self.celpy: Any = celpy
         self.celtypes: Any = celpy.celtypes
-        self.eval_error: type[Exception] = celpy.CELEvalError
+        self.eval_error: type[Exception] = celpy.evaluation.CELEvalError
         # The CompiledRunner's parser makes the trees the transpiler needs (celpy shares one
         # parser per process, shaped by the first Environment; see _compile for the other case).
         self.environment: Any = celpy.Environment(runner_class=celpy.CompiledRunner)
-        self.base_activation: Any = celpy.Activation(functions=dict(_HELPERS))
+        self.base_activation: Any = celpy.evaluation.Activation(functions=dict(_HELPERS))
         # Transpiled code calls functions by module path (etikett.cel._pad) and celpy's own by
         # celpy.evaluation's globals; each evaluation runs in its own copy (see _Program.run).
         self.globals: dict[str, Any] = dict(vars(celpy.evaluation))
@@ -607,7 +608,7 @@ def _references(tree: Any, functions: frozenset[str]) -> tuple[_Reference, ...]:
         node, bound = stack.pop()
         if not isinstance(node, Tree):
             continue
-        kind, children = node.data, node.children
+        kind, children = node.data, cast(list[Any], node.children)
         if kind in ("ident", "dot_ident"):
             if children[0].value not in bound:
                 found.append(_Reference("name", children[0]))
@@ -747,7 +748,8 @@ def macro_depth(source: str) -> int:
         node, depth = stack.pop()
         if not isinstance(node, Tree):
             continue
-        if node.data == "member_dot_arg" and str(node.children[1].value) in _MACROS:
+        children = cast(list[Any], node.children)
+        if node.data == "member_dot_arg" and str(children[1].value) in _MACROS:
             depth += 1
             deepest = max(deepest, depth)
         stack.extend((child, depth) for child in node.children)
@@ -768,7 +770,7 @@ def _python_error_message(error: BaseException) -> str:
     return text
 
 
-def _eval_message(error: Exception, unbound: set[str]) -> str:
+def _eval_message(error: Exception, unbound: AbstractSet[str]) -> str:
     # celpy's CELEvalError args: (text, Python exception class, that exception's args).
     args = error.args
     text = str(args[0]) if args else "evaluation error"

@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
-from etikett import clients, settings
+from etikett import settings
 from etikett.domain import webhooks
 from etikett.domain.actors import Caller, Invocation
 from etikett.local import provision
@@ -23,6 +23,7 @@ from etikett.local.sqs import SqsPoller
 from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
 from etikett.store import base as store
+from etikett.store import clients
 
 REPO = Path(__file__).resolve().parents[2]
 REGION = "eu-central-1"

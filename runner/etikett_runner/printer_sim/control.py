@@ -13,18 +13,23 @@ import logging
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from etikett_runner.printer_sim.server import PrinterSimulator
+from typing import Any, Protocol
 
 log = logging.getLogger("etikett_runner.printer_sim")
 
 _MAX_BODY = 64 * 1024
 
 
+class Controllable(Protocol):
+    """What the control endpoint drives (the simulator), so this module needs nothing of it."""
+
+    def status(self) -> dict[str, Any]: ...
+
+    def apply_conditions(self, conditions: dict[str, Any]) -> object: ...
+
+
 class ControlServer:
-    def __init__(self, simulator: PrinterSimulator, port: int) -> None:
+    def __init__(self, simulator: Controllable, port: int) -> None:
         handler = type("Handler", (_Handler,), {"simulator": simulator})
         self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
@@ -50,7 +55,7 @@ class ControlServer:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    simulator: PrinterSimulator
+    simulator: Controllable
     server_version = "etikett-printer-sim"
 
     def do_GET(self) -> None:

@@ -6,13 +6,13 @@ from typing import Annotated
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
-from etikett.api.routing import router
+from etikett.api.routing import Responses, router
 from etikett.domain import counters
 from etikett.domain.actors import Invocation
 
 routes = router(prefix="/api/v1/counters", tags=["Counters"])
 Anyone = Annotated[Invocation, any_caller()]
-_NOT_FOUND = {404: {"description": "Unknown counter (`counter.not_found`)"}}
+_NOT_FOUND: Responses = {404: {"description": "Unknown counter (`counter.not_found`)"}}
 
 
 @routes.get(

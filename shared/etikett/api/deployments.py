@@ -9,7 +9,7 @@ from fastapi import Path, Response
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
-from etikett.api.routing import router
+from etikett.api.routing import Responses, router
 from etikett.domain import deployments
 from etikett.domain.actors import Invocation
 from etikett.domain.runners import CONTEXT_NAME, ContextValue
@@ -27,8 +27,8 @@ ContextName = Annotated[
 Alias = Annotated[
     str, Path(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="The flow's printer alias.")
 ]
-_NOT_FOUND = {404: {"description": "Unknown deployment (`deployment.not_found`)"}}
-_POLICY = {403: {"description": "Forbidden (`auth.forbidden`, `policy.human_required`)"}}
+_NOT_FOUND: Responses = {404: {"description": "Unknown deployment (`deployment.not_found`)"}}
+_POLICY: Responses = {403: {"description": "Forbidden (`auth.forbidden`, `policy.human_required`)"}}
 
 
 @routes.get(

@@ -76,8 +76,10 @@ def sqs_handler(work: Callable[[dict[str, Any]], None], service: str) -> Handler
 
     @logger.inject_lambda_context
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
+        return dict(
+            process_partial_response(
+                event=event, record_handler=record_handler, processor=processor, context=context
+            )
         )
 
     return handler

@@ -9,7 +9,7 @@ from fastapi import Query, Response
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
-from etikett.api.routing import router
+from etikett.api.routing import Responses, router
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentPatch
@@ -20,10 +20,10 @@ Anyone = Annotated[Invocation, any_caller()]
 Designer = Annotated[Invocation, requires("designer")]
 DesignerOrOperator = Annotated[Invocation, requires("designer", "operator")]
 
-_NOT_FOUND = {
+_NOT_FOUND: Responses = {
     404: {"description": "Unknown flow or version (`flow.not_found`, `flow.version_not_found`)"}
 }
-_DOCUMENT_ERRORS = {
+_DOCUMENT_ERRORS: Responses = {
     422: {
         "description": "`document.invalid` (params.errors name the JSON path where the document "
         "is malformed: ids, wires to missing nodes, sizes), `document.id_changed`, "

@@ -26,7 +26,8 @@ GROUPS: dict[str, str] = {
 
 
 def routes_of(group: str) -> APIRouter:
-    return import_module(GROUPS[group]).routes
+    routes: APIRouter = import_module(GROUPS[group]).routes
+    return routes
 
 
 def all_routes() -> list[APIRouter]:

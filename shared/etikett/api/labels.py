@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
-from etikett.api.routing import router
+from etikett.api.routing import Responses, router
 from etikett.catalog.presets import PRESETS, MediaPreset
 from etikett.domain import label_versions, labels, previews
 from etikett.domain.actors import Invocation
@@ -21,10 +21,10 @@ Anyone = Annotated[Invocation, any_caller()]
 Designer = Annotated[Invocation, requires("designer")]
 Approver = Annotated[Invocation, requires("approver")]
 
-_NOT_FOUND = {
+_NOT_FOUND: Responses = {
     404: {"description": "Unknown label or version (`label.not_found`, `label.version_not_found`)"}
 }
-_PATCH_ERRORS = {
+_PATCH_ERRORS: Responses = {
     **_NOT_FOUND,
     409: {"description": "Stale `base_version` (`document.version_conflict`)"},
     413: {"description": "Document too large (`document.too_large`)"},

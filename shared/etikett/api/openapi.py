@@ -31,18 +31,21 @@ service-account token from `createApiToken`. Every operation states its roles in
 
 def document() -> dict[str, Any]:
     """The OpenAPI document, as the build wrote it or built from the routers."""
-    return _description()["document"]
+    document: dict[str, Any] = _description()["document"]
+    return document
 
 
 def operation_groups() -> dict[str, str]:
     """Each operationId's group: the function (and router module) that serves it."""
-    return _description()["operation_groups"]
+    groups: dict[str, str] = _description()["operation_groups"]
+    return groups
 
 
 @cache
 def _description() -> dict[str, Any]:
     if BUILT.is_file():
-        return json.loads(BUILT.read_text(encoding="utf-8"))
+        built: dict[str, Any] = json.loads(BUILT.read_text(encoding="utf-8"))
+        return built
     return describe()
 
 
@@ -111,7 +114,8 @@ def build() -> dict[str, Any]:
     spec["x-etikett-problem-codes"] = problems.catalog()
     spec["servers"] = [{"url": "/"}]
     # As JSON carries it: what the build writes and what a live build answers are the same.
-    return json.loads(json.dumps(spec))
+    published: dict[str, Any] = json.loads(json.dumps(spec))
+    return published
 
 
 if __name__ == "__main__":  # python -m etikett.api.openapi <built layer>/etikett/api

@@ -8,10 +8,10 @@ from typing import Annotated, Generic, TypeVar
 from fastapi import Query
 from pydantic import BaseModel
 
+from etikett.errors import InvalidCursor
 from etikett.store.pages import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
-    InvalidCursor,
     Page,
     decode_cursor,
     encode_cursor,

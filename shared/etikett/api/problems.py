@@ -135,7 +135,7 @@ async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
         "Request refused",
         str(error.detail),
         {},
-        headers=error.headers,
+        headers=dict(error.headers or {}),
         status=error.status_code,
     )
 

@@ -32,6 +32,9 @@ def _no_pydantic_v1_unless_loaded() -> None:
 
 _no_pydantic_v1_unless_loaded()
 
+# A route's extra responses, as FastAPI takes them: status -> OpenAPI response object.
+Responses = dict[int | str, dict[str, Any]]
+
 _PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 
 

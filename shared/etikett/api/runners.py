@@ -13,7 +13,7 @@ from etikett.api.access import (
     requires,
 )
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
-from etikett.api.routing import not_in_mcp, router
+from etikett.api.routing import Responses, not_in_mcp, router
 from etikett.domain import installers, jobs, printers, runner_enrollment, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import ProblemCode, Unauthenticated
@@ -28,8 +28,8 @@ ContextName = Annotated[
     str,
     Path(pattern=runners.CONTEXT_NAME, description="Letters, digits, _ . -; up to 64 characters."),
 ]
-_GROUP_404 = {404: {"description": "Unknown group (`runner_group.not_found`)"}}
-_RUNNER_404 = {404: {"description": "Unknown Runner (`runner.not_found`)"}}
+_GROUP_404: Responses = {404: {"description": "Unknown group (`runner_group.not_found`)"}}
+_RUNNER_404: Responses = {404: {"description": "Unknown Runner (`runner.not_found`)"}}
 
 
 # --- groups ----------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ from pydantic import BaseModel, Field
 
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
-from etikett.api.routing import router
+from etikett.api.routing import Responses, router
 from etikett.domain import passwords, users
 from etikett.domain.actors import Invocation, Role
 
 routes = router(prefix="/api/v1/users", tags=["Users"])
 
-_NOT_FOUND = {404: {"description": "Unknown user (`user.not_found`)"}}
+_NOT_FOUND: Responses = {404: {"description": "Unknown user (`user.not_found`)"}}
 Admin = Annotated[Invocation, requires("admin")]
 
 

@@ -71,11 +71,11 @@ def _view(entry: AuditRecord) -> AuditEntry:
     return AuditEntry(
         id=entry.id,
         at=clock.rfc3339(entry.at),
-        actor=entry.actor,  # type: ignore[arg-type]
+        actor=entry.actor,
         subject=entry.subject,
         operation_id=entry.operation_id,
         target_id=entry.target_id,
-        outcome=entry.outcome,  # type: ignore[arg-type]
+        outcome=entry.outcome,
         code=entry.code,
         request_id=entry.request_id,
         details=entry.details,

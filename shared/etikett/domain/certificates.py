@@ -246,11 +246,12 @@ def verify_client_certificate(pem: str) -> PresentedCertificate:
     ca = ca_certificate()
     if certificate.issuer != ca.subject:
         raise CertificateRefused("The client certificate was not issued by this service.")
+    algorithm = certificate.signature_hash_algorithm
+    if algorithm is None:
+        raise CertificateRefused("The client certificate was not issued by this service.")
     try:
         ca.public_key().verify(
-            certificate.signature,
-            certificate.tbs_certificate_bytes,
-            ec.ECDSA(certificate.signature_hash_algorithm),
+            certificate.signature, certificate.tbs_certificate_bytes, ec.ECDSA(algorithm)
         )
     except Exception:
         raise CertificateRefused("The client certificate was not issued by this service.") from None

@@ -72,7 +72,7 @@ def view(record: CounterRecord) -> Counter:
         step=record.step,
         current=None if record.issued == 0 else record.current,
         format=record.format,
-        reset=record.reset,  # type: ignore[arg-type]
+        reset=record.reset,
         active=record.active,
         issued=record.issued,
         created_at=clock.rfc3339(record.created_at),

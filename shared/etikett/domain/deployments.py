@@ -142,13 +142,13 @@ def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deploymen
     by_group: dict[str, list[RunnerState]] = {}
     for state in states:
         by_group.setdefault(state.group_id, []).append(
-            RunnerState(runner_id=state.runner_id, status=state.status, detail=state.detail)  # type: ignore[arg-type]
+            RunnerState(runner_id=state.runner_id, status=state.status, detail=state.detail)
         )
     return Deployment(
         id=record.id,
         flow_id=record.flow_id,
         version=record.version,
-        status=record.status,  # type: ignore[arg-type]
+        status=record.status,
         stages=[
             Stage(
                 index=stage["index"],
@@ -160,7 +160,7 @@ def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deploymen
             )
             for stage in record.stages
         ],
-        author=Author(actor=record.author_actor, subject=record.author_subject),  # type: ignore[arg-type]
+        author=Author(actor=record.author_actor, subject=record.author_subject),
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),
     )

@@ -244,7 +244,7 @@ def _view(record: FlowRunRecord) -> FlowRun:
         trigger={"node_id": record.trigger_node, "source": record.trigger_source},
         started_at=clock.rfc3339(record.started_at),
         finished_at=clock.rfc3339(record.finished_at),
-        outcome=record.outcome,  # type: ignore[arg-type]
+        outcome=record.outcome,
         records=record.records,
         job_ids=list(record.job_ids),
         trace=record.trace,

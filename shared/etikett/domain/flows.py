@@ -315,7 +315,7 @@ def patch_document(
 def _entry(record: FlowVersionRecord) -> FlowVersionEntry:
     return FlowVersionEntry(
         version=record.version,
-        author=Author(actor=record.author_actor, subject=record.author_subject),  # type: ignore[arg-type]
+        author=Author(actor=record.author_actor, subject=record.author_subject),
         comment=record.comment,
         created_at=clock.rfc3339(record.created_at),
     )

@@ -112,12 +112,12 @@ def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecor
 def view(record: JobRecord) -> Job:
     return Job(
         id=record.id,
-        kind=record.kind,  # type: ignore[arg-type]
-        status=record.status,  # type: ignore[arg-type]
+        kind=record.kind,
+        status=record.status,
         runner_id=record.runner_id,
         printer_id=record.printer_id,
         messages=[
-            JobMessageView(at=clock.rfc3339(m.at), level=m.level, text=m.text)  # type: ignore[arg-type]
+            JobMessageView(at=clock.rfc3339(m.at), level=m.level, text=m.text)
             for m in record.messages
         ],
         outcome=record.outcome,

@@ -153,7 +153,7 @@ def derived_form(label: LabelDocument) -> FormDocument:
                 label=v.description or v.name.replace("_", " ").capitalize(),
                 kind=_FIELD_KINDS[v.type],
                 required=v.required,
-            )  # type: ignore[arg-type]
+            )
             for v in label.variables
             if v.expression is None
         ]
@@ -199,8 +199,8 @@ def new_version_record(
 def _entry(record: VersionRecord) -> VersionEntry:
     return VersionEntry(
         version=record.version,
-        status=record.status,  # type: ignore[arg-type]
-        author=Author(actor=record.author_actor, subject=record.author_subject),  # type: ignore[arg-type]
+        status=record.status,
+        author=Author(actor=record.author_actor, subject=record.author_subject),
         created_at=clock.rfc3339(record.created_at),
         comment=record.comment,
         status_changed_at=clock.rfc3339(record.status_changed_at)
@@ -210,10 +210,15 @@ def _entry(record: VersionRecord) -> VersionEntry:
     )
 
 
-def _load_meta(label_id: str) -> LabelRecord:
-    from etikett.domain.labels import existing
+def existing_label(label_id: str, record: LabelRecord | None) -> LabelRecord:
+    """`record` as read for `label_id`; label.not_found if there was none."""
+    if record is None:
+        raise NotFound(f"No label {label_id}.", ProblemCode.LABEL_NOT_FOUND, label_id=label_id)
+    return record
 
-    return existing(label_id, labels.get(label_id))
+
+def _load_meta(label_id: str) -> LabelRecord:
+    return existing_label(label_id, labels.get(label_id))
 
 
 def load_version(label_id: str, kind: DocumentKind, version: int) -> VersionRecord:
@@ -240,7 +245,7 @@ def get_document(label_id: str, version: int | None = None) -> DocumentAnswer:
     record = load_version(label_id, "label", version or meta.latest_version)
     return DocumentAnswer(
         version=record.version,
-        status=record.status,  # type: ignore[arg-type]
+        status=record.status,
         document=record.document,
     )
 
@@ -275,8 +280,9 @@ def _save_new_version(
     """Version `latest + 1` of `kind`, if nobody saved one meanwhile (else 409)."""
     latest = meta.latest(kind)
     record = new_version_record(invocation, meta.id, kind, latest + 1, document, comment)
-    number = {"latest_version" if kind == "label" else "form_latest_version": latest + 1}
-    after = dataclasses.replace(meta, **number, **label_changes, updated_at=clock.now())
+    after = dataclasses.replace(
+        meta.with_latest(kind, latest + 1), **label_changes, updated_at=clock.now()
+    )
     conflict = VersionConflict(
         f"Version {latest} is no longer the latest; read the document again.",
         base_version=latest,
@@ -329,7 +335,7 @@ def get_form(label_id: str, version: int | None = None) -> DocumentAnswer:
         record = load_version(label_id, "form", version or latest_form)
         return DocumentAnswer(
             version=record.version,
-            status=record.status,  # type: ignore[arg-type]
+            status=record.status,
             document=record.document,
         )
     _, label = label_document(label_id)
@@ -381,7 +387,6 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
         )
 
     now = clock.now()
-    field = "released_version" if kind == "label" else "form_released_version"
     if change.status == "approved":
         now_released: int | None = change.version
     elif released == change.version:
@@ -405,7 +410,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
             previous = load_version(label_id, kind, released)
             labels.set_version_status(uow, previous, "retired", now, caller.subject)
         if now_released != released:
-            after = dataclasses.replace(meta, **{field: now_released}, updated_at=now)
+            after = dataclasses.replace(meta.with_released(kind, now_released), updated_at=now)
             labels.release(uow, meta, after, kind)
         if change.status == "approved" and kind == "label":
             events.add(

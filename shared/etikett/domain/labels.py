@@ -130,15 +130,11 @@ def view(record: LabelRecord) -> Label:
     )
 
 
+existing = label_versions.existing_label
+
+
 def load(label_id: str) -> LabelRecord:
     return existing(label_id, labels.get(label_id))
-
-
-def existing(label_id: str, record: LabelRecord | None) -> LabelRecord:
-    """`record` as read for `label_id`; label.not_found if there was none."""
-    if record is None:
-        raise NotFound(f"No label {label_id}.", ProblemCode.LABEL_NOT_FOUND, label_id=label_id)
-    return record
 
 
 def get(label_id: str) -> Label:
@@ -185,12 +181,17 @@ def create(
 
 def create_blank(invocation: Invocation, request: NewLabel) -> Label:
     size = request.size or SizeIn(width_mm=DEFAULT_WIDTH_MM, height_mm=DEFAULT_HEIGHT_MM)
-    document = {"size": size.model_dump(), "dpi": request.dpi, "variables": [], "objects": []}
+    document: dict[str, Any] = {
+        "size": size.model_dump(),
+        "dpi": request.dpi,
+        "variables": [],
+        "objects": [],
+    }
     return create(invocation, request.name, document)
 
 
 def create_from_dimensions(invocation: Invocation, request: NewLabelFromDimensions) -> Label:
-    document = {
+    document: dict[str, Any] = {
         "size": {"width_mm": request.width_mm, "height_mm": request.height_mm},
         "dpi": request.dpi,
         "variables": [],
@@ -209,7 +210,7 @@ def create_from_preset(invocation: Invocation, request: NewLabelFromPreset) -> L
             ProblemCode.PRESET_NOT_FOUND,
             preset_id=request.preset_id,
         )
-    document = {
+    document: dict[str, Any] = {
         "size": {"width_mm": preset.width_mm, "height_mm": preset.height_mm},
         "dpi": preset.dpi,
         "variables": [],

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 from etikett.errors import InvalidRequest, ProblemCode
+
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
 
 MIN_LENGTH = 8
 MAX_LENGTH = 1024
 
 
 @cache
-def _hasher():
+def _hasher() -> PasswordHasher:
     from argon2 import PasswordHasher
 
     return PasswordHasher()
@@ -32,14 +36,14 @@ def check_rules(password: str, *, username: str | None = None) -> None:
 
 
 def hash_password(password: str) -> str:
-    return _hasher().hash(password)
+    return str(_hasher().hash(password))
 
 
 def verify(password_hash: str, password: str) -> bool:
     from argon2.exceptions import InvalidHashError, VerificationError
 
     try:
-        return _hasher().verify(password_hash, password)
+        return bool(_hasher().verify(password_hash, password))
     except (VerificationError, InvalidHashError):
         return False
 

@@ -59,7 +59,7 @@ def _entry_view(record: ArchiveRecord, job: JobRecord | None) -> ArchiveEntry:
         copies=record.copies,
         variables=record.variables,
         serials=record.serials,
-        outcome=outcome,  # type: ignore[arg-type]
+        outcome=outcome,
         outcome_reason=reason,
         outcome_at=clock.rfc3339(outcome_at) if outcome_at else None,
         actor={"actor": record.actor, "subject": record.subject},

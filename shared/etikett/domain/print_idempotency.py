@@ -4,6 +4,7 @@ is refused, as is a retry while the first request is still running."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from etikett.domain import printing
@@ -39,13 +40,14 @@ def submit_once(
     if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
         settings.register_lambda_context(lambda_context)  # a crash frees the key in time
 
-    @idempotent_function(
+    def submit(envelope: dict[str, Any]) -> dict[str, Any]:
+        return printing.submit(invocation, request).model_dump()
+
+    print_once: Callable[..., dict[str, Any]] = idempotent_function(
         data_keyword_argument="envelope",
         config=settings,
         persistence_store=idempotency.persistence(),
-    )
-    def print_once(envelope: dict[str, Any]) -> dict[str, Any]:
-        return printing.submit(invocation, request).model_dump()
+    )(submit)
 
     caller = invocation.caller
     assert caller is not None

@@ -128,7 +128,7 @@ def view(record: PrinterRecord) -> Printer:
         name=record.name,
         runner_id=record.runner_id,
         uri=record.uri,
-        language=record.language,  # type: ignore[arg-type]
+        language=record.language,
         dpi=record.dpi,
         model=record.model,
         status=record.status,

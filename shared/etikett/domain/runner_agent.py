@@ -172,8 +172,10 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
         # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
         # else as a URL for the Runner to fetch).
         key = record.payload.get("data_key")
-        small = key and int(record.payload.get("data_bytes", 0)) <= INLINE_DATA_BYTES
-        if carried is None and small:
+        small = isinstance(key, str) and int(record.payload.get("data_bytes", 0)) <= (
+            INLINE_DATA_BYTES
+        )
+        if carried is None and small and isinstance(key, str):
             carried = base64.b64encode(job_store.load_data(key)).decode()
         claimed.append(
             ClaimedJob(

@@ -130,7 +130,7 @@ def _view(record: EnrollmentRecord, *, with_certificate: bool) -> Enrollment:
         id=record.id,
         group_id=record.group_id,
         runner_id=record.runner_id,
-        status=record.status,  # type: ignore[arg-type]
+        status=record.status,
         hostname=record.hostname,
         version=record.version,
         created_at=clock.rfc3339(record.created_at),

@@ -78,7 +78,7 @@ def runner_view(record: RunnerRecord) -> Runner:
         id=record.id,
         name=record.name,
         group_id=record.group_id,
-        status=status_of(record),  # type: ignore[arg-type]
+        status=status_of(record),
         last_seen_at=clock.rfc3339(record.last_seen_at) if record.last_seen_at else None,
         version=record.version,
         hostname=record.hostname,

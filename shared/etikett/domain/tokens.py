@@ -64,7 +64,7 @@ def _token_view(record: TokenRecord) -> ApiToken:
     return ApiToken(
         id=record.id,
         subject=record.subject,
-        role=record.role,  # type: ignore[arg-type]
+        role=record.role,
         expires_at=clock.rfc3339(record.expires_at) if record.expires_at else None,
         created_at=clock.rfc3339(record.created_at),
         revoked_at=clock.rfc3339(record.revoked_at) if record.revoked_at else None,

@@ -47,7 +47,7 @@ def view(record: UserRecord) -> User:
         id=record.id,
         username=record.username,
         display_name=record.display_name,
-        roles=sorted(record.roles),  # type: ignore[arg-type]
+        roles=sorted(record.roles),
         active=record.active,
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),

@@ -41,7 +41,8 @@ def max_attempts() -> int:
 
 def backoff_seconds(attempt: int) -> int:
     """How long after failed attempt `attempt` (1 = the first) the next one is made."""
-    return min(2 ** max(1, attempt), MAX_DELAY_SECONDS)
+    delay: int = min(2 ** max(1, attempt), MAX_DELAY_SECONDS)
+    return delay
 
 
 def schedule(attempts: int) -> list[int]:

@@ -92,7 +92,7 @@ def view(record: WebhookRecord) -> Webhook:
     return Webhook(
         id=record.id,
         url=record.url,
-        events=list(record.events),  # type: ignore[arg-type]
+        events=list(record.events),
         active=bool(record.active),
         disabled_reason=record.disabled_reason,
         disabled_at=_rfc3339(record.disabled_at),
@@ -104,10 +104,10 @@ def view(record: WebhookRecord) -> Webhook:
 def delivery_view(record: DeliveryLogRecord) -> Delivery:
     return Delivery(
         event_id=record.event_id,
-        kind=record.kind,  # type: ignore[arg-type]
+        kind=record.kind,
         attempt=record.attempt,
         status_code=record.status_code,
-        outcome=record.outcome,  # type: ignore[arg-type]
+        outcome=record.outcome,
         error=record.error,
         duration_ms=record.duration_ms,
         at=clock.rfc3339(record.at),

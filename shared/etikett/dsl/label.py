@@ -202,7 +202,11 @@ class LabelDocument(Strict):
     def expressions(self) -> list[str]:
         """Every CEL expression of the label: computed variables', then objects'."""
         sources = [v.expression for v in self.variables if v.expression]
-        sources += [o.expression for o in self.objects if getattr(o, "expression", None)]
+        sources += [
+            o.expression
+            for o in self.objects
+            if isinstance(o, TextObject | BarcodeObject) and o.expression
+        ]
         return sources
 
 

@@ -34,7 +34,7 @@ def prepare(home: Path) -> tuple[Path, Path, Path]:
 class ClientCertificateProtocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, passing the TLS peer's certificate into the ASGI scope."""
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         ssl_object = transport.get_extra_info("ssl_object")
         der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from etikett import clients
 from etikett.settings import get_settings
+from etikett.store import clients
 
 
 def put(key: str, body: bytes, content_type: str) -> None:

@@ -13,12 +13,12 @@ import datetime as dt
 import functools
 import types
 from collections.abc import Iterator
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from pynamodb.attributes import MapAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist
-from pynamodb.models import Model, _ModelFuture
+from pynamodb.models import MetaProtocol, Model, _ModelFuture
 from pynamodb.transactions import TransactGet
 
 from etikett.settings import get_settings
@@ -33,7 +33,7 @@ _TIMEOUTS: dict[str, Any] = {
 }
 
 
-def table_meta(setting: str) -> type:
+def table_meta(setting: str) -> MetaProtocol:
     """A pynamodb `Meta` for the table whose name the settings hold as `setting`."""
     settings = get_settings()
 
@@ -46,7 +46,7 @@ def table_meta(setting: str) -> type:
         read_timeout_seconds = _TIMEOUTS["read_timeout_seconds"]
         max_retry_attempts = _TIMEOUTS["max_retry_attempts"]
 
-    return Meta
+    return cast(MetaProtocol, Meta)
 
 
 def connection() -> Connection:
@@ -121,21 +121,28 @@ def record_of(kind: type[R], item: Model) -> R:
     """The record `kind` (a dataclass) from a stored item: each field from the item's attribute
     of the same name, as the field's type says (DynamoDB numbers come back as floats)."""
     values = {}
-    for name, convert in _converters(kind):
+    for name, convert in _converters_of(kind):
         values[name] = convert(getattr(item, name))
     return kind(**values)
 
 
 def item_of(model: type[M], record: Any, **extra: Any) -> M:
     """The stored item of `record`, with `extra` attributes (keys, index attributes) beside."""
-    values = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+    values = {f.name: _stored(getattr(record, f.name)) for f in dataclasses.fields(record)}
     return model(**values, **extra)
 
 
-@functools.cache
-def _converters(kind: type[Any]) -> list[tuple[str, Any]]:
-    hints = get_type_hints(kind)
-    return [(field.name, _converter(hints[field.name])) for field in dataclasses.fields(kind)]
+_CONVERTERS: dict[type[Any], list[tuple[str, Any]]] = {}
+
+
+def _converters_of(kind: type[Any]) -> list[tuple[str, Any]]:
+    """Each field's name and how to turn a stored value into it (worked out once per type)."""
+    converters = _CONVERTERS.get(kind)
+    if converters is None:
+        hints = get_type_hints(kind)
+        converters = [(f.name, _converter(hints[f.name])) for f in dataclasses.fields(kind)]
+        _CONVERTERS[kind] = converters
+    return converters
 
 
 def _converter(hint: Any) -> Any:

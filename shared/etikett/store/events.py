@@ -46,7 +46,7 @@ class _EventItem(Model):
     kind = UnicodeAttribute()
     at = UTCDateTimeAttribute()
     subject_id = UnicodeAttribute()
-    data = MapAttribute()
+    data: MapAttribute[str, Any] = MapAttribute()
 
     by_time = _ByTime()
 

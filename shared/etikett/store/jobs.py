@@ -20,8 +20,8 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett import clients
 from etikett.settings import get_settings
+from etikett.store import clients
 from etikett.store.base import get_item, table_meta
 from etikett.store.pages import Page, read_page
 

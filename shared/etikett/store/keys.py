@@ -3,7 +3,7 @@ always with an encryption context naming what the secret belongs to."""
 
 from __future__ import annotations
 
-from etikett import clients
+from etikett.store import clients
 
 
 def encrypt(key_id: str, plaintext: bytes, context: dict[str, str]) -> bytes:

@@ -6,6 +6,7 @@ the latest number, so two concurrent saves cannot both become version N.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import zlib
@@ -58,6 +59,16 @@ class LabelRecord:
 
     def released(self, kind: DocumentKind) -> int | None:
         return self.released_version if kind == "label" else self.form_released_version
+
+    def with_latest(self, kind: DocumentKind, version: int) -> LabelRecord:
+        if kind == "label":
+            return dataclasses.replace(self, latest_version=version)
+        return dataclasses.replace(self, form_latest_version=version)
+
+    def with_released(self, kind: DocumentKind, version: int | None) -> LabelRecord:
+        if kind == "label":
+            return dataclasses.replace(self, released_version=version)
+        return dataclasses.replace(self, form_released_version=version)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from etikett import clients
 from etikett.settings import get_settings
+from etikett.store import clients
 
 
 def _key(job_id: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett import clients
 from etikett.settings import get_settings
+from etikett.store import clients
 
 
 class QueueRefused(Exception):

@@ -9,8 +9,8 @@ import json
 from functools import cache
 from typing import Any, NamedTuple
 
-from etikett import clients
 from etikett.settings import get_settings
+from etikett.store import clients
 
 VISIBILITY_SECONDS = 120  # a claimed job stays invisible this long; reports extend it
 MAX_RECEIVES = 10  # then the job's message moves to the shared dead-letter queue

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.expressions.condition import Condition
@@ -24,10 +23,9 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from etikett.errors import Conflict, EtikettError, ProblemCode
+from etikett.store import audit_table
+from etikett.store.audit_table import AuditRecord
 from etikett.store.base import connection
-
-if TYPE_CHECKING:
-    from etikett.store.audit import AuditRecord
 
 Write = Callable[[TransactWrite], None]
 
@@ -59,9 +57,7 @@ class UnitOfWork:
         self._errors = dict(errors or {})
         self._after: list[Callable[[], None]] = []
         if audit is not None:
-            from etikett.store import audit as audit_log
-
-            audit_log.add(self, audit)
+            self.put(audit_table.item(audit))
 
     # --- what repositories add ----------------------------------------------------------------
 

@@ -151,7 +151,6 @@ def other_active_admin_exists(user_id: str) -> bool:
 def add(uow: UnitOfWork, user: UserRecord) -> None:
     """A new user with its username claim; `username.free` fails when the name is taken."""
     item = item_of(_UserItem, user, kind=KIND, username_key=username_key(user.username))
-    item.roles = list(user.roles)
     uow.put(item, _UserItem.id.does_not_exist(), name="user.absent")
     claim = _UsernameClaim(key=_claim_key(user.username), user_id=user.id)
     uow.put(claim, _UsernameClaim.key.does_not_exist(), name="username.free")

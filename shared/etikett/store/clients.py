@@ -4,7 +4,7 @@ than the calls most requests make with it."""
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from etikett.settings import get_settings
 
@@ -13,4 +13,5 @@ from etikett.settings import get_settings
 def client(service: str) -> Any:
     import boto3
 
-    return boto3.session.Session().client(service, region_name=get_settings().region)
+    session = boto3.session.Session()
+    return session.client(cast(Any, service), region_name=get_settings().region)
