@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
 from etikett.api.routing import router
-from etikett.catalog.presets import PRESETS, MediaPreset
+from etikett.catalog.presets import MediaPreset, presets
 from etikett.domain import label_versions, labels, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch, StatusChange
@@ -100,9 +100,9 @@ def _vorlage_summary(vorlage: Any) -> VorlageSummary:
 def list_vorlagen(
     invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 ) -> ItemList[VorlageSummary]:
-    from etikett.catalog.vorlagen import VORLAGEN
+    from etikett.catalog.vorlagen import vorlagen
 
-    page = static_page([_vorlage_summary(v) for v in VORLAGEN], limit, cursor)
+    page = static_page([_vorlage_summary(v) for v in vorlagen()], limit, cursor)
     return ItemList[VorlageSummary].of(page)
 
 
@@ -117,7 +117,7 @@ def list_vorlagen(
 def list_presets(
     invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 ) -> ItemList[MediaPreset]:
-    return ItemList[MediaPreset].of(static_page(PRESETS, limit, cursor))
+    return ItemList[MediaPreset].of(static_page(presets(), limit, cursor))
 
 
 @routes.get(
