@@ -13,7 +13,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-
 import zxingcpp
 from PIL import Image, ImageChops
 
