@@ -143,6 +143,13 @@ class ProblemCode(StrEnum):
         "An image object's data is not a readable PNG or JPEG.",
     )
     LABEL_TOO_LARGE = ("label.too_large", 422, "The label is too large to render at its density.")
+    LABEL_HAS_ERRORS = (
+        "label.has_errors",
+        422,
+        "The label version has error findings (preflight: clipped objects or barcodes, quiet "
+        "zones, narrow modules, overflowing text, …); fix them before approving or printing. "
+        "params.findings lists them.",
+    )
     FLOW_NOT_FOUND = ("flow.not_found", 404, "No flow has this id.")
     FLOW_VERSION_NOT_FOUND = ("flow.version_not_found", 404, "The flow has no such version.")
     FLOW_IN_USE = (
@@ -388,6 +395,10 @@ class VersionConflict(Conflict):
 
 class LabelNotReleased(EtikettError):
     code, title = ProblemCode.PRINT_LABEL_NOT_RELEASED, "Label version not released"
+
+
+class LabelHasErrors(EtikettError):
+    code, title = ProblemCode.LABEL_HAS_ERRORS, "The label version has error findings"
 
 
 class DocumentInvalid(EtikettError):

@@ -230,6 +230,7 @@ def delete_label(labelId: str, invocation: Designer) -> Response:
     responses={
         **_NOT_FOUND,
         403: {"description": "Forbidden (`auth.forbidden`, `policy.human_required`)"},
+        422: {"description": "The version has error findings (`label.has_errors`)"},
     },
 )
 def set_status(
@@ -300,7 +301,10 @@ def copy_info(labelId: str, invocation: Anyone) -> labels.CopyInfo:
     operation_id="getLabelDocument",
     response_model=DocumentAnswer,
     summary="Read the label document (latest or ?version=N)",
-    description="The schema is svc://schema/label. Object ids must be kept by patches.",
+    description="The schema is svc://schema/label. Object ids must be kept by patches. "
+    "`findings` are the version's preflight findings (objects outside the label, clipped "
+    "barcodes, quiet zones, narrow modules, overflowing text, CEL, variables); an error "
+    "finding blocks approval and printing (`label.has_errors`).",
     responses=_NOT_FOUND,
 )
 def get_document(
@@ -308,7 +312,7 @@ def get_document(
     invocation: Anyone,
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> DocumentAnswer:
-    return label_versions.get_document(labelId, version)
+    return label_versions.get_document(labelId, version, with_findings=True)
 
 
 @routes.patch(
@@ -342,7 +346,8 @@ def patch_document(
     operation_id="postLabelPreview",
     summary="Render the label as its 1-bit print raster (PNG)",
     description="Exactly the dots the printer will print, at the label's density. "
-    "Headers: X-Label-Dots (WxH), X-Label-Dpi. Missing variables use their "
+    "Headers: X-Label-Dots (WxH), X-Label-Dpi, X-Label-Findings (how many preflight "
+    "findings this layout has; getLabelDocument lists them). Missing variables use their "
     "default, then their sample.",
     response_class=Response,
     responses={
@@ -368,6 +373,7 @@ def preview(
             "X-Label-Dots": f"{result.width_dots}x{result.height_dots}",
             "X-Label-Dpi": str(result.dpi),
             "X-Label-Version": str(result.version),
+            "X-Label-Findings": str(result.findings),
         },
     )
 

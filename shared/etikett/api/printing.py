@@ -37,6 +37,10 @@ Reviewer = Annotated[Invocation, requires("operator", "approver")]
             "`print.density_mismatch`, `counter.inactive`"
         },
         413: {"description": "More than 10,000 records (`print.too_many_records`)"},
+        422: {
+            "description": "`print.variables_invalid`; the version has error findings "
+            "(`label.has_errors`)"
+        },
     },
 )
 def post_print(

@@ -35,7 +35,8 @@ LABEL_FINDING_CODES: dict[str, tuple[Severity, str]] = {
     "label.barcode_quiet_zone": (
         "error",
         "A barcode's quiet zone (10 modules beside linear codes, EAN-13 11/7, UPC-A 9/9; QR 4, "
-        "Data Matrix 1, PDF417 2 around) has other ink in it or lies off the label.",
+        "Data Matrix 1, PDF417 2 around) has other ink in it (error) or runs off the label "
+        "(warning).",
     ),
     "label.module_too_narrow": (
         "error",

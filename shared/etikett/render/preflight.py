@@ -425,17 +425,18 @@ def _quiet_zone(
     if problems.get("intruders"):
         reasons.append("other ink lies in it (" + ", ".join(problems["intruders"]) + ")")
     quiet = MATRIX_QUIET.get(obj.symbology) or LINEAR_QUIET.get(obj.symbology, (10, 10))
-    return [
-        _finding(
-            "label.barcode_quiet_zone",
-            pointer("objects", item.index),
-            obj.id,
-            f"The quiet zone of {obj.id!r} is not clear: {' and '.join(reasons)}.",
-            quiet_zone_modules=quiet,
-            module_dots=module,
-            **problems,
-        )
-    ]
+    finding = _finding(
+        "label.barcode_quiet_zone",
+        pointer("objects", item.index),
+        obj.id,
+        f"The quiet zone of {obj.id!r} is not clear: {' and '.join(reasons)}.",
+        quiet_zone_modules=quiet,
+        module_dots=module,
+        **problems,
+    )
+    if not problems.get("intruders"):  # only the label's edge: scanners often cope
+        finding = finding.model_copy(update={"severity": "warning"})
+    return [finding]
 
 
 def _zones(obj: BarcodeObject, kind: str, module: int, dpi: int, item: _Placed) -> list[Box]:
