@@ -297,8 +297,9 @@ def _unrenderable(index: int, obj: LabelObject, error: EtikettError) -> LabelFin
             "label.barcode_invalid",
             pointer("objects", index, "content"),
             obj.id,
-            f"The barcode {obj.id!r} cannot be encoded: {error.detail}",
-            **{k: v for k, v in error.params.items() if k != "object_id"},
+            f"The barcode {obj.id!r} cannot encode its content: "
+            f"{error.params.get('message') or error.detail}",
+            extra={k: v for k, v in error.params.items() if k != "object_id"},
         )
     return _finding(
         "label.sample_failed",
@@ -498,9 +499,15 @@ def _ink_in(item: _Placed, region: Box) -> Box | None:
 
 
 def _finding(
-    code: str, path: str, object_id: str | None, message: str, **params: Any
+    code: str,
+    path: str,
+    object_id: str | None,
+    message: str,
+    extra: Mapping[str, Any] | None = None,
+    **params: Any,
 ) -> LabelFinding:
     severity, _ = LABEL_FINDING_CODES[code]
+    params = {**(extra or {}), **params}
     return LabelFinding(
         code=code,
         severity=severity,
