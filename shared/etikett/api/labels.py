@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
+from fastapi import File, Query, Response, UploadFile
 from pydantic import BaseModel, Field
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
 from etikett.api.routing import router
 from etikett.catalog.presets import MediaPreset, presets
-from etikett.domain import label_versions, labels, previews
+from etikett.domain import imports, label_versions, labels, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch, StatusChange
 
@@ -118,6 +118,39 @@ def list_presets(
     invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 ) -> ItemList[MediaPreset]:
     return ItemList[MediaPreset].of(static_page(presets(), limit, cursor))
+
+
+@routes.post(
+    "/import",
+    operation_id="postImport",
+    response_model=imports.ImportAnswer,
+    status_code=201,
+    summary="Import labels from a ZPL or gLabels file",
+    description="Upload a ZPL II file (one label per ^XA…^XZ format) or a gLabels 3/4 "
+    "document (.glabels, plain or gzip) as the multipart field `file`. Each label becomes a "
+    "new label whose version 1 is a draft; `report` names, by line or element, everything "
+    "that could not be carried over exactly. ZPL positions are dots at `dpi`. A refused "
+    "file creates nothing.",
+    responses={
+        413: {"description": "The file is too large, or expands too far (`import.too_large`)"},
+        422: {
+            "description": "`import.unreadable`, `import.unsafe_xml`, `import.too_complex`, "
+            "`import.graphic_invalid`, `import.size_invalid`, `import.empty`"
+        },
+    },
+)
+def post_import(
+    invocation: Designer,
+    file: Annotated[UploadFile, File(description="The ZPL or .glabels file.")],
+    dpi: Annotated[
+        Literal[203, 300, 600],
+        Query(description="Density the file's dots are meant for (ZPL), and of the labels."),
+    ] = imports.DEFAULT_DPI,
+) -> imports.ImportAnswer:
+    from etikett.settings import get_settings
+
+    data = file.file.read(get_settings().import_max_bytes + 1)
+    return imports.import_file(invocation, file.filename or "import", data, dpi)
 
 
 @routes.get(
