@@ -143,12 +143,19 @@ def post_import(
     invocation: Designer,
     file: Annotated[UploadFile, File(description="The ZPL or .glabels file.")],
     dpi: Annotated[
-        Literal[203, 300, 600],
-        Query(description="Density the file's dots are meant for (ZPL), and of the labels."),
+        int,
+        Query(
+            description="Density the file's dots are meant for (ZPL), and of the labels: "
+            "203, 300 or 600.",
+            json_schema_extra={"enum": [203, 300, 600]},
+        ),
     ] = imports.DEFAULT_DPI,
 ) -> imports.ImportAnswer:
+    from etikett.errors import InvalidRequest
     from etikett.settings import get_settings
 
+    if dpi not in (203, 300, 600):
+        raise InvalidRequest.field("query.dpi", "must be 203, 300 or 600")
     data = file.file.read(get_settings().import_max_bytes + 1)
     return imports.import_file(invocation, file.filename or "import", data, dpi)
 
