@@ -410,8 +410,17 @@ def _quiet_zone(
     for zone in zones:
         if not _inside(zone, label):
             problems["off_label"] = True
+        z0, z1, z2, z3 = zone
         for other in placed:
-            if other is item:
+            tight = other.tight  # most objects are nowhere near: decided without a crop
+            if (
+                other is item
+                or tight is None
+                or tight[0] >= z2
+                or tight[2] <= z0
+                or tight[1] >= z3
+                or tight[3] <= z1
+            ):
                 continue
             hit = _ink_in(other, zone)
             if hit is not None:
