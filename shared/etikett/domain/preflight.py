@@ -2,13 +2,11 @@
 error findings is neither approved nor printed (`label.has_errors`).
 
 A version is laid out as its preview is (samples, defaults, the counters' next values). Versions
-never change, so the findings of one are kept per process (keyed by label, version and the counter
-values they were laid out with); a print checks its version once per warm process.
+never change, so the findings of one are kept per process (by label and version); a print checks
+its version once per warm process.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from etikett.dsl.label import LabelDocument
 from etikett.dsl.preflight import LabelFinding
@@ -16,15 +14,15 @@ from etikett.errors import LabelHasErrors
 
 
 def findings(label_id: str, version: int, document: LabelDocument) -> list[LabelFinding]:
-    from etikett.domain.previews import next_serials
-
-    serials = next_serials(document)
-    key = (label_id, version, tuple(sorted((name, str(value)) for name, value in serials.items())))
+    """The version's findings, laid out with the counters' next values when first asked in this
+    process (a print does not read its counters twice; a counter's width rarely changes)."""
+    key = (label_id, version)
     found = _KEPT.get(key)
     if found is None:
+        from etikett.domain.previews import next_serials
         from etikett.render.preflight import preflight
 
-        found = tuple(preflight(document, counters=serials))
+        found = tuple(preflight(document, counters=next_serials(document)))
         if len(_KEPT) >= MAX_KEPT:
             _KEPT.pop(next(iter(_KEPT)))
         _KEPT[key] = found
@@ -32,7 +30,7 @@ def findings(label_id: str, version: int, document: LabelDocument) -> list[Label
 
 
 MAX_KEPT = 512
-_KEPT: dict[tuple[Any, ...], tuple[LabelFinding, ...]] = {}
+_KEPT: dict[tuple[str, int], tuple[LabelFinding, ...]] = {}
 
 
 def ensure_no_errors(

@@ -775,6 +775,10 @@ class Converter:
     # --- the document -------------------------------------------------------------------------
 
     def finish(self, fmt: Format) -> None:
+        if not fmt.objects:  # skipped: its notes concern no document (the next takes its index)
+            for note in self.result.report:
+                if note.document == fmt.index:
+                    note.document = None
         if fmt.recalls is not None and not fmt.objects:
             self.note(
                 fmt.line,
@@ -786,10 +790,6 @@ class Converter:
         if not fmt.objects:
             self.note(fmt.line, "A format without fields was skipped.", None)
             return
-        index = len(self.result.labels)
-        for note in self.result.report:
-            if note.document == fmt.index:
-                note.document = index
         width, length = fmt.width, fmt.length
         if width is None:
             width = round(4 * self.dpi)

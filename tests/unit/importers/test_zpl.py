@@ -214,3 +214,17 @@ def test_a_diagonal_is_drawn_dot_for_dot():
     assert _near(_ink(image, (0, 0, 300, 300)), (50, 50, 150, 150))
     assert image.getpixel((52, 51)) == 0 and image.getpixel((147, 148)) == 0  # ends of the "\\"
     assert image.getpixel((147, 52)) == 255
+
+
+def test_report_entries_name_the_label_they_concern():
+    zpl = (
+        "^XA^FXnothing here^XZ\n"
+        "^XA^PW400^LL200^FO10,10^A0N,20,20^FR^FDFirst^FS^XZ\n"
+        "^XA^PW400^LL200^FO10,10^ADN,18,10^FDSecond^FS^XZ\n"
+    )
+    conversion = _convert(zpl)
+    assert len(conversion.labels) == 2
+    by_document = {(n.document, n.line): n.message for n in conversion.report}
+    assert "skipped" in by_document[(None, 1)]
+    assert "^FR" in by_document[(0, 2)]
+    assert "Roboto Mono" in by_document[(1, 3)]
