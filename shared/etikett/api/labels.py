@@ -270,7 +270,10 @@ def delete_label(labelId: str, invocation: Designer) -> Response:
     responses={
         **_NOT_FOUND,
         403: {"description": "Forbidden (`auth.forbidden`, `policy.human_required`)"},
-        422: {"description": "The version has error findings (`label.has_errors`)"},
+        422: {
+            "description": "Invalid request (`request.invalid`, params.fields names each "
+            "field); the version has error findings (`label.has_errors`, params.findings)"
+        },
     },
 )
 def set_status(

@@ -38,7 +38,8 @@ Reviewer = Annotated[Invocation, requires("operator", "approver")]
         },
         413: {"description": "More than 10,000 records (`print.too_many_records`)"},
         422: {
-            "description": "`print.variables_invalid`; the version has error findings "
+            "description": "Invalid request (`request.invalid`, params.fields names each "
+            "field), `print.variables_invalid`; the version has error findings "
             "(`label.has_errors`)"
         },
     },
