@@ -221,7 +221,8 @@ def test_the_stream_parser_does_not_care_where_bytes_are_split(
 
 
 def test_zebrafy_graphics_decode_too() -> None:
-    zebrafy = pytest.importorskip("zebrafy")
+    import zebrafy
+
     image = small_label()
     for kind in ("Z64", "B64", "ASCII", "ASCII_COMPRESSED"):
         zpl = zebrafy.ZebrafyImage(image, format=kind).to_zpl()  # b = the data's length

@@ -143,6 +143,13 @@ class ProblemCode(StrEnum):
         "An image object's data is not a readable PNG or JPEG.",
     )
     LABEL_TOO_LARGE = ("label.too_large", 422, "The label is too large to render at its density.")
+    LABEL_HAS_ERRORS = (
+        "label.has_errors",
+        422,
+        "The label version has error findings (preflight: clipped objects or barcodes, quiet "
+        "zones, narrow modules, overflowing text, …); fix them before approving or printing. "
+        "params.findings lists them.",
+    )
     FLOW_NOT_FOUND = ("flow.not_found", 404, "No flow has this id.")
     FLOW_VERSION_NOT_FOUND = ("flow.version_not_found", 404, "The flow has no such version.")
     FLOW_IN_USE = (
@@ -181,6 +188,38 @@ class ProblemCode(StrEnum):
         409,
         "The flow prints to an alias this deployment assigns no printer to.",
     )
+    IMPORT_TOO_LARGE = (
+        "import.too_large",
+        413,
+        "The file, or what its compression expands to, exceeds the import size limit.",
+    )
+    IMPORT_UNREADABLE = (
+        "import.unreadable",
+        422,
+        "The file is neither a ZPL format nor a gLabels document, or it is broken; "
+        "params.reason says how.",
+    )
+    IMPORT_UNSAFE_XML = (
+        "import.unsafe_xml",
+        422,
+        "The XML declares a DTD, entities or external references; they are never resolved.",
+    )
+    IMPORT_TOO_COMPLEX = (
+        "import.too_complex",
+        422,
+        "Too deeply nested XML, or too many elements, labels or objects in one file.",
+    )
+    IMPORT_GRAPHIC_INVALID = (
+        "import.graphic_invalid",
+        422,
+        "A ^GF graphic declares more bytes than it carries, is corrupt, or is larger than a label.",
+    )
+    IMPORT_SIZE_INVALID = (
+        "import.size_invalid",
+        422,
+        "A label size (^PW/^LL, a gLabels template) is zero, negative or beyond 1000 mm.",
+    )
+    IMPORT_EMPTY = ("import.empty", 422, "The file holds no label to import.")
     VORLAGE_NOT_FOUND = (
         "vorlage.not_found",
         404,
@@ -388,6 +427,10 @@ class VersionConflict(Conflict):
 
 class LabelNotReleased(EtikettError):
     code, title = ProblemCode.PRINT_LABEL_NOT_RELEASED, "Label version not released"
+
+
+class LabelHasErrors(EtikettError):
+    code, title = ProblemCode.LABEL_HAS_ERRORS, "The label version has error findings"
 
 
 class DocumentInvalid(EtikettError):

@@ -71,6 +71,14 @@ class Settings(BaseSettings):
     login_max_failures: int = Field(default=5, ge=1)
     login_window_seconds: int = Field(default=900, ge=1)
     webhook_max_attempts: int = Field(default=12, ge=1)
+    import_max_bytes: int = Field(
+        default=2 * 1024 * 1024, ge=1024, description="Largest file postImport accepts (413)."
+    )
+    import_max_expanded_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        ge=1024,
+        description="What a compressed import (gzip, ^GF Z64) may expand to in all (413/422).",
+    )
 
     def required(self, name: str) -> str:
         """The value of setting `name`, which this function cannot work without."""

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
+from fastapi import File, Query, Response, UploadFile
 from pydantic import BaseModel, Field
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
 from etikett.api.routing import Responses, router
-from etikett.catalog.presets import PRESETS, MediaPreset
-from etikett.domain import label_versions, labels, previews
+from etikett.catalog.presets import MediaPreset, presets
+from etikett.domain import imports, label_versions, labels, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch, StatusChange
 
@@ -100,9 +100,9 @@ def _vorlage_summary(vorlage: Any) -> VorlageSummary:
 def list_vorlagen(
     invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 ) -> ItemList[VorlageSummary]:
-    from etikett.catalog.vorlagen import VORLAGEN
+    from etikett.catalog.vorlagen import vorlagen
 
-    page = static_page([_vorlage_summary(v) for v in VORLAGEN], limit, cursor)
+    page = static_page([_vorlage_summary(v) for v in vorlagen()], limit, cursor)
     return ItemList[VorlageSummary].of(page)
 
 
@@ -117,7 +117,47 @@ def list_vorlagen(
 def list_presets(
     invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 ) -> ItemList[MediaPreset]:
-    return ItemList[MediaPreset].of(static_page(PRESETS, limit, cursor))
+    return ItemList[MediaPreset].of(static_page(presets(), limit, cursor))
+
+
+@routes.post(
+    "/import",
+    operation_id="postImport",
+    response_model=imports.ImportAnswer,
+    status_code=201,
+    summary="Import labels from a ZPL or gLabels file",
+    description="Upload a ZPL II file (one label per ^XA…^XZ format) or a gLabels 3/4 "
+    "document (.glabels, plain or gzip) as the multipart field `file`. Each label becomes a "
+    "new label whose version 1 is a draft; `report` names, by line or element, everything "
+    "that could not be carried over exactly. ZPL positions are dots at `dpi`. A refused "
+    "file creates nothing.",
+    responses={
+        413: {"description": "The file is too large, or expands too far (`import.too_large`)"},
+        422: {
+            "description": "`import.unreadable`, `import.unsafe_xml`, `import.too_complex`, "
+            "`import.graphic_invalid`, `import.size_invalid`, `import.empty`"
+        },
+    },
+)
+def post_import(
+    invocation: Designer,
+    file: Annotated[UploadFile, File(description="The ZPL or .glabels file.")],
+    dpi: Annotated[
+        int,
+        Query(
+            description="Density the file's dots are meant for (ZPL), and of the labels: "
+            "203, 300 or 600.",
+            json_schema_extra={"enum": [203, 300, 600]},
+        ),
+    ] = imports.DEFAULT_DPI,
+) -> imports.ImportAnswer:
+    from etikett.errors import InvalidRequest
+    from etikett.settings import get_settings
+
+    if dpi not in (203, 300, 600):
+        raise InvalidRequest.field("query.dpi", "must be 203, 300 or 600")
+    data = file.file.read(get_settings().import_max_bytes + 1)
+    return imports.import_file(invocation, file.filename or "import", data, dpi)
 
 
 @routes.get(
@@ -230,6 +270,10 @@ def delete_label(labelId: str, invocation: Designer) -> Response:
     responses={
         **_NOT_FOUND,
         403: {"description": "Forbidden (`auth.forbidden`, `policy.human_required`)"},
+        422: {
+            "description": "Invalid request (`request.invalid`, params.fields names each "
+            "field); the version has error findings (`label.has_errors`, params.findings)"
+        },
     },
 )
 def set_status(
@@ -300,7 +344,10 @@ def copy_info(labelId: str, invocation: Anyone) -> labels.CopyInfo:
     operation_id="getLabelDocument",
     response_model=DocumentAnswer,
     summary="Read the label document (latest or ?version=N)",
-    description="The schema is svc://schema/label. Object ids must be kept by patches.",
+    description="The schema is svc://schema/label. Object ids must be kept by patches. "
+    "`findings` are the version's preflight findings (objects outside the label, clipped "
+    "barcodes, quiet zones, narrow modules, overflowing text, CEL, variables); an error "
+    "finding blocks approval and printing (`label.has_errors`).",
     responses=_NOT_FOUND,
 )
 def get_document(
@@ -308,7 +355,7 @@ def get_document(
     invocation: Anyone,
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> DocumentAnswer:
-    return label_versions.get_document(labelId, version)
+    return label_versions.get_document(labelId, version, with_findings=True)
 
 
 @routes.patch(
@@ -342,7 +389,8 @@ def patch_document(
     operation_id="postLabelPreview",
     summary="Render the label as its 1-bit print raster (PNG)",
     description="Exactly the dots the printer will print, at the label's density. "
-    "Headers: X-Label-Dots (WxH), X-Label-Dpi. Missing variables use their "
+    "Headers: X-Label-Dots (WxH), X-Label-Dpi, X-Label-Findings (how many preflight "
+    "findings this layout has; getLabelDocument lists them). Missing variables use their "
     "default, then their sample.",
     response_class=Response,
     responses={
@@ -368,6 +416,7 @@ def preview(
             "X-Label-Dots": f"{result.width_dots}x{result.height_dots}",
             "X-Label-Dpi": str(result.dpi),
             "X-Label-Version": str(result.version),
+            "X-Label-Findings": str(result.findings),
         },
     )
 

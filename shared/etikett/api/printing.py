@@ -37,6 +37,11 @@ Reviewer = Annotated[Invocation, requires("operator", "approver")]
             "`print.density_mismatch`, `counter.inactive`"
         },
         413: {"description": "More than 10,000 records (`print.too_many_records`)"},
+        422: {
+            "description": "Invalid request (`request.invalid`, params.fields names each "
+            "field), `print.variables_invalid`; the version has error findings "
+            "(`label.has_errors`)"
+        },
     },
 )
 def post_print(

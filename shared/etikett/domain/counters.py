@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
+from etikett.dsl.label import LabelDocument
 from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.store import counters
 from etikett.store.counters import CounterRecord
@@ -185,3 +186,13 @@ def formatted(record_format: str | None, value: int) -> Any:
 
 def formats(names: list[str]) -> dict[str, str | None]:
     return {name: load(name).format for name in names}
+
+
+def next_values(document: LabelDocument) -> dict[str, Any]:
+    """The values the label's counters would give the next printed label (nothing is taken);
+    a counter that does not exist yet shows as 1."""
+    values: dict[str, Any] = {}
+    for name in referenced(document.expressions()):
+        record = counters.get(name)
+        values[name] = 1 if record is None else formatted(record.format, peek(record))
+    return values

@@ -18,6 +18,7 @@ from etikett.domain import audit, documents, policies
 from etikett.domain.actors import Invocation
 from etikett.dsl.form import FormDocument, FormField
 from etikett.dsl.label import LabelDocument
+from etikett.dsl.preflight import LabelFinding
 from etikett.errors import (
     DocumentInvalid,
     HumanRequired,
@@ -64,6 +65,11 @@ class DocumentAnswer(BaseModel):
     version: int = Field(description="The version read or saved (0: a form derived, not saved).")
     status: VersionStatus | Literal["derived"]
     document: dict[str, Any]
+    findings: list[LabelFinding] = Field(
+        default_factory=list,
+        description="Label documents: the version's preflight findings (errors block approval "
+        "and printing). Empty for forms.",
+    )
 
 
 class DocumentPatch(BaseModel):
@@ -240,14 +246,22 @@ def existing_version(
     return record
 
 
-def get_document(label_id: str, version: int | None = None) -> DocumentAnswer:
+def get_document(
+    label_id: str, version: int | None = None, *, with_findings: bool = False
+) -> DocumentAnswer:
     meta = _load_meta(label_id)
     record = load_version(label_id, "label", version or meta.latest_version)
-    return DocumentAnswer(
+    answer = DocumentAnswer(
         version=record.version,
         status=record.status,
         document=record.document,
     )
+    if with_findings:
+        from etikett.domain import preflight
+
+        parsed = LabelDocument.model_validate(answer.document)
+        answer.findings = preflight.findings(label_id, answer.version, parsed)
+    return answer
 
 
 def label_document(label_id: str, version: int | None = None) -> tuple[int, LabelDocument]:
@@ -322,7 +336,14 @@ def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) 
         height_mm=parsed.size.height_mm,
         dpi=parsed.dpi,
     )
-    return DocumentAnswer(version=saved.version, status="draft", document=saved.document)
+    from etikett.domain import preflight
+
+    return DocumentAnswer(
+        version=saved.version,
+        status="draft",
+        document=saved.document,
+        findings=preflight.findings(label_id, saved.version, parsed),
+    )
 
 
 # --- forms -----------------------------------------------------------------------------------
@@ -372,6 +393,11 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
     released = meta.released(kind)
     if record.status == change.status:
         return _entry(record)
+    if change.status == "approved" and kind == "label":
+        from etikett.domain import preflight
+
+        document = LabelDocument.model_validate(record.document)
+        preflight.ensure_no_errors(label_id, change.version, document, doing="approved")
     if (
         change.status == "approved"
         and record.author_actor == "service"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from etikett.domain import label_versions
+from etikett.domain import counters, label_versions
 
 
 @dataclass(frozen=True)
@@ -15,38 +15,24 @@ class Preview:
     height_dots: int
     dpi: int
     version: int
+    findings: int  # preflight findings of this very layout
 
 
 def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Preview:
     """Missing entered variables take their default, then their sample: a designer sees a filled
-    label; print requests get no samples."""
-    from etikett.render import render, resolve_variables, to_png
+    label; print requests get no samples. The preview's own layout is preflighted on the way."""
+    from etikett.render import resolve_variables, to_png
+    from etikett.render.preflight import render_checked
 
     number, document = label_versions.label_document(label_id, version)
-    serials = next_serials(document)
+    serials = counters.next_values(document)
     values = resolve_variables(document, variables, use_samples=True, counters=serials)
-    image = render(document, values, counters=serials)
+    image, findings = render_checked(document, values, counters=serials)
     return Preview(
         png=to_png(image),
         width_dots=image.width,
         height_dots=image.height,
         dpi=document.dpi,
         version=number,
+        findings=len(findings),
     )
-
-
-def next_serials(document: Any) -> dict[str, Any]:
-    """The values the label's counters would give the next printed label (nothing is taken);
-    a counter that does not exist yet previews as 1."""
-    from etikett.domain import counters
-    from etikett.errors import NotFound
-
-    serials: dict[str, Any] = {}
-    for name in counters.referenced(document.expressions()):
-        try:
-            record = counters.load(name)
-        except NotFound:
-            serials[name] = 1
-            continue
-        serials[name] = counters.formatted(record.format, counters.peek(record))
-    return serials

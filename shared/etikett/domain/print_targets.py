@@ -75,4 +75,8 @@ def _approved(label_id: str, version: int, record: VersionRecord) -> LabelDocume
             version=version,
             status=record.status,
         )
-    return LabelDocument.model_validate(record.document)
+    document = LabelDocument.model_validate(record.document)
+    from etikett.domain import preflight
+
+    preflight.ensure_no_errors(label_id, version, document, doing="printed")
+    return document

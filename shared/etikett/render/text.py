@@ -57,7 +57,64 @@ class Layout:
 
 def render_text(obj: TextObject, text: str, dpi: int) -> Image.Image:
     """The object's ink (mode "1", 255 = black dot), unrotated, exactly its box."""
-    key = (
+    key = _key(obj, text, dpi)
+    return INK_CACHE.get(key, lambda: _draw(obj, text, dpi, key))
+
+
+def overflow(obj: TextObject, text: str, dpi: int) -> dict[str, int] | None:
+    """How the laid-out text misses its box (after shrinking), or None when it fits: the widest
+    line and the block height against the box in dots, and lines cut by `max_lines`. Known
+    without a second layout for text drawn before (`render_text` notes it)."""
+    if obj.width_mm is None and obj.height_mm is None and obj.max_lines is None:
+        return None
+    key = _key(obj, text, dpi)
+    if key in _MISSES:
+        return _MISSES[key]
+    box_w = length_dots(obj.width_mm, dpi) if obj.width_mm is not None else None
+    box_h = length_dots(obj.height_mm, dpi) if obj.height_mm is not None else None
+    size_px = pt_to_px(obj.size_pt, dpi)
+    layout = _layout(obj, text, size_px, box_w)
+    if obj.shrink_to_fit and (box_w is not None or box_h is not None):
+        layout = _shrink(obj, text, size_px, box_w, box_h, layout)
+    return _note(key, layout, box_w, box_h, obj.max_lines)
+
+
+# How each text drawn (by its cache key) missed its box, None if it fit; bounded like a cache.
+_MISSES: dict[tuple[object, ...], dict[str, int] | None] = {}
+_MAX_MISSES = 4096
+
+
+def _note(
+    key: tuple[object, ...],
+    layout: Layout,
+    box_w: int | None,
+    box_h: int | None,
+    max_lines: int | None,
+) -> dict[str, int] | None:
+    found = _missed(layout, box_w, box_h, max_lines)
+    if len(_MISSES) >= _MAX_MISSES:
+        _MISSES.clear()
+    _MISSES[key] = found
+    return found
+
+
+def _missed(
+    layout: Layout, box_w: int | None, box_h: int | None, max_lines: int | None
+) -> dict[str, int] | None:
+    if _fits(layout, box_w, box_h):
+        return None
+    found: dict[str, int] = {}
+    if box_w is not None and layout.width > box_w:
+        found.update(width_dots=layout.width, box_width_dots=box_w)
+    if box_h is not None and layout.height > box_h:
+        found.update(height_dots=layout.height, box_height_dots=box_h)
+    if layout.truncated:
+        found["max_lines"] = max_lines or 0
+    return found
+
+
+def _key(obj: TextObject, text: str, dpi: int) -> tuple[object, ...]:
+    return (
         "text",
         text,
         dpi,
@@ -72,16 +129,16 @@ def render_text(obj: TextObject, text: str, dpi: int) -> Image.Image:
         obj.max_lines,
         obj.line_spacing,
     )
-    return INK_CACHE.get(key, lambda: _draw(obj, text, dpi))
 
 
-def _draw(obj: TextObject, text: str, dpi: int) -> Image.Image:
+def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Image.Image:
     box_w = length_dots(obj.width_mm, dpi) if obj.width_mm is not None else None
     box_h = length_dots(obj.height_mm, dpi) if obj.height_mm is not None else None
     size_px = pt_to_px(obj.size_pt, dpi)
     layout = _layout(obj, text, size_px, box_w)
     if obj.shrink_to_fit and (box_w is not None or box_h is not None):
         layout = _shrink(obj, text, size_px, box_w, box_h, layout)
+    _note(key, layout, box_w, box_h, obj.max_lines)
     width = box_w if box_w is not None else max(1, layout.width)
     height = box_h if box_h is not None else max(1, layout.height)
     ensure_renderable(width, height, obj.id)

@@ -176,6 +176,7 @@ async def test_preview_is_image_content_at_the_label_density(mcp_url: str, admin
                 "X-Label-Dots": f"{width}x{height}",
                 "X-Label-Dpi": "300",
                 "X-Label-Version": "2",
+                "X-Label-Findings": "0",
             },
         }
         sample, _ = _image(

@@ -7,11 +7,25 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from etikett.catalog.presets import PRESETS, MediaPreset, get_preset
+from etikett.catalog.presets import PRESETS, MediaPreset, get_preset, raw_presets
 from etikett.dsl.label import LabelDocument
 
 IDS = [preset.id for preset in PRESETS]
 INCH_ID = re.compile(r"^(?:zebra|roll)-(?P<w>[0-9.]+)x(?P<h>[0-9.]+)-(?P<dpi>203|300|600)$")
+
+
+def test_the_catalog_file_validates_and_every_preset_has_a_name():
+    """The catalog is data: loading trusts the file, so this validates each entry fully."""
+    entries = raw_presets()
+    for entry, loaded in zip(entries, PRESETS, strict=True):
+        validated = MediaPreset.model_validate(entry)
+        assert validated == loaded
+        assert validated.name.strip() == validated.name and validated.name
+        assert f"{validated.dpi} dpi" in validated.name
+        if validated.part_number:
+            assert validated.part_number in validated.name
+    names = [preset.name for preset in PRESETS]
+    assert len(set(names)) == len(names)
 
 
 def test_there_are_at_least_twenty_presets_with_unique_ids():

@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from types import ModuleType
 from typing import Any
 
 import pytest
+import zxingcpp
+from PIL import Image, ImageChops
 
+from etikett import cel
+from etikett import render as render_package
 from etikett.catalog.vorlagen import VORLAGEN, Vorlage, sample_values
 from etikett.dsl.label import BarcodeObject, LabelDocument, LabelObject
+from etikett.render import raster
 
 from . import gs1
-
-render_package = pytest.importorskip("etikett.render", reason="etikett.render is not there yet")
-zxingcpp = pytest.importorskip("zxingcpp", reason="zxing-cpp decodes the barcodes")
-cel = pytest.importorskip("etikett.cel", reason="etikett.cel (CEL) is not there yet")
-for _needed in ("celpy", "zint", "fontpkg"):  # what CEL and the renderer load on first use
-    pytest.importorskip(_needed, reason=f"{_needed} is not installed")
-
-from PIL import Image, ImageChops  # noqa: E402  (Pillow comes with the renderer)
 
 NOW = dt.datetime(2025, 5, 20, 7, 30, tzinfo=dt.UTC)
 CASES = [(v, dpi) for v in VORLAGEN for dpi in sorted({v.label().dpi, 300})]
@@ -141,9 +137,6 @@ def test_renders_with_only_the_required_variables(vorlage: Vorlage):
 
 def _ink(document: LabelDocument, obj: LabelObject, values: dict[str, Any]) -> Image.Image:
     """The object's ink as placed: mode "1", 255 where it prints, rotated as on the label."""
-    raster: ModuleType = pytest.importorskip("etikett.render.raster")
-    if not hasattr(raster, "object_ink"):
-        pytest.skip("etikett.render.raster.object_ink is not available")
     declared = {variable.name: variable.type for variable in document.variables}
     ink = raster.object_ink(obj, values, declared, document.dpi, now=NOW)
     turn = {

@@ -1,0 +1,63 @@
+"""GS1 element strings from barcode data as label printers receive it: application identifiers
+with FNC1 (`\\x1d`) after variable-length fields, or already in `(AI)value` notation."""
+
+from __future__ import annotations
+
+import re
+
+FNC1 = "\x1d"
+
+# Data lengths of the AIs whose length is fixed (GS1 General Specifications, figure 7.8.5-2 and
+# the AI table); every other AI runs to the next FNC1 or the end.
+FIXED: dict[str, int] = {
+    "00": 18, "01": 14, "02": 14, "03": 14, "04": 16,
+    "11": 6, "12": 6, "13": 6, "14": 6, "15": 6, "16": 6, "17": 6, "18": 6, "19": 6,
+    "20": 2, "31": 6, "32": 6, "33": 6, "34": 6, "35": 6, "36": 6, "41": 13,
+}  # fmt: skip
+
+
+def ai_length(digits: str) -> int:
+    """How many digits the AI starting with these two digits has."""
+    first = digits[:2]
+    if first in ("23", "24", "25", "40", "41", "42", "71"):
+        return 3
+    if first in ("31", "32", "33", "34", "35", "36", "39", "43", "70", "72", "80", "81", "82"):
+        return 4
+    return 2
+
+
+def element_string(data: str) -> str:
+    """`(AI)value…` for GS1 data; raises ValueError when it is not a GS1 element string."""
+    data = data.strip()
+    if data.startswith("("):
+        if not re.fullmatch(r"(\(\d{2,4}\)[^()]+)+", data):
+            raise ValueError("the (AI)value notation is broken")
+        return data
+    data = data.lstrip(FNC1)
+    parts: list[str] = []
+    position = 0
+    while position < len(data):
+        size = ai_length(data[position : position + 2])
+        ai = data[position : position + size]
+        if len(ai) < size or not ai.isdigit():
+            raise ValueError(f"no application identifier at position {position}")
+        position += size
+        fixed = FIXED.get(ai[:2])
+        if fixed is not None:
+            value = data[position : position + fixed]
+            if len(value) < fixed:
+                raise ValueError(f"AI ({ai}) needs {fixed} characters")
+            position += fixed
+            if data[position : position + 1] == FNC1:
+                position += 1
+        else:
+            end = data.find(FNC1, position)
+            end = len(data) if end < 0 else end
+            value = data[position:end]
+            position = end + 1
+        if not value:
+            raise ValueError(f"AI ({ai}) has no data")
+        parts.append(f"({ai}){value}")
+    if not parts:
+        raise ValueError("no data")
+    return "".join(parts)

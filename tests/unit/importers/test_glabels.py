@@ -1,0 +1,154 @@
+"""gLabels 3 and 4 import: template size, objects in place, merge fields as variables, barcodes
+that scan, turned objects, embedded images, gzip — and the report of what was not kept."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zxingcpp
+from PIL import Image
+
+from etikett.dsl.label import LabelDocument
+from etikett.importers import Conversion, convert
+from etikett.render import render, resolve_variables
+from etikett.render.preflight import preflight
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
+LIMIT = 8 * 1024 * 1024
+
+
+def _convert(data: bytes, dpi: int = 300, name: str = "test.glabels") -> Conversion:
+    return convert(name, data, dpi=dpi, max_expanded=LIMIT)
+
+
+def _render(document: dict[str, Any]) -> Image.Image:
+    parsed = LabelDocument.model_validate(document)
+    return render(parsed, resolve_variables(parsed, {}, use_samples=True))
+
+
+def _dots(mm: float, dpi: int) -> int:
+    return round(mm / 25.4 * dpi)
+
+
+def _document(objects: str, width: str = "60mm", height: str = "40mm", data: str = "") -> bytes:
+    return f"""<?xml version="1.0"?>
+<Glabels-document version="4.0">
+  <Template brand="Test" part="1" size="roll" description="Test">
+    <Label-rectangle id="0" width="{width}" height="{height}" round="0mm"/>
+  </Template>
+  <Objects id="0" rotate="false">{objects}</Objects>
+  <Data>{data}</Data>
+</Glabels-document>""".encode()
+
+
+@pytest.mark.parametrize(
+    "name", ["address-v4.glabels", "address-v4-compressed.glabels", "asset-v3.glabels"]
+)
+def test_fixtures_import_render_and_scan(name: str):
+    conversion = _convert((FIXTURES / name).read_bytes(), name=name)
+    assert conversion.format == "glabels" and len(conversion.labels) == 1
+    label = conversion.labels[0]
+    assert label.name == name.rsplit(".", 1)[0]
+    parsed = LabelDocument.model_validate(label.document)
+    assert [f for f in preflight(parsed) if f.severity == "error"] == []
+    decoded = {
+        (r.symbology_identifier, r.text) for r in zxingcpp.read_barcodes(_render(label.document))
+    }
+    if name.startswith("address"):
+        assert parsed.size.width_mm == 101.6 and parsed.size.height_mm == 50.8
+        assert [v.name for v in parsed.variables] == ["name", "street", "city"]
+        assert parsed.objects[0].expression == '"Ship to: " + name'
+        assert decoded == {("]C0", "PKG-2026-000417"), ("]d2", "(01)09501101530003(10)LOT42")}
+    else:
+        assert (parsed.size.width_mm, parsed.size.height_mm) == (38.1, 21.2)
+        assert parsed.objects[0].expression == '"Asset " + number'
+        assert parsed.objects[0].shrink_to_fit is True
+        assert decoded == {("]Q1", "https://assets.example.com/4711")}
+        assert any("Italic" in note.message for note in conversion.report)
+
+
+@pytest.mark.parametrize("dpi", [203, 300])
+def test_shapes_keep_their_geometry_within_a_dot(dpi: int):
+    objects = """
+      <Object-box x="5mm" y="4mm" w="20mm" h="10mm" line_width="0.5mm" line_color="0x000000ff"
+                  fill_color="0x00000000"/>
+      <Object-box x="30mm" y="4mm" w="10mm" h="10mm" line_width="0.5mm" fill_color="0x000000ff"/>
+      <Object-line x="5mm" y="20mm" dx="40mm" dy="0mm" line_width="1mm" line_color="0x000000ff"/>
+      <Object-line x="50mm" y="5mm" dx="0mm" dy="30mm" line_width="1mm" line_color="0x000000ff"/>
+      <Object-ellipse x="5mm" y="25mm" w="20mm" h="10mm" line_width="0.5mm"/>"""
+    conversion = _convert(_document(objects), dpi=dpi)
+    image = _render(conversion.labels[0].document)
+    ink = Image.eval(image, lambda v: 255 - v)
+    expected = [
+        (5, 4, 25, 14),
+        (30, 4, 40, 14),
+        (5, 19.5, 45, 20.5),  # the stroke is centred on the path
+        (49.5, 5, 50.5, 35),
+        (5, 25, 25, 35),
+    ]
+    for left, top, right, bottom in expected:
+        box = tuple(_dots(v, dpi) for v in (left, top, right, bottom))
+        region = (box[0] - 4, box[1] - 4, box[2] + 4, box[3] + 4)
+        found = ink.crop(region).getbbox()
+        assert found is not None
+        placed = (
+            found[0] + region[0],
+            found[1] + region[1],
+            found[2] + region[0],
+            found[3] + region[1],
+        )
+        assert all(abs(a - e) <= 1 for a, e in zip(placed, box, strict=True)), (placed, box)
+
+
+def test_quarter_turns_and_other_transforms():
+    objects = """
+      <Object-text x="20mm" y="5mm" w="20mm" h="5mm" a0="0" a1="1" a2="-1" a3="0" a4="0" a5="0">
+        <p>Turned</p></Object-text>
+      <Object-box x="40mm" y="30mm" w="10mm" h="5mm" line_width="0.3mm"
+                  a0="-1" a1="0" a2="0" a3="-1"/>
+      <Object-box x="5mm" y="30mm" w="10mm" h="5mm" line_width="0.3mm"
+                  a0="0.7" a1="0.7" a2="-0.7" a3="0.7"/>"""
+    conversion = _convert(_document(objects))
+    turned, upside_down, skewed = conversion.labels[0].document["objects"]
+    assert turned["rotation"] == 90 and (turned["x_mm"], turned["y_mm"]) == (15.0, 5.0)
+    assert upside_down["rotation"] == 180 and (upside_down["x_mm"], upside_down["y_mm"]) == (
+        30.0,
+        25.0,
+    )
+    assert "rotation" not in skewed
+    assert any(
+        "transform" in n.message and n.element == "Objects/Object-box[3]" for n in conversion.report
+    )
+
+
+def test_embedded_images_and_unsupported_things_are_reported():
+    png = io.BytesIO()
+    Image.new("L", (20, 10), 0).save(png, "PNG")
+    content = base64.b64encode(png.getvalue()).decode()
+    data = f'<File name="logo.png" mimetype="image/png" encoding="base64">{content}</File>'
+    objects = """
+      <Object-image x="2mm" y="2mm" w="10mm" h="5mm" src="logo.png"/>
+      <Object-image x="2mm" y="10mm" w="10mm" h="5mm" src="missing.png"/>
+      <Object-barcode x="2mm" y="20mm" w="30mm" h="10mm" style="POSTNET" data="12345"/>
+      <Object-line x="2mm" y="35mm" dx="10mm" dy="3mm" line_width="0.3mm"/>
+      <Object-path x="1mm" y="1mm"/>"""
+    conversion = _convert(_document(objects, data=data))
+    objects_out = conversion.labels[0].document["objects"]
+    assert [o["type"] for o in objects_out] == ["image"]
+    image = _render(conversion.labels[0].document)
+    assert image.getpixel((_dots(7, 300), _dots(4, 300))) == 0  # the black logo
+    messages = {n.element: n.message for n in conversion.report}
+    assert "not embedded" in messages["Objects/Object-image[2]"]
+    assert "POSTNET" in messages["Objects/Object-barcode[3]"]
+    assert "diagonal" in messages["Objects/Object-line[4]"]
+    assert "Object-path" in messages["Objects/Object-path[5]"]
+
+
+def test_gzip_is_read_like_plain_xml():
+    plain = _document('<Object-box x="1mm" y="1mm" w="5mm" h="5mm" line_width="0.5mm"/>')
+    assert _convert(gzip.compress(plain)).labels[0].document == _convert(plain).labels[0].document
