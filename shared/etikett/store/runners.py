@@ -263,6 +263,12 @@ def get_runner(runner_id: str) -> RunnerRecord | None:
     return _runner(item) if item is not None else None
 
 
+def get_runners(runner_ids: list[str]) -> list[RunnerRecord]:
+    """The Runners of these ids that exist, in one batch read."""
+    keys = [(runner_id, RUNNER_SK) for runner_id in dict.fromkeys(runner_ids)]
+    return [_runner(item) for item in _RunnerItem.batch_get(keys)] if keys else []
+
+
 def page_runners(limit: int, cursor: str | None, group_id: str | None) -> Page[RunnerRecord]:
     if group_id is not None:
 
