@@ -202,9 +202,17 @@ class Agent:
                     self.hostname,
                 )
                 self._refresh_config()
+                self._release_earlier_claims()
                 return True
             self.connectivity.pause(backoff.next())
         return False
+
+    def _release_earlier_claims(self) -> None:
+        """A process killed during its long poll leaves jobs claimed that it never received;
+        the service makes them claimable again (the journal tells which ones ran here)."""
+        released = self._call("releasing earlier claims", self.channel.release_claims)
+        if released:
+            log.info("jobs claimed before this start, claimable again: %s", ", ".join(released))
 
     def _beat(self) -> dict[str, Any]:
         return {

@@ -83,6 +83,10 @@ class AgentChannel:
         answer = self._call("POST", "/jobs/claim", json=body, timeout=timeout)
         return list(answer.get("jobs", []))
 
+    def release_claims(self) -> list[str]:
+        """At start: jobs an earlier process claimed (maybe never received) come back now."""
+        return list(self._call("POST", "/jobs/release").get("job_ids", []))
+
     def report(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return dict(self._call("POST", f"/jobs/{job_id}/report", json=body))
 

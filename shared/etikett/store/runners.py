@@ -54,6 +54,7 @@ class RunnerRecord:
     queue_url: str | None
     last_seen_at: dt.datetime | None
     created_at: dt.datetime
+    process_started_at: dt.datetime | None = None  # the first call of its current process
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ class _RunnerItem(Model):
     certificate_not_after = UTCDateTimeAttribute(null=True)
     queue_url = UnicodeAttribute(null=True)
     last_seen_at = UTCDateTimeAttribute(null=True)
+    process_started_at = UTCDateTimeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
     by_kind = _ByKind()
     by_group = _ByGroup()

@@ -506,6 +506,31 @@ def test_jobs_for_an_offline_runner_wait(
     assert operator.get(f"/jobs/{job['id']}").json()["status"] == "running"
 
 
+def test_a_restarted_runner_gets_back_what_its_dead_long_poll_claimed(
+    admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """A Runner killed during its long poll: the claim answered nobody, and the job would stay
+    invisible for the queue's visibility timeout. The next process releases it at start."""
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    operator = admin.user_session(["operator"])[1]
+    runner_id = site.enrollment["runner_id"]
+    job = operator.post(f"/runners/{runner_id}/discovery", json={"targets": ["127.0.0.1"]})
+    lost = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"]
+    assert [c["job_id"] for c in lost] == [job.json()["id"]]  # the answer nobody read
+    assert agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
+    released = agent.post("/jobs/release")
+    assert released.status_code == 200, released.text
+    assert released.json() == {"job_ids": [job.json()["id"]]}
+    again = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"]
+    assert [(c["job_id"], c["delivery"]) for c in again] == [(job.json()["id"], 2)]
+    finished = agent.post(
+        f"/jobs/{again[0]['job_id']}/report",
+        json={"receipt": again[0]["receipt"], "status": "succeeded", "final": True},
+    )
+    assert finished.status_code == 200, finished.text
+    assert agent.post("/jobs/release").json() == {"job_ids": []}  # finished jobs stay put
+
+
 def test_installer_contains_package_config_ca_and_a_fresh_token(
     admin: Api, dev_server: DevServer, tmp_path: Path
 ) -> None:
