@@ -115,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=defaults.flows_seconds,
         help="ask for deployed flows (and their changes) this often",
     )
+    tuning.add_argument(
+        "--flow-retry-seconds",
+        type=float,
+        default=defaults.flow_retry_seconds,
+        help="start a flow that could not start (e.g. a missing folder) again after this",
+    )
     return parser
 
 
@@ -199,6 +205,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
         confirm_seconds=args.confirm_seconds,
         workers=max(1, args.workers),
         flows_seconds=max(0.2, args.flows_seconds),
+        flow_retry_seconds=max(0.5, args.flow_retry_seconds),
     )
     http = None
     listen = settings.listen_address()
