@@ -1,7 +1,8 @@
 """The run loop of an enrolled Runner: heartbeats, configuration, long-polling the job queue,
-executing jobs on worker threads, delivering kept reports, extending jobs in flight and reading
-idle printers' status. Network trouble means backing off and trying again, never exiting; only
-a stop request or the service refusing this Runner (removed) ends the loop."""
+executing jobs on worker threads, delivering kept reports, extending jobs in flight, reading
+idle printers' status and running deployed flows (`flow_host`). Network trouble means backing
+off and trying again, never exiting; only a stop request or the service refusing this Runner
+(removed) ends the loop."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from etikett_runner import __version__, jobs
@@ -19,6 +21,8 @@ from etikett_runner.backoff import Backoff
 from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.context import JobContext, message
+from etikett_runner.flow_host import FlowHost
+from etikett_runner.flow_triggers import HttpTriggers
 from etikett_runner.journal import CLAIMED, Journal
 from etikett_runner.leases import Lease, Leases
 from etikett_runner.outbox import Outbox
@@ -42,6 +46,9 @@ class Agent:
         channel: AgentChannel,
         tuning: Tuning | None = None,
         hostname: str | None = None,
+        *,
+        data_dir: Path | None = None,
+        http: HttpTriggers | None = None,
     ) -> None:
         self.state = state
         self.channel = channel
@@ -65,6 +72,15 @@ class Agent:
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
         self.runner_id: str | None = None
+        self.flows = FlowHost(
+            channel,
+            state.root,
+            data_dir or state.root / "data",
+            self.connectivity,
+            self._on_removed,
+            http=http,
+            tuning=self.tuning,
+        )
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -82,6 +98,7 @@ class Agent:
                 ("outbox", lambda: self.reporter.run(self.stop)),
                 ("keeper", lambda: self.leases.keep(self.stop, self._extend)),
                 ("monitor", self._monitor_loop),
+                ("flows", lambda: self.flows.run(self.stop)),
             ):
                 thread = threading.Thread(
                     target=self._supervised, args=(name, target), name=name, daemon=True
@@ -185,9 +202,17 @@ class Agent:
                     self.hostname,
                 )
                 self._refresh_config()
+                self._release_earlier_claims()
                 return True
             self.connectivity.pause(backoff.next())
         return False
+
+    def _release_earlier_claims(self) -> None:
+        """A process killed during its long poll leaves jobs claimed that it never received;
+        the service makes them claimable again (the journal tells which ones ran here)."""
+        released = self._call("releasing earlier claims", self.channel.release_claims)
+        if released:
+            log.info("jobs claimed before this start, claimable again: %s", ", ".join(released))
 
     def _beat(self) -> dict[str, Any]:
         return {

@@ -1,5 +1,6 @@
 """The agent channel (`/api/v1/runner-agent/…` over mutual TLS): heartbeat, configuration,
-claiming jobs and reporting on them. The Runner's client certificate is its only credential."""
+claiming jobs and reporting on them, deployed flows (what to run, progress, runs and their
+prints). The Runner's client certificate is its only credential."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from etikett_runner.identity import client_context
 from etikett_runner.transport import Refused, call
 
 PREFIX = "/api/v1/runner-agent"
+# A flow print of 10,000 records takes the service a while (counters, archive entries).
+_PRINT_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
 # Answers that mean this Runner's certificate no longer counts: it was removed or replaced.
 REMOVED_CODES = frozenset(
     {
@@ -63,7 +66,9 @@ class AgentChannel:
             return call(self._client(), method, self.base + path, **kwargs)
         except Refused as refused:
             if refused.status == 401 and refused.code in REMOVED_CODES:
-                raise RunnerRemoved(refused.status, refused.code, refused.detail) from None
+                raise RunnerRemoved(
+                    refused.status, refused.code, refused.detail, refused.params
+                ) from None
             raise
 
     def heartbeat(self, beat: dict[str, Any]) -> dict[str, Any]:
@@ -78,8 +83,31 @@ class AgentChannel:
         answer = self._call("POST", "/jobs/claim", json=body, timeout=timeout)
         return list(answer.get("jobs", []))
 
+    def release_claims(self) -> list[str]:
+        """At start: jobs an earlier process claimed (maybe never received) come back now."""
+        return list(self._call("POST", "/jobs/release").get("job_ids", []))
+
     def report(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return dict(self._call("POST", f"/jobs/{job_id}/report", json=body))
+
+    # --- deployed flows ---------------------------------------------------------------------
+
+    def flows(self) -> list[dict[str, Any]]:
+        """The flow versions this Runner's group is to run, each with its effective context and
+        printer aliases."""
+        return list(self._call("GET", "/flows"))
+
+    def deployment_status(self, deployment_id: str, body: dict[str, Any]) -> None:
+        self._call("POST", f"/deployments/{deployment_id}/status", json=body)
+
+    def flow_run(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Record a run (the same run id is recorded once)."""
+        return dict(self._call("POST", "/flow-runs", json=body))
+
+    def flow_print(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One trigger event's records for one printer alias, through the print path
+        (idempotent by the body's key): the job's id and status."""
+        return dict(self._call("POST", "/flow-prints", json=body, timeout=_PRINT_TIMEOUT))
 
     def close(self) -> None:
         with self._lock:

@@ -3,6 +3,7 @@
     etikett-runner --server URL --enrollment-token TOKEN --state-dir DIR   # first start
     etikett-runner --state-dir DIR                                         # later starts
     etikett-runner --config config.json --state-dir DIR --enrollment-token-file FILE  # installer
+    etikett-runner --state-dir DIR --listen 8080 --data-dir /srv/labels  # deployed flows
 
 Exit status: 0 stopped, 2 bad arguments, 75 another Runner uses DIR, 77 enrollment refused,
 78 the service no longer accepts this Runner (removed).
@@ -24,6 +25,7 @@ from etikett_runner import __version__
 from etikett_runner.agent import Agent
 from etikett_runner.channel import AgentChannel
 from etikett_runner.enrollment import EnrollmentFailed, ensure_enrolled
+from etikett_runner.flow_triggers import HttpTriggers
 from etikett_runner.settings import SettingsError, resolve, save
 from etikett_runner.state import StateDir, StateLocked
 from etikett_runner.tuning import Tuning
@@ -72,6 +74,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="read the enrollment token from FILE",
     )
     parser.add_argument("--name", help="the Runner's name in Etikett (default: the host name)")
+    flows = parser.add_argument_group("deployed flows (remembered for later starts)")
+    flows.add_argument(
+        "--listen",
+        metavar="[HOST:]PORT",
+        help="accept HTTP triggers (POST /flows/<path>) here; HOST defaults to 127.0.0.1",
+    )
+    flows.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="relative watched folders and the files flows write (default: <state dir>/data)",
+    )
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
@@ -95,6 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tuning.add_argument(
         "--workers", type=int, default=defaults.workers, help="jobs in progress at once"
+    )
+    tuning.add_argument(
+        "--flows-seconds",
+        type=float,
+        default=defaults.flows_seconds,
+        help="ask for deployed flows (and their changes) this often",
+    )
+    tuning.add_argument(
+        "--flow-retry-seconds",
+        type=float,
+        default=defaults.flow_retry_seconds,
+        help="start a flow that could not start (e.g. a missing folder) again after this",
     )
     return parser
 
@@ -143,6 +168,8 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
             ca_file=args.ca_file,
             name=args.name,
             config_file=args.config,
+            data_dir=args.data_dir,
+            listen=args.listen,
         )
         save(state, settings)
         waiting = state.read_json(state.enrollment) is not None  # enrolled, or awaiting approval
@@ -177,11 +204,22 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
         held_recheck_seconds=args.held_recheck_seconds,
         confirm_seconds=args.confirm_seconds,
         workers=max(1, args.workers),
+        flows_seconds=max(0.2, args.flows_seconds),
+        flow_retry_seconds=max(0.5, args.flow_retry_seconds),
     )
+    http = None
+    listen = settings.listen_address()
+    if listen is not None:
+        try:
+            http = HttpTriggers(*listen)
+        except OSError as exc:
+            log.error("cannot listen on %s:%d for HTTP triggers: %s", *listen, exc.strerror or exc)
+            return EXIT_USAGE
     channel = AgentChannel(
         settings.agent_url, state.certificate, state.key, settings.ca_files(state)
     )
-    return Agent(state, channel, tuning, hostname).run(stop)
+    agent = Agent(state, channel, tuning, hostname, data_dir=settings.flow_folder(state), http=http)
+    return agent.run(stop)
 
 
 def main(argv: list[str] | None = None) -> int:

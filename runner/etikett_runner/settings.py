@@ -1,7 +1,8 @@
-"""Where the service is: from the command line, the installer's `config.json`
-(`{server_url, agent_url, group_id, ca_file}`, `ca_file` relative to the config file) and what the
-state directory remembers from earlier starts; in that order of precedence. The merged settings
-are saved in the state directory, so later starts need only `--state-dir`."""
+"""Where the service is, and where deployed flows work: from the command line, the installer's
+`config.json` (`{server_url, agent_url, group_id, ca_file, data_dir, listen}`, `ca_file` and
+`data_dir` relative to the config file) and what the state directory remembers from earlier
+starts; in that order of precedence. The merged settings are saved in the state directory, so
+later starts need only `--state-dir`."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class Settings:
     ca_file: str | None = None
     name: str | None = None
     group_id: str | None = None
+    data_dir: str | None = None  # deployed flows' relative folders and files; default DIR/data
+    listen: str | None = None  # [HOST:]PORT for HTTP triggers; none: no HTTP triggers
     # False: agent_url was not given (--agent-url, config, an earlier start) but taken from the
     # enrollment answer or defaulted to the server; such a value is not saved as a choice.
     agent_url_given: bool = True
@@ -34,6 +37,25 @@ class Settings:
         if self.ca_file:
             files.append(Path(self.ca_file))
         return files
+
+    def flow_folder(self, state: StateDir) -> Path:
+        return Path(self.data_dir) if self.data_dir else state.root / "data"
+
+    def listen_address(self) -> tuple[str, int] | None:
+        return parse_listen(self.listen) if self.listen else None
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`PORT`, `HOST:PORT` or `[IPv6]:PORT`; the host defaults to loopback."""
+    host, _, port = str(text).strip().rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise SettingsError(f"--listen wants [HOST:]PORT, not {text!r}") from None
+    if not 0 <= number <= 65535:
+        raise SettingsError(f"--listen: {number} is not a port")
+    return host, number
 
 
 def _url(value: Any, what: str) -> str | None:
@@ -54,9 +76,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise SettingsError(f"{path} is not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise SettingsError(f"{path} must hold a JSON object")
-    ca_file = value.get("ca_file")
-    if ca_file:
-        value["ca_file"] = str((path.parent / str(ca_file)).resolve())
+    for key in ("ca_file", "data_dir"):
+        if value.get(key):
+            value[key] = str((path.parent / str(value[key])).resolve())
     return value
 
 
@@ -68,6 +90,8 @@ def resolve(
     ca_file: str | None = None,
     name: str | None = None,
     config_file: Path | None = None,
+    data_dir: str | None = None,
+    listen: str | None = None,
 ) -> Settings:
     saved = state.read_json(state.settings) or {}
     config = read_config_file(config_file) if config_file else {}
@@ -92,12 +116,20 @@ def resolve(
         ca = str(Path(ca).resolve())
         if not Path(ca).is_file():
             raise SettingsError(f"CA file {ca} does not exist")
+    folder = pick(data_dir, "data_dir")
+    if folder is not None:
+        folder = str(Path(folder).resolve())
+    address = pick(listen, "listen")
+    if address is not None:
+        parse_listen(address)
     return Settings(
         server_url=server_url,
         agent_url=agent,
         ca_file=ca,
         name=pick(name, "name"),
         group_id=pick(None, "group_id"),
+        data_dir=folder,
+        listen=None if address is None else str(address),
         agent_url_given=given is not None,
     )
 

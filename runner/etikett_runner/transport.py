@@ -17,11 +17,14 @@ class ServerAway(Exception):
 class Refused(Exception):
     """The service refused the request (4xx) and will refuse it again."""
 
-    def __init__(self, status: int, code: str, detail: str) -> None:
+    def __init__(
+        self, status: int, code: str, detail: str, params: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(f"{status} {code}: {detail}")
         self.status = status
         self.code = code
         self.detail = detail
+        self.params = params or {}
 
 
 def answer(response: httpx.Response) -> Any:
@@ -35,10 +38,12 @@ def answer(response: httpx.Response) -> Any:
             problem = {}
         if not isinstance(problem, dict):
             problem = {}
+        params = problem.get("params")
         raise Refused(
             response.status_code,
             str(problem.get("code") or f"http.{response.status_code}"),
             str(problem.get("detail") or problem.get("title") or response.text[:200]),
+            params if isinstance(params, dict) else None,
         )
     if not response.content:
         return None

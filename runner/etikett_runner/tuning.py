@@ -19,6 +19,9 @@ class Tuning:
     answer_timeout: float = 3.0
     status_poll_seconds: float = 60.0  # idle printers' status for heartbeats
     shutdown_grace_seconds: float = 10.0  # jobs get this long to reach a safe point
+    flows_seconds: float = 2.0  # how often the deployed flows are asked for (changes apply)
+    folder_seconds: float = 0.5  # watched folders are looked at this often
+    flow_retry_seconds: float = 30.0  # a flow that could not start is tried again after this
 
     def confirm_timeout(self, labels: int) -> float:
         return self.confirm_seconds + self.confirm_per_label_seconds * max(labels, 0)

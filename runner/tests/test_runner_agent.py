@@ -45,7 +45,21 @@ class FakeAgentChannel:
 
     def config(self) -> dict[str, Any]:
         self._gate()
-        return {"runner_id": "run_1", "printers": [], "context": {}}
+        return {
+            "runner_id": "run_1",
+            "name": "test-host",
+            "group_id": "rgp_1",
+            "printers": [],
+            "context": {},
+        }
+
+    def release_claims(self) -> list[str]:
+        self._gate()
+        return []
+
+    def flows(self) -> list[dict[str, Any]]:
+        self._gate()
+        return []
 
     def claim(self, wait_seconds: int, max_jobs: int) -> list[dict[str, Any]]:
         self._gate()

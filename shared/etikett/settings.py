@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -67,6 +68,14 @@ class Settings(BaseSettings):
         description="The agent channel's mutual-TLS URL that enrollment hands to Runners (local "
         "mode: the local gateway's verifying HTTPS port; on AWS: the custom domain).",
     )
+    agent_domain: str | None = Field(
+        default=None,
+        description="On AWS: the agent channel's custom domain with mutual TLS (the template's "
+        "AgentDomainName); `agent_url` is https:// on it unless given itself.",
+    )
+    runner_offline_seconds: int = Field(
+        default=90, ge=2, description="A Runner not heard from for this long is offline."
+    )
     session_ttl_seconds: int = Field(default=43_200, ge=60)
     login_max_failures: int = Field(default=5, ge=1)
     login_window_seconds: int = Field(default=900, ge=1)
@@ -79,6 +88,13 @@ class Settings(BaseSettings):
         ge=1024,
         description="What a compressed import (gzip, ^GF Z64) may expand to in all (413/422).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _agent_url_from_domain(cls, values: Any) -> Any:
+        if isinstance(values, dict) and values.get("agent_domain") and not values.get("agent_url"):
+            return {**values, "agent_url": f"https://{values['agent_domain']}"}
+        return values
 
     def required(self, name: str) -> str:
         """The value of setting `name`, which this function cannot work without."""

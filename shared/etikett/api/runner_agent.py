@@ -45,6 +45,17 @@ def claim(
 
 
 @routes.post(
+    "/jobs/release",
+    operation_id="postRunnerJobRelease",
+    response_model=runner_agent.Released,
+    openapi_extra=_HIDDEN,
+    summary="A new Runner process: make jobs an earlier one claimed claimable again",
+)
+def release(request: Request, invocation: RunnerCall) -> runner_agent.Released:
+    return runner_agent.release(request.state.runner)
+
+
+@routes.post(
     "/jobs/{jobId}/report",
     operation_id="postRunnerJobReport",
     response_model=jobs.Job,

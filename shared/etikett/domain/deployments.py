@@ -139,10 +139,15 @@ def load(deployment_id: str) -> DeploymentRecord:
 
 
 def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deployment:
+    offline = _offline(states)
     by_group: dict[str, list[RunnerState]] = {}
     for state in states:
         by_group.setdefault(state.group_id, []).append(
-            RunnerState(runner_id=state.runner_id, status=state.status, detail=state.detail)
+            RunnerState(
+                runner_id=state.runner_id,
+                status=state.status,
+                detail=offline.get(state.runner_id, state.detail),
+            )
         )
     return Deployment(
         id=record.id,
@@ -164,6 +169,23 @@ def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deploymen
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),
     )
+
+
+def _offline(states: list[RunnerStateRecord]) -> dict[str, str]:
+    """Runner id → why it has not applied the version yet, for those offline now."""
+    from etikett.domain import runners
+    from etikett.store import runners as runner_store
+
+    waiting = [s.runner_id for s in states if s.status in ("pending", "applying")]
+    now = clock.now()
+    answer = {}
+    for runner in runner_store.get_runners(waiting):
+        if runners.status_of(runner, now) != "online":
+            seen = runner.last_seen_at
+            answer[runner.id] = (
+                f"offline since {clock.rfc3339(seen)}" if seen else "offline (never seen)"
+            )
+    return answer
 
 
 def get(deployment_id: str) -> Deployment:
@@ -365,12 +387,15 @@ def _saving(record: DeploymentRecord, entry: AuditRecord | None = None) -> UnitO
 
 def advance(deployment_id: str) -> None:
     """Moves the rolling-out stage on from what its Runners reported: failed when one failed,
-    active when every online Runner runs the version (the next stage then awaits approval)."""
+    active when every online Runner runs the version (the next stage then awaits approval). A
+    failed stage rolls out again once no Runner reports a failure (it tried again)."""
     from etikett.domain import runners
 
     for _ in range(5):
         record = load(deployment_id)
-        index = next((s["index"] for s in record.stages if s["status"] == "rolling_out"), None)
+        index = next(
+            (s["index"] for s in record.stages if s["status"] in ("rolling_out", "failed")), None
+        )
         if index is None or record.status in _ENDED:
             return
         stages = copy.deepcopy(record.stages)
@@ -380,20 +405,26 @@ def advance(deployment_id: str) -> None:
         members = [r for g in stage["group_ids"] for r in _runners_of(g)]
         reported = [states.get(r.id) for r in members]
         if any(s is not None and s.status == "failed" for s in reported):
+            if stage["status"] == "failed":
+                return
             stage["status"], status = "failed", "failed"
         else:
             online = [states.get(r.id) for r in members if runners.status_of(r, now) == "online"]
             active = [s for s in reported if s is not None and s.status == "active"]
-            if not all(s is not None and s.status == "active" for s in online):
+            waiting = not all(s is not None and s.status == "active" for s in online) or bool(
+                members and not active  # nobody runs it yet (all offline): wait for one
+            )
+            if waiting and stage["status"] == "rolling_out":
                 return
-            if members and not active:
-                return  # nobody runs it yet (every Runner offline): wait for one to come back
-            stage["status"] = "active"
-            if index + 1 < len(stages):
-                stages[index + 1]["status"] = "awaiting_approval"
-                status = "awaiting_approval"
+            if waiting:  # the Runner that failed tries again: no failure stands now
+                stage["status"], status = "rolling_out", "rolling_out"
             else:
-                status = "active"
+                stage["status"] = "active"
+                if index + 1 < len(stages):
+                    stages[index + 1]["status"] = "awaiting_approval"
+                    status = "awaiting_approval"
+                else:
+                    status = "active"
         after = dataclasses.replace(record, stages=stages, status=status, updated_at=now)
         try:
             with UnitOfWork() as uow:

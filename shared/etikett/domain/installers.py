@@ -1,6 +1,7 @@
-"""Runner installers: a zip with the Runner package, its configuration (server URLs, the CA
-bundle), a fresh one-time enrollment token and install scripts for Linux (systemd) and Windows
-(a service), stored in S3 and handed out as a short-lived presigned URL."""
+"""Runner installers: a zip with the Runner package (with the flow engine it runs deployed flows
+on), its configuration (server URLs, the CA bundle), a fresh one-time enrollment token and
+install scripts for Linux (systemd) and Windows (a service), stored in S3 and handed out as a
+short-lived presigned URL."""
 
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ from etikett.store.unit_of_work import UnitOfWork
 
 DOWNLOAD_LIFETIME = timedelta(hours=1)
 _SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
+# The flow engine and everything of etikett it imports: the Runner's copy of the one engine
+# (runner/pyproject.toml installs these beside etikett_runner).
+ENGINE_FILES = (
+    "__init__.py",
+    "cel.py",
+    "errors.py",
+    "dsl/__init__.py",
+    "dsl/flow.py",
+    "dsl/label.py",
+    "flows/",
+)
 
 INSTALL_SH = """#!/bin/sh
 # Installs the Etikett Runner as a systemd service. Run as root: sudo sh install.sh
@@ -115,6 +127,17 @@ def _add_tree(archive: zipfile.ZipFile, root: Path, prefix: str) -> None:
             archive.write(path, f"{prefix}/{relative.as_posix()}")
 
 
+def _add_engine(archive: zipfile.ZipFile, prefix: str) -> None:
+    import etikett
+
+    package = Path(etikett.__file__).resolve().parent  # the service's own copy: same engine
+    for entry in ENGINE_FILES:
+        source = package / entry
+        files = sorted(source.glob("*.py")) if entry.endswith("/") else [source]
+        for path in files:
+            archive.write(path, f"{prefix}/{path.relative_to(package).as_posix()}")
+
+
 def build(
     invocation: Invocation, group_id: str, request: InstallerRequest, server_url: str
 ) -> Installer:
@@ -139,6 +162,7 @@ def build(
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         folder = "etikett-runner"
         _add_tree(archive, _runner_package(), f"{folder}/runner")
+        _add_engine(archive, f"{folder}/runner/etikett")
         archive.writestr(f"{folder}/config.json", json.dumps(settings, indent=2) + "\n")
         archive.writestr(f"{folder}/ca.pem", certificates.ca_pem())
         info = zipfile.ZipInfo(f"{folder}/enrollment-token")

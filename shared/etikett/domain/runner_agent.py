@@ -8,6 +8,7 @@ whose serial its record holds is accepted, so a removed Runner is refused at onc
 from __future__ import annotations
 
 import base64
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -137,11 +138,18 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
     queue here, so a redelivery never reaches a printer twice from this side."""
     if not runner.queue_url:
         return Claimed(jobs=[])
-    _seen(runner, last_seen_at=clock.now())
+    began = clock.now()
+    _seen(runner, last_seen_at=began)
     try:
         received = runner_queues.receive(runner.queue_url, request.wait_seconds, request.max_jobs)
     except runner_queues.QueueGone:
         raise _removed() from None  # removed while this poll waited: its queue went with it
+    if received and _outlived(runner, began):
+        # The process that asked is gone (a newer one started meanwhile): nobody would read
+        # this answer, so the jobs go back to the queue for the new process at once.
+        for item in received:
+            runner_queues.release(runner.queue_url, item.receipt)
+        return Claimed(jobs=[])
     claimed: list[ClaimedJob] = []
     for job_id, receipt, delivery, carried in received:
         try:
@@ -158,7 +166,7 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
             if delivery == 1
             else (f"Delivered again (delivery {delivery}); the Runner checks its journal.")
         )
-        changes: dict[str, Any] = {"attempts": delivery, "updated_at": now}
+        changes: dict[str, Any] = {"attempts": delivery, "receipt": receipt, "updated_at": now}
         if record.status in ("queued", "held") and record.outcome_reason == "runner_offline":
             # Back online. A print keeps its outcome (held, runner_offline) until the Runner
             # reports the next one: what was announced stays what the archive shows.
@@ -189,6 +197,36 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
             )
         )
     return Claimed(jobs=claimed)
+
+
+class Released(BaseModel):
+    job_ids: list[str] = Field(description="Jobs whose latest claim was made claimable again.")
+
+
+RELEASE_LOOKBACK = 200  # the Runner's newest jobs looked at
+
+
+def _outlived(runner: RunnerRecord, began: datetime) -> bool:
+    current = runner_store.get_runner(runner.id)
+    started = current.process_started_at if current is not None else None
+    return started is not None and started > began
+
+
+def release(runner: RunnerRecord) -> Released:
+    """A Runner process that just started: claims an earlier process of it made may never have
+    reached it (it died during the long poll), and would stay invisible for the queue's
+    visibility timeout. Every unfinished job's latest claim becomes claimable again now, and a
+    long poll of the earlier process still waiting hands back what it receives later (see
+    `claim`). The Runner checks each delivery against its journal: nothing is sent twice."""
+    _seen(runner, process_started_at=clock.now())
+    if not runner.queue_url:
+        return Released(job_ids=[])
+    released = []
+    for record in job_store.newest_of_runner(runner.id, RELEASE_LOOKBACK):
+        if record.receipt and not jobs.is_final(record):
+            runner_queues.release(runner.queue_url, record.receipt)
+            released.append(record.id)
+    return Released(job_ids=released)
 
 
 def report(

@@ -12,12 +12,12 @@ from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.settings import get_settings
 from etikett.store import runner_queues, runners
 from etikett.store.pages import Page
 from etikett.store.runners import ContextRecord, GroupRecord, RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 
-ONLINE_WITHIN = timedelta(seconds=90)  # three missed heartbeats make a Runner offline
 CONTEXT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
 
 
@@ -70,7 +70,8 @@ def status_of(record: RunnerRecord, now: datetime | None = None) -> str:
     if record.state != "active":
         return "pending"
     seen = record.last_seen_at
-    return "online" if seen and (now or clock.now()) - seen <= ONLINE_WITHIN else "offline"
+    within = timedelta(seconds=get_settings().runner_offline_seconds)  # 3 heartbeats by default
+    return "online" if seen and (now or clock.now()) - seen <= within else "offline"
 
 
 def runner_view(record: RunnerRecord) -> Runner:

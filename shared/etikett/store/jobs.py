@@ -54,6 +54,7 @@ class JobRecord:
     created_by: str
     updated_at: dt.datetime
     finished_at: dt.datetime | None
+    receipt: str | None = None  # the queue's receipt of the latest claim
 
 
 class _Message(MapAttribute[str, Any]):
@@ -85,6 +86,7 @@ class _JobItem(Model):
     outcome_at = UTCDateTimeAttribute(null=True)
     result = JSONAttribute(null=True)
     attempts = NumberAttribute(default=0)
+    receipt = UnicodeAttribute(null=True)  # the queue's receipt of the latest claim
     created_at = UTCDateTimeAttribute()
     created_by = UnicodeAttribute()
     updated_at = UTCDateTimeAttribute()
@@ -114,6 +116,7 @@ def _record(item: _JobItem) -> JobRecord:
         created_by=item.created_by,
         updated_at=item.updated_at,
         finished_at=item.finished_at,
+        receipt=item.receipt,
     )
 
 
@@ -135,6 +138,7 @@ def _item(job: JobRecord) -> _JobItem:
         created_by=job.created_by,
         updated_at=job.updated_at,
         finished_at=job.finished_at,
+        receipt=job.receipt,
     )
 
 
@@ -153,6 +157,11 @@ def page_for_runner(runner_id: str, limit: int, cursor: str | None) -> Page[JobR
         return _JobItem.by_runner.query(runner_id, scan_index_forward=False, **page)
 
     return read_page(query, {"id", "runner_id"}, limit, cursor, _record)
+
+
+def newest_of_runner(runner_id: str, limit: int) -> list[JobRecord]:
+    items = _JobItem.by_runner.query(runner_id, scan_index_forward=False, limit=limit)
+    return [_record(item) for item in items]
 
 
 def of_runner(runner_id: str) -> list[JobRecord]:

@@ -111,6 +111,15 @@ def extend(queue_url: str, receipt: str) -> None:
         )
 
 
+def release(queue_url: str, receipt: str) -> None:
+    """Make a claimed message visible again at once (its claimer is gone)."""
+    sqs = _sqs()
+    with contextlib.suppress(sqs.exceptions.ClientError):  # deleted or delivered again since
+        sqs.change_message_visibility(
+            QueueUrl=queue_url, ReceiptHandle=receipt, VisibilityTimeout=0
+        )
+
+
 def acknowledge(queue_url: str, receipt: str) -> None:
     sqs = _sqs()
     with contextlib.suppress(sqs.exceptions.ClientError):

@@ -54,6 +54,7 @@ class RunnerRecord:
     queue_url: str | None
     last_seen_at: dt.datetime | None
     created_at: dt.datetime
+    process_started_at: dt.datetime | None = None  # the first call of its current process
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ class _RunnerItem(Model):
     certificate_not_after = UTCDateTimeAttribute(null=True)
     queue_url = UnicodeAttribute(null=True)
     last_seen_at = UTCDateTimeAttribute(null=True)
+    process_started_at = UTCDateTimeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
     by_kind = _ByKind()
     by_group = _ByGroup()
@@ -261,6 +263,12 @@ def page_groups(limit: int, cursor: str | None) -> Page[GroupRecord]:
 def get_runner(runner_id: str) -> RunnerRecord | None:
     item = get_item(_RunnerItem, runner_id, RUNNER_SK)
     return _runner(item) if item is not None else None
+
+
+def get_runners(runner_ids: list[str]) -> list[RunnerRecord]:
+    """The Runners of these ids that exist, in one batch read."""
+    keys = [(runner_id, RUNNER_SK) for runner_id in dict.fromkeys(runner_ids)]
+    return [_runner(item) for item in _RunnerItem.batch_get(keys)] if keys else []
 
 
 def page_runners(limit: int, cursor: str | None, group_id: str | None) -> Page[RunnerRecord]:

@@ -506,6 +506,31 @@ def test_jobs_for_an_offline_runner_wait(
     assert operator.get(f"/jobs/{job['id']}").json()["status"] == "running"
 
 
+def test_a_restarted_runner_gets_back_what_its_dead_long_poll_claimed(
+    admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """A Runner killed during its long poll: the claim answered nobody, and the job would stay
+    invisible for the queue's visibility timeout. The next process releases it at start."""
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    operator = admin.user_session(["operator"])[1]
+    runner_id = site.enrollment["runner_id"]
+    job = operator.post(f"/runners/{runner_id}/discovery", json={"targets": ["127.0.0.1"]})
+    lost = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"]
+    assert [c["job_id"] for c in lost] == [job.json()["id"]]  # the answer nobody read
+    assert agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
+    released = agent.post("/jobs/release")
+    assert released.status_code == 200, released.text
+    assert released.json() == {"job_ids": [job.json()["id"]]}
+    again = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"]
+    assert [(c["job_id"], c["delivery"]) for c in again] == [(job.json()["id"], 2)]
+    finished = agent.post(
+        f"/jobs/{again[0]['job_id']}/report",
+        json={"receipt": again[0]["receipt"], "status": "succeeded", "final": True},
+    )
+    assert finished.status_code == 200, finished.text
+    assert agent.post("/jobs/release").json() == {"job_ids": []}  # finished jobs stay put
+
+
 def test_installer_contains_package_config_ca_and_a_fresh_token(
     admin: Api, dev_server: DevServer, tmp_path: Path
 ) -> None:
@@ -534,6 +559,72 @@ def test_installer_contains_package_config_ca_and_a_fresh_token(
     assert "Start-Service EtikettRunner" in archive.read("etikett-runner/install.ps1").decode()
     pending = FakeSite(tmp_path, "installed").enroll(admin, token)
     assert pending.status_code == 201 and pending.json()["status"] == "pending"
+
+
+ENGINE_RUN = """
+import json, pathlib, sys
+sys.path.insert(0, sys.argv[1])
+import etikett, etikett_runner
+from etikett.flows.engine import FlowProgram, RunEnv
+from etikett_runner.flow_effects import SiteEffects
+
+assert etikett.__file__.startswith(sys.argv[1]), etikett.__file__
+assert etikett_runner.__file__.startswith(sys.argv[1]), etikett_runner.__file__
+program = FlowProgram.compile({"nodes": [
+    {"id": "in", "type": "trigger.folder", "path": "in", "wires": ["set"]},
+    {"id": "set", "type": "logic.set", "values": {"n": "int(record.n) * 2"}, "wires": ["some"]},
+    {"id": "some", "type": "logic.filter", "condition": "record.n > 2", "wires": ["pick"]},
+    {"id": "pick", "type": "logic.switch", "cases": [{"when": "record.n > 4", "wires": ["p"]}],
+     "otherwise": ["log"]},
+    {"id": "p", "type": "action.print", "label": "lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5",
+     "printer": "main", "variables": {"name": "string(record.n)"}, "wires": ["f"]},
+    {"id": "f", "type": "action.file", "path": "'out.txt'", "content": "string(record.n)"},
+    {"id": "log", "type": "action.log", "message": "'small ' + string(record.n)"},
+]})
+effects = SiteEffects(pathlib.Path(sys.argv[2]))
+result = program.run([{"n": "1"}, {"n": "2"}, {"n": "3"}], "in", effects, env=RunEnv())
+print(json.dumps({
+    "outcome": result.outcome,
+    "printed": [b.records for b in effects.batches],
+    "log": [m["message"] for m in effects.messages],
+    "modules": sorted(m for m in sys.modules if m == "etikett" or m.startswith("etikett.")),
+}))
+"""
+
+
+def test_the_installer_ships_the_flow_engine_the_runner_runs(
+    admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """The Runner's copy of the engine is the service's, and runs a flow with the Runner's own
+    effects importing nothing else of etikett."""
+    import subprocess
+    import sys
+
+    group = _group(admin)
+    installer = admin.post(f"/runner-groups/{group['id']}/installer", json={}).json()
+    archive = zipfile.ZipFile(io.BytesIO(httpx.get(installer["download_url"]).content))
+    archive.extractall(tmp_path)
+    runner = tmp_path / "etikett-runner" / "runner"
+    shipped = {p.relative_to(runner).as_posix() for p in (runner / "etikett").rglob("*.py")}
+    assert "etikett/flows/engine.py" in shipped and "etikett/api/app.py" not in shipped
+    (tmp_path / "data").mkdir()
+    ran = subprocess.run(
+        [sys.executable, "-c", ENGINE_RUN, str(runner), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["outcome"] == "succeeded"
+    assert answer["printed"] == [[{"name": "6"}]] and answer["log"] == ["small 4"]
+    assert (tmp_path / "data" / "out.txt").read_text() == "6"
+    loaded = {
+        m.replace(".", "/")
+        + ("/__init__.py" if m in ("etikett", "etikett.dsl", "etikett.flows") else ".py")
+        for m in answer["modules"]
+    }
+    assert loaded <= shipped, loaded - shipped
 
 
 def test_runner_roles(admin: Api, dev_server: DevServer, tmp_path: Path) -> None:

@@ -1,0 +1,189 @@
+"""What a deployed flow's action nodes do on the site, for one trigger event.
+
+Prints are collected, not sent: the event's records for one printer alias (same label and
+copies) become one data-stream print request, sent after the event is journaled (see
+`flow_runs`). HTTP requests go to HTTPS on public addresses or to loopback, checked after name
+resolution and pinned to the checked address; files stay inside the Runner's data folder; log
+messages go to the Runner's log and the run's trace."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from etikett.flows.effects import (
+    EffectFailed,
+    FileIntent,
+    HttpIntent,
+    LogIntent,
+    Outcome,
+    PrintIntent,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_RECORDS_PER_PRINT = 10_000  # the print path's limit per request
+MAX_PRINT_BYTES = 4_000_000  # a request body well under the gateway's and Lambda's limits
+MAX_MESSAGES = 100
+HTTP_TIMEOUT = 10.0
+MAX_HTTP_ANSWER = 64_000
+
+
+def plain(value: Any) -> Any:
+    """JSON-safe (CEL gives timestamps and durations)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+@dataclass
+class PrintBatch:
+    """One print request: records of one event for one printer alias, label and copies."""
+
+    printer: str
+    label: str
+    copies: int
+    records: list[dict[str, Any]] = field(default_factory=list)
+    indexes: list[int] = field(default_factory=list)  # each record's index in the event
+    size: int = 0  # bytes of the records as JSON
+
+
+class SiteEffects:
+    """The `Effects` of a real run on this Runner. `record_index` names the record the engine
+    is running (set by the caller before each record)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.record_index = 0
+        self.batches: list[PrintBatch] = []
+        self._open: dict[tuple[str, str, int], PrintBatch] = {}
+        self.messages: list[dict[str, Any]] = []
+
+    # --- print: collected per alias, label and copies --------------------------------------
+
+    def print(self, intent: PrintIntent) -> Outcome:
+        variables = plain(intent.variables)
+        size = len(json.dumps(variables, separators=(",", ":"))) + 1
+        key = (intent.printer, intent.label, intent.copies)
+        batch = self._open.get(key)
+        if (
+            batch is None
+            or len(batch.records) >= MAX_RECORDS_PER_PRINT
+            or batch.size + size > MAX_PRINT_BYTES
+        ):
+            batch = PrintBatch(intent.printer, intent.label, intent.copies)
+            self._open[key] = batch
+            self.batches.append(batch)
+        batch.records.append(variables)
+        batch.indexes.append(self.record_index)
+        batch.size += size
+        detail = {"label": intent.label, "printer": intent.printer, "copies": intent.copies}
+        return Outcome(performed=True, detail=detail, result={**detail, "job_id": None})
+
+    # --- HTTP: HTTPS to public addresses, or loopback ---------------------------------------
+
+    def http(self, intent: HttpIntent) -> Outcome:
+        import httpx
+
+        if intent.credential:
+            raise EffectFailed(
+                f"credential {intent.credential!r}: credentials are not available to flows on "
+                "a Runner"
+            )
+        url, headers, extensions = pinned(intent.url)
+        body = plain(intent.body) if intent.body is not None else None
+        try:
+            with httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False, trust_env=False) as c:
+                response = c.request(
+                    intent.method,
+                    url,
+                    json=body,
+                    headers={**headers, "user-agent": "etikett-runner"},
+                    extensions=extensions,
+                )
+        except httpx.HTTPError as error:
+            raise EffectFailed(f"{intent.method} {intent.url}: {error}") from None
+        try:
+            answer: Any = response.json() if len(response.content) <= MAX_HTTP_ANSWER else None
+        except ValueError:
+            answer = None
+        if answer is None:
+            answer = response.text[:2000]
+        return Outcome(
+            performed=True,
+            detail={"method": intent.method, "url": intent.url, "status": response.status_code},
+            result={"status": response.status_code, "body": answer},
+        )
+
+    # --- files: inside the data folder only --------------------------------------------------
+
+    def file(self, intent: FileIntent) -> Outcome:
+        base = self.data_dir.resolve()
+        target = (base / intent.path).resolve()
+        if target == base or not target.is_relative_to(base):
+            raise EffectFailed(f"{intent.path!r} is outside the Runner's data folder")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(intent.content, "utf-8")
+        except OSError as error:
+            raise EffectFailed(f"{intent.path!r}: {error.strerror or error}") from None
+        relative = target.relative_to(base).as_posix()
+        return Outcome(
+            performed=True, detail={"path": relative, "bytes": len(intent.content.encode())}
+        )
+
+    # --- log ------------------------------------------------------------------------------------
+
+    def log(self, intent: LogIntent) -> Outcome:
+        level = getattr(logging, intent.level.upper(), logging.INFO)
+        log.log(level, "flow node %s: %s", intent.node_id, intent.message)
+        if len(self.messages) < MAX_MESSAGES:
+            self.messages.append(
+                {
+                    "record": self.record_index,
+                    "node_id": intent.node_id,
+                    "level": intent.level,
+                    "message": intent.message[:2000],
+                }
+            )
+        return Outcome(performed=True, detail={"level": intent.level, "message": intent.message})
+
+
+def pinned(url: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """The URL with its host replaced by the checked address, the Host header, and the TLS
+    server name: the request goes where the check looked, whatever DNS answers next."""
+    parts = urlsplit(url)
+    host = parts.hostname
+    if parts.scheme not in ("http", "https") or not host:
+        raise EffectFailed(f"{url}: only https:// URLs (http:// to loopback)")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise EffectFailed(f"{url}: the port is not a number") from None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as error:
+        raise EffectFailed(f"{url}: {host} does not resolve ({error})") from None
+    addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    if not addresses:
+        raise EffectFailed(f"{url}: {host} does not resolve")
+    loopback = all(a.is_loopback for a in addresses)
+    if parts.scheme == "http" and not loopback:
+        raise EffectFailed(f"{url}: http:// only to loopback; use https://")
+    if not loopback and not all(a.is_global for a in addresses):
+        raise EffectFailed(
+            f"{url}: {host} is a private address; a Runner calls only public HTTPS services "
+            "(or loopback)"
+        )
+    address = addresses[0]
+    literal = f"[{address}]" if address.version == 6 else str(address)
+    netloc = f"{literal}:{port}"
+    target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    named = f"[{host}]" if ":" in host else host
+    headers = {"host": named if parts.port is None else f"{named}:{port}"}
+    extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
+    return target, headers, extensions

@@ -1,0 +1,383 @@
+"""Deployed flows on the Runner. Every few seconds the host asks the service which flow versions
+its group is to run (each with its effective context and printer aliases) and brings the running
+set in line without a restart: a new version (or deployment) stops the old triggers and starts
+the new ones, reporting `applying`, then `active` or `failed` with the reason; a change of
+context or printers applies to the next event. A flow that could not start is tried again
+every half minute and whenever its deployment changes.
+
+Each trigger event runs through the one engine (`etikett.flows`) here, on the site; its prints,
+report and file go to the service through `flow_runs.RunSender`, exactly once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from etikett_runner.channel import AgentChannel, RunnerRemoved
+from etikett_runner.connectivity import Connectivity
+from etikett_runner.flow_effects import SiteEffects
+from etikett_runner.flow_runs import (
+    Batch,
+    EventFile,
+    PendingRun,
+    RunJournal,
+    RunSender,
+    new_run_id,
+    now,
+)
+from etikett_runner.flow_triggers import FolderWatch, HttpTriggers, TriggerUnusable, schedule
+from etikett_runner.transport import Refused, ServerAway
+from etikett_runner.tuning import Tuning
+
+log = logging.getLogger(__name__)
+
+TRACED_RECORDS = 3  # records whose trace goes with the run's report
+
+
+def fingerprint(spec: dict[str, Any]) -> str:
+    """What makes a flow start anew: its deployment, version and document. Context and
+    printers change without a restart."""
+    identity = [spec["deployment_id"], spec["flow_id"], spec["version"], spec["document"]]
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+class Deployed:
+    """One deployed flow version with its triggers."""
+
+    def __init__(self, host: FlowHost, spec: dict[str, Any]) -> None:
+        from etikett.flows.engine import FlowProgram
+
+        self.host = host
+        self.spec = spec
+        self.flow_id: str = spec["flow_id"]
+        self.deployment_id: str = spec["deployment_id"]
+        self.version = int(spec["version"])
+        self.key = fingerprint(spec)
+        self.program = FlowProgram.compile(spec["document"])
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()  # one event at a time through the engine
+        self.folders: list[Path] = []
+
+    def start(self) -> None:
+        """Start every trigger; TriggerUnusable says why one cannot run here."""
+        self._check_printers()
+        starts: list[tuple[str, Callable[[threading.Event], None]]] = []
+        for node in self.program.triggers():
+            fields = node.fields()
+            if node.type == "trigger.folder":
+                folder = self.host.data_dir / str(fields["path"])  # an absolute path stays
+                watch = FolderWatch(self, node.id, folder, fields, self.host.tuning.folder_seconds)
+                watch.check()
+                self.host.watch(folder, self)
+                self.folders.append(folder)
+                starts.append((f"folder {node.id}", watch.run))
+            elif node.type == "trigger.schedule":
+                every = float(fields["every_s"])
+                starts.append((f"schedule {node.id}", schedule(self, node.id, every)))
+            elif node.type == "trigger.http":
+                if self.host.http is None:
+                    raise TriggerUnusable(
+                        "this Runner takes no HTTP triggers: start it with --listen [HOST:]PORT"
+                    )
+                self.host.http.add(str(fields["path"]), self, node.id)
+            else:
+                raise TriggerUnusable(f"{node.type} is not a trigger this Runner knows")
+        for name, target in starts:
+            thread = threading.Thread(
+                target=self._guarded, args=(name, target), name=f"{self.flow_id} {name}"
+            )
+            thread.daemon = True
+            thread.start()
+            self._threads.append(thread)
+
+    def _check_printers(self) -> None:
+        assigned = self.spec.get("printers") or {}
+        for node in self.program.document.nodes:
+            if node.type == "action.print":
+                alias = str(node.fields().get("printer"))
+                if alias not in assigned:
+                    raise TriggerUnusable(
+                        f"the printer alias {alias!r} has no printer in {self.deployment_id}"
+                    )
+
+    def _guarded(self, name: str, target: Callable[[threading.Event], None]) -> None:
+        while not self._stop.is_set():
+            try:
+                target(self._stop)
+                return
+            except Exception:
+                log.exception(
+                    "flow %s: the %s trigger failed; starting it again", self.flow_id, name
+                )
+                self._stop.wait(5.0)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self.host.http is not None:
+            self.host.http.remove(self)
+        for folder in self.folders:
+            self.host.unwatch(folder, self)
+        for thread in self._threads:
+            thread.join(timeout=30)  # a file being run is journaled before the thread ends
+
+    def owns(self, claimed: Path) -> bool:
+        return self.host.sender.owns(claimed)
+
+    def run_event(
+        self,
+        node_id: str,
+        records: list[dict[str, Any]],
+        source: str,
+        *,
+        run_id: str | None = None,
+        file: EventFile | None = None,
+        problem: str | None = None,
+    ) -> str:
+        """Run one trigger event's records through the flow and journal the run for delivery;
+        the run's id."""
+        from etikett.flows.engine import RunEnv
+
+        run_id = run_id or new_run_id()
+        with self._lock:
+            spec = self.spec
+            run = PendingRun(
+                id=run_id,
+                deployment_id=self.deployment_id,
+                flow_id=self.flow_id,
+                version=self.version,
+                trigger_node=node_id,
+                source=source,
+                started_at=now(),
+                records=len(records),
+                problem=problem,
+                file=file,
+            )
+            effects = SiteEffects(self.host.data_dir)
+            env = RunEnv(
+                context=spec.get("context") or {}, runner=self.host.identity, run_id=run_id
+            )
+            values = self.program.env_values(env)
+            for index, record in enumerate(records):
+                effects.record_index = index
+                result = self.program.run_record(
+                    record,
+                    node_id,
+                    effects,
+                    env=env,
+                    record_index=index,
+                    env_values=values,
+                    trace=index < TRACED_RECORDS,
+                )
+                if result.trace:
+                    run.traces.append(result.trace)
+                for error in result.errors:
+                    run.fail(index, error.get("node_id"), str(error.get("message")))
+            # A record that failed in one node still prints what other branches gave it.
+            run.batches = [
+                Batch(
+                    printer=b.printer,
+                    label=b.label,
+                    copies=b.copies,
+                    records=b.records,
+                    indexes=b.indexes,
+                    key=f"{run_id}:{number}",
+                )
+                for number, b in enumerate(effects.batches)
+            ]
+            run.messages = effects.messages
+        self.host.sender.submit(run)
+        return run_id
+
+
+class _Failed:
+    """A flow that could not start: nothing runs; tried again later or when it changes."""
+
+    def __init__(self, spec: dict[str, Any], reason: str) -> None:
+        self.spec = spec
+        self.key = fingerprint(spec)
+        self.deployment_id: str = spec["deployment_id"]
+        self.reason = reason
+        self.since = time.monotonic()
+
+    def close(self) -> None:
+        return None
+
+
+class FlowHost:
+    def __init__(
+        self,
+        channel: AgentChannel,
+        state_root: Path,
+        data_dir: Path,
+        connectivity: Connectivity,
+        on_removed: Callable[[RunnerRemoved], None],
+        *,
+        http: HttpTriggers | None = None,
+        tuning: Tuning | None = None,
+    ) -> None:
+        self.channel = channel
+        self.data_dir = data_dir
+        self.connectivity = connectivity
+        self.on_removed = on_removed
+        self.http = http
+        self.tuning = tuning or Tuning()
+        self.identity: dict[str, Any] = {}
+        self.sender = RunSender(
+            channel, RunJournal(state_root / "flow-runs"), connectivity, on_removed
+        )
+        self.running: dict[str, Deployed | _Failed] = {}  # flow id → what runs
+        self._reports: dict[str, dict[str, Any]] = {}  # deployment id → status not yet told
+        self._folders: dict[Path, Deployed] = {}
+        self._folder_lock = threading.Lock()
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Until `stop`: deliver runs left from before, then keep the running flows in line
+        with the service. Stopping stops every trigger (a file being run is journaled first)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.sender.load()
+        sender = threading.Thread(target=self.sender.run, args=(stop,), name="flow runs")
+        sender.daemon = True
+        sender.start()
+        if self.http is not None:
+            self.http.start()
+        try:
+            while not stop.is_set():
+                try:
+                    if self.refresh():
+                        self.retry_failed()
+                    self.send_reports()
+                except Exception:  # never leave deployed flows unattended
+                    log.exception("deployed flows: the update failed; again shortly")
+                stop.wait(self.tuning.flows_seconds)
+        finally:
+            for flow in self.running.values():
+                flow.close()
+            self.running.clear()
+            if self.http is not None:
+                self.http.close()
+            sender.join(timeout=5)
+
+    def refresh(self) -> bool:
+        """Ask the service what to run and apply it; False if it could not be asked (what runs
+        keeps running)."""
+        try:
+            if not self.identity:
+                config = self.channel.config()
+                self.identity = {
+                    "id": config["runner_id"],
+                    "name": config["name"],
+                    "group_id": config["group_id"],
+                }
+            wanted = self.channel.flows()
+        except ServerAway as away:
+            self.connectivity.failed()
+            log.debug("deployed flows: service away (%s)", away)
+            return False
+        except RunnerRemoved as removed:
+            self.on_removed(removed)
+            return False
+        except Refused as refused:
+            log.error("deployed flows: refused: %s", refused)
+            return False
+        self.connectivity.succeeded()
+        self.apply(wanted)
+        return True
+
+    def apply(self, wanted: list[dict[str, Any]]) -> None:
+        specs = {spec["flow_id"]: spec for spec in wanted}
+        for flow_id in list(self.running):
+            spec = specs.get(flow_id)
+            current = self.running[flow_id]
+            if spec is None or fingerprint(spec) != current.key:
+                self.running.pop(flow_id).close()
+                log.info("flow %s (%s) stopped", flow_id, current.deployment_id)
+            elif isinstance(current, Deployed):
+                current.spec = spec  # context and printers: the next event uses them
+        for flow_id, spec in specs.items():
+            if flow_id in self.running:
+                current = self.running[flow_id]
+                if isinstance(current, _Failed) and spec != current.spec:
+                    self.running.pop(flow_id)
+                    self._start(spec)  # its printers or context changed: try again now
+                continue
+            self._start(spec)
+
+    def _start(self, spec: dict[str, Any], retry_of: _Failed | None = None) -> None:
+        """Start a flow and tell the service how it went (a retry that fails as before tells
+        nothing new)."""
+        flow_id, deployment_id = spec["flow_id"], spec["deployment_id"]
+        if retry_of is None:
+            self._report(deployment_id, "applying", None)
+        flow: Deployed | None = None
+        try:
+            flow = Deployed(self, spec)
+            flow.start()
+        except TriggerUnusable as unusable:
+            reason = str(unusable)
+        except Exception as error:  # a flow the engine cannot run never stops the Runner
+            log.exception("flow %s cannot start", flow_id)
+            reason = f"the flow cannot start here: {error}"
+        else:
+            self.running[flow_id] = flow
+            self._report(deployment_id, "active", None)
+            log.info("flow %s version %s active (%s)", flow_id, spec["version"], deployment_id)
+            return
+        if flow is not None:
+            flow.close()
+        self.running[flow_id] = _Failed(spec, reason)
+        if retry_of is None or retry_of.reason != reason:
+            log.warning("flow %s (%s) cannot run: %s", flow_id, deployment_id, reason)
+            self._report(deployment_id, "failed", reason)
+
+    def retry_failed(self) -> None:
+        due = time.monotonic() - self.tuning.flow_retry_seconds
+        for flow_id, current in list(self.running.items()):
+            if isinstance(current, _Failed) and current.since <= due:
+                self.running.pop(flow_id)
+                self._start(current.spec, retry_of=current)
+
+    # --- folders watched -------------------------------------------------------------------
+
+    def watch(self, folder: Path, flow: Deployed) -> None:
+        key = folder.resolve()
+        with self._folder_lock:
+            other = self._folders.get(key)
+            if other is not None and other is not flow:
+                raise TriggerUnusable(f"{folder} is watched by flow {other.flow_id} already")
+            self._folders[key] = flow
+
+    def unwatch(self, folder: Path, flow: Deployed) -> None:
+        key = folder.resolve()
+        with self._folder_lock:
+            if self._folders.get(key) is flow:
+                del self._folders[key]
+
+    # --- telling the service ----------------------------------------------------------------
+
+    def _report(self, deployment_id: str, status: str, detail: str | None) -> None:
+        self._reports[deployment_id] = {"status": status, "detail": detail}  # the latest counts
+        self.send_reports()
+
+    def send_reports(self) -> None:
+        for deployment_id, body in list(self._reports.items()):
+            try:
+                self.channel.deployment_status(deployment_id, body)
+            except RunnerRemoved as removed:
+                self.on_removed(removed)
+                return
+            except ServerAway:
+                self.connectivity.failed()
+                return  # next round
+            except Refused as refused:  # e.g. the deployment is gone: nothing to retry
+                log.warning("deployment %s: status refused: %s", deployment_id, refused)
+            if self._reports.get(deployment_id) is body:
+                del self._reports[deployment_id]

@@ -1,0 +1,430 @@
+"""Deployed flows on the Runner, against a fake agent channel: prints collected per event and
+printer, delivered exactly once across restarts, refusals that fail only the records they name,
+folder arrival, flows started, changed and failed with reasons, and the site effects' bounds."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from etikett_runner import flow_effects
+from etikett_runner.connectivity import Connectivity
+from etikett_runner.flow_effects import SiteEffects, pinned
+from etikett_runner.flow_host import FlowHost
+from etikett_runner.flow_runs import RUN_ID, Batch, EventFile, PendingRun, RunJournal, RunSender
+from etikett_runner.flow_triggers import HttpTriggers
+from etikett_runner.transport import Refused, ServerAway
+from etikett_runner.tuning import Tuning
+
+from etikett.flows.effects import EffectFailed, FileIntent, PrintIntent
+
+LABEL = "lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5"
+
+
+class FakeChannel:
+    """The agent channel's flow calls, recorded; answers can be scripted per call."""
+
+    def __init__(self) -> None:
+        self.prints: list[dict[str, Any]] = []
+        self.runs: list[dict[str, Any]] = []
+        self.statuses: list[tuple[str, dict[str, Any]]] = []
+        self.wanted: list[dict[str, Any]] = []
+        self.print_answers: list[Callable[[dict[str, Any]], Any]] = []
+        self.away = False
+        self.lock = threading.Lock()
+
+    def _gate(self) -> None:
+        if self.away:
+            raise ServerAway("away")
+
+    def config(self) -> dict[str, Any]:
+        self._gate()
+        return {"runner_id": "run_1", "name": "site-pc", "group_id": "rgp_1"}
+
+    def flows(self) -> list[dict[str, Any]]:
+        self._gate()
+        return list(self.wanted)
+
+    def deployment_status(self, deployment_id: str, body: dict[str, Any]) -> None:
+        self._gate()
+        with self.lock:
+            self.statuses.append((deployment_id, dict(body)))
+
+    def flow_print(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._gate()
+        with self.lock:
+            self.prints.append(body)
+            number = len(self.prints)
+        if self.print_answers:
+            answer = self.print_answers.pop(0)(body)
+            if answer is not None:
+                return dict(answer)
+        return {"job_id": f"job_{number}", "status": "queued"}
+
+    def flow_run(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._gate()
+        with self.lock:
+            self.runs.append(body)
+        return {"id": body["id"]}
+
+
+def refuse(status: int, code: str, **params: Any) -> Callable[[dict[str, Any]], Any]:
+    def answer(body: dict[str, Any]) -> Any:
+        raise Refused(status, code, "refused", params)
+
+    return answer
+
+
+def eventually(probe: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := probe()):
+        assert time.monotonic() < deadline, "not reached"
+        time.sleep(0.02)
+    return value
+
+
+def sender_for(channel: FakeChannel, state: Path) -> RunSender:
+    stop = threading.Event()
+    return RunSender(channel, RunJournal(state / "flow-runs"), Connectivity(stop), lambda r: None)  # type: ignore[arg-type]
+
+
+def pending(
+    run_id: str, batches: list[Batch], records: int, file: EventFile | None = None
+) -> PendingRun:
+    return PendingRun(
+        id=run_id,
+        deployment_id="dep_1",
+        flow_id="flw_1",
+        version=1,
+        trigger_node="in",
+        source="orders.csv",
+        started_at="2026-11-25T00:00:00+00:00",
+        records=records,
+        batches=batches,
+        file=file,
+    )
+
+
+RUN = "frn_01M88H6PARY91YC74M6WPY1TQ9"
+
+
+# --- effects -------------------------------------------------------------------------------
+
+
+def test_prints_of_an_event_go_together_per_printer_label_and_copies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(flow_effects, "MAX_RECORDS_PER_PRINT", 3)
+    effects = SiteEffects(tmp_path)
+    for index in range(5):
+        effects.record_index = index
+        for printer in ("ship", "box"):
+            effects.print(PrintIntent("p", LABEL, printer, 1, {"n": index}, "k"))
+    effects.record_index = 5
+    effects.print(PrintIntent("p", LABEL, "ship", 2, {"n": 5}, "k"))
+    shapes = [(b.printer, b.copies, b.indexes) for b in effects.batches]
+    assert shapes == [
+        ("ship", 1, [0, 1, 2]),
+        ("box", 1, [0, 1, 2]),
+        ("ship", 1, [3, 4]),  # at most MAX_RECORDS_PER_PRINT records per print request
+        ("box", 1, [3, 4]),
+        ("ship", 2, [5]),
+    ]
+    assert effects.batches[0].records == [{"n": 0}, {"n": 1}, {"n": 2}]
+
+
+def test_files_stay_inside_the_data_folder(tmp_path: Path) -> None:
+    effects = SiteEffects(tmp_path / "data")
+    effects.file(FileIntent("f", "out/a.txt", "hello"))
+    assert (tmp_path / "data" / "out" / "a.txt").read_text() == "hello"
+    for path in ("../escape.txt", "/etc/passwd", "out/../../x", "."):
+        with pytest.raises(EffectFailed, match="outside"):
+            effects.file(FileIntent("f", path, "x"))
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://93.184.216.34/x", "only to loopback"),
+        ("https://10.1.2.3/x", "private address"),
+        ("https://192.168.1.10/x", "private address"),
+        ("https://169.254.169.254/latest", "private address"),
+        ("ftp://127.0.0.1/x", "only https"),
+        ("https://host.invalid/x", "does not resolve"),
+    ],
+)
+def test_http_goes_only_to_public_https_or_loopback(url: str, problem: str) -> None:
+    with pytest.raises(EffectFailed, match=problem):
+        pinned(url)
+
+
+def test_http_is_pinned_to_the_checked_address() -> None:
+    url, headers, extensions = pinned("http://localhost:8080/hook?a=1")
+    assert url in ("http://127.0.0.1:8080/hook?a=1", "http://[::1]:8080/hook?a=1")
+    assert headers == {"host": "localhost:8080"} and extensions == {}
+    url, headers, extensions = pinned("https://127.0.0.1/x")
+    assert url == "https://127.0.0.1:443/x" and extensions == {"sni_hostname": "127.0.0.1"}
+
+
+# --- delivery ------------------------------------------------------------------------------
+
+
+def test_a_run_is_sent_reported_and_its_file_moved_then_forgotten(tmp_path: Path) -> None:
+    channel = FakeChannel()
+    sender = sender_for(channel, tmp_path)
+    folder = tmp_path / "in"
+    (folder / "processing").mkdir(parents=True)
+    claimed = folder / "processing" / f"{RUN}.orders.csv"
+    claimed.write_text("name\nA\n")
+    batch = Batch("ship", LABEL, 1, [{"n": 1}], [0], key=f"{RUN}:0")
+    run = pending(RUN, [batch], 1, EventFile(str(folder), "orders.csv", str(claimed)))
+    sender.submit(run)
+    assert sender.owns(claimed) and (tmp_path / "flow-runs" / f"{RUN}.json").exists()
+    assert sender.deliver(run, threading.Event())
+    assert channel.prints[0]["idempotency_key"] == f"{RUN}:0"
+    assert channel.prints[0]["deployment_id"] == "dep_1"
+    report = channel.runs[0]
+    assert (report["outcome"], report["records"], report["job_ids"]) == ("succeeded", 1, ["job_1"])
+    assert (folder / "done" / "orders.csv").read_text() == "name\nA\n"
+    assert not (tmp_path / "flow-runs" / f"{RUN}.json").exists()
+
+
+def test_a_journaled_run_is_finished_after_a_restart_without_sending_twice(tmp_path: Path) -> None:
+    channel = FakeChannel()
+    first = sender_for(channel, tmp_path)
+    batches = [
+        Batch("ship", LABEL, 1, [{"n": 1}], [0], key=f"{RUN}:0"),
+        Batch("box", LABEL, 1, [{"n": 1}], [0], key=f"{RUN}:1"),
+    ]
+    run = pending(RUN, batches, 1)
+    first.submit(run)
+
+    def away_now(body: dict[str, Any]) -> Any:
+        channel.away = True  # the first request got through; then the service is gone
+        return None
+
+    channel.print_answers = [away_now]
+    assert not first.deliver(run, threading.Event())
+    assert len(channel.prints) == 1
+
+    channel.away = False
+    second = sender_for(channel, tmp_path)  # a new process reads the journal
+    assert second.load() == 1
+    stop = threading.Event()
+    worker = threading.Thread(target=second.run, args=(stop,), daemon=True)
+    worker.start()
+    eventually(lambda: second.delivered == 1)
+    stop.set()
+    assert [p["printer"] for p in channel.prints] == ["ship", "box"]  # ship never again
+    assert channel.runs[0]["job_ids"] == ["job_1", "job_2"]
+
+
+def test_records_the_service_names_invalid_fail_alone(tmp_path: Path) -> None:
+    channel = FakeChannel()
+    sender = sender_for(channel, tmp_path)
+    channel.print_answers = [
+        refuse(
+            422,
+            "print.variables_invalid",
+            errors=[{"record": 1, "variable": "name", "message": "is required"}],
+        )
+    ]
+    batch = Batch("ship", LABEL, 1, [{"n": 0}, {}, {"n": 2}], [0, 1, 2], key=f"{RUN}:0")
+    run = pending(RUN, [batch], 3)
+    sender.submit(run)
+    assert sender.deliver(run, threading.Event())
+    assert [p["idempotency_key"] for p in channel.prints] == [f"{RUN}:0", f"{RUN}:0:1"]
+    assert channel.prints[1]["records"] == [{"n": 0}, {"n": 2}]
+    report = channel.runs[0]
+    assert report["outcome"] == "partial"
+    assert report["trace"]["errors"] == [
+        {"record": 1, "node_id": None, "message": "print to 'ship': name is required"}
+    ]
+
+
+def test_a_refused_print_fails_its_records_and_the_file_goes_to_failed(tmp_path: Path) -> None:
+    channel = FakeChannel()
+    sender = sender_for(channel, tmp_path)
+    channel.print_answers = [
+        lambda body: (_ for _ in ()).throw(Refused(409, "print.in_progress", "wait")),
+        refuse(409, "deployment.printer_unassigned"),
+    ]
+    folder = tmp_path / "in"
+    (folder / "processing").mkdir(parents=True)
+    claimed = folder / "processing" / f"{RUN}.a.csv"
+    claimed.write_text("x")
+    batch = Batch("ship", LABEL, 1, [{"n": 0}], [0], key=f"{RUN}:0")
+    run = pending(RUN, [batch], 1, EventFile(str(folder), "a.csv", str(claimed)))
+    sender.submit(run)
+    assert not sender.deliver(run, threading.Event())  # still running there: try again later
+    assert sender.deliver(run, threading.Event())
+    assert channel.runs[0]["outcome"] == "failed"
+    reason = (folder / "failed" / "a.csv.reason.txt").read_text()
+    assert "1 of 1 records failed" in reason and "deployment.printer_unassigned" in reason
+    assert (folder / "failed" / "a.csv").exists()
+
+
+# --- the host ------------------------------------------------------------------------------
+
+
+def spec(document: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "deployment_id": "dep_1",
+        "flow_id": "flw_1",
+        "version": 1,
+        "document": document,
+        "context": {"site": "A"},
+        "printers": {"ship": "Zebra"},
+        **extra,
+    }
+
+
+FOLDER_FLOW = {
+    "nodes": [
+        {"id": "in", "type": "trigger.folder", "path": "in", "wires": ["p"]},
+        {
+            "id": "p",
+            "type": "action.print",
+            "label": LABEL,
+            "printer": "ship",
+            "variables": {"name": "record.name + '@' + context.site"},
+        },
+    ]
+}
+
+
+Host = tuple[FakeChannel, FlowHost, threading.Thread]
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    channel = FakeChannel()
+    stop = threading.Event()
+    tuning = Tuning(flows_seconds=0.05, folder_seconds=0.25, flow_retry_seconds=0.1)
+    flows = FlowHost(
+        channel,  # type: ignore[arg-type]
+        tmp_path / "state",
+        tmp_path / "data",
+        Connectivity(stop),
+        lambda removed: None,
+        tuning=tuning,
+    )
+    thread = threading.Thread(target=flows.run, args=(stop,), daemon=True)
+    yield channel, flows, thread
+    stop.set()
+    if thread.is_alive():
+        thread.join(10)
+
+
+def statuses(channel: FakeChannel) -> list[tuple[str, str | None]]:
+    with channel.lock:
+        return [(b["status"], b["detail"]) for _, b in channel.statuses]
+
+
+def test_a_missing_folder_fails_with_its_reason_until_it_exists(host: Host, tmp_path: Path) -> None:
+    channel, flows, thread = host
+    channel.wanted = [spec(FOLDER_FLOW)]
+    thread.start()
+    eventually(lambda: statuses(channel) and statuses(channel)[-1][0] == "failed")
+    assert statuses(channel)[0] == ("applying", None)
+    assert "does not exist" in str(statuses(channel)[-1][1])
+    time.sleep(0.3)  # tried again meanwhile, failing the same way: nothing more told
+    assert [s for s, _ in statuses(channel)] == ["applying", "failed"]
+    (tmp_path / "data" / "in").mkdir(parents=True)
+    eventually(lambda: statuses(channel)[-1] == ("active", None))
+
+    (tmp_path / "data" / "in" / "orders.csv").write_text("name\nAnna\nBert\n")
+    eventually(lambda: channel.runs)
+    assert channel.prints[0]["records"] == [{"name": "Anna@A"}, {"name": "Bert@A"}]
+    assert RUN_ID.fullmatch(channel.runs[0]["id"])
+    assert eventually(lambda: (tmp_path / "data" / "in" / "done" / "orders.csv").exists())
+
+    # A context change applies to the next event, without stopping the flow.
+    channel.wanted = [spec(FOLDER_FLOW, context={"site": "B"})]
+    time.sleep(0.3)
+    (tmp_path / "data" / "in" / "more.csv").write_text("name\nCarl\n")
+    eventually(lambda: len(channel.runs) == 2)
+    assert channel.prints[1]["records"] == [{"name": "Carl@B"}]
+    assert [s for s, _ in statuses(channel)] == ["applying", "failed", "active"]
+
+    channel.wanted = []  # rolled back to nothing: the flow stops
+    eventually(lambda: not flows.running)
+
+
+def test_an_unassigned_alias_or_an_http_trigger_without_listen_fail_the_start(host: Host) -> None:
+    channel, _, thread = host
+    http_flow = {
+        "nodes": [
+            {"id": "web", "type": "trigger.http", "path": "orders", "wires": ["log"]},
+            {"id": "log", "type": "action.log", "message": "'x'"},
+        ]
+    }
+    channel.wanted = [
+        spec(FOLDER_FLOW, printers={}),
+        spec(http_flow, flow_id="flw_2", deployment_id="dep_2"),
+    ]
+    thread.start()
+    eventually(lambda: len([s for s in statuses(channel) if s[0] == "failed"]) == 2)
+    reasons = {d: b["detail"] for d, b in channel.statuses if b["status"] == "failed"}
+    assert "'ship' has no printer in dep_1" in reasons["dep_1"]
+    assert "--listen" in reasons["dep_2"]
+
+
+def test_http_triggers_answer_202_with_the_run(host: Host, tmp_path: Path) -> None:
+    import httpx
+
+    channel, flows, thread = host
+    flows.http = HttpTriggers("127.0.0.1", 0)
+    flow = {
+        "nodes": [
+            {"id": "web", "type": "trigger.http", "path": "orders/new", "wires": ["p"]},
+            {
+                "id": "p",
+                "type": "action.print",
+                "label": LABEL,
+                "printer": "ship",
+                "variables": {"name": "record.name"},
+            },
+        ]
+    }
+    channel.wanted = [spec(flow)]
+    thread.start()
+    eventually(lambda: statuses(channel) and statuses(channel)[-1] == ("active", None))
+    base = f"http://127.0.0.1:{flows.http.address[1]}"
+    sent = httpx.post(f"{base}/flows/orders/new", json=[{"name": "A"}, {"name": "B"}])
+    assert sent.status_code == 202
+    run_id = sent.json()["run_id"]
+    eventually(lambda: channel.runs)
+    assert channel.runs[0]["id"] == run_id
+    assert channel.runs[0]["trigger"] == {"node_id": "web", "source": "POST /flows/orders/new"}
+    assert len(channel.prints) == 1 and len(channel.prints[0]["records"]) == 2
+    assert httpx.post(f"{base}/flows/other", json={}).status_code == 404
+    assert httpx.post(f"{base}/flows/orders/new", content=b"{").status_code == 400
+    assert httpx.post(f"{base}/flows/orders/new", json=[]).status_code == 422
+    assert httpx.get(f"{base}/flows/orders/new").status_code == 405
+
+
+def test_a_file_is_taken_only_once_it_stands_still(host: Host, tmp_path: Path) -> None:
+    channel, _, thread = host
+    folder = tmp_path / "data" / "in"
+    folder.mkdir(parents=True)
+    channel.wanted = [spec(FOLDER_FLOW)]
+    growing = folder / "slow.csv"
+    with growing.open("w") as handle:
+        handle.write("name\n")
+        handle.flush()
+        thread.start()
+        eventually(lambda: statuses(channel) and statuses(channel)[-1] == ("active", None))
+        for name in ("A", "B", "C", "D", "E"):
+            time.sleep(0.02)  # much faster than two looks at the folder
+            handle.write(f"{name}\n")
+            handle.flush()
+    (folder / ".hidden.csv").write_text("name\nX\n")
+    eventually(lambda: channel.runs)
+    assert [r["name"] for r in channel.prints[0]["records"]] == ["A@A", "B@A", "C@A", "D@A", "E@A"]
+    time.sleep(0.3)
+    assert len(channel.runs) == 1 and (folder / ".hidden.csv").exists()
