@@ -57,6 +57,12 @@ export function svg(tag, attrs, ...children) {
   return el;
 }
 
+/** el.append(), but null, undefined and booleans add nothing (as in h()). */
+export function add(el, ...children) {
+  append(el, children);
+  return el;
+}
+
 export function clear(el) {
   while (el.firstChild) el.removeChild(el.firstChild);
   return el;

@@ -113,16 +113,17 @@ export function button(text, action, attrs = {}) {
   const el = h("button", { type: "button", ...attrs }, text);
   if (action) {
     el.addEventListener("click", async (event) => {
+      // Busy, not disabled: a disabled button would drop the keyboard focus.
       if (el.getAttribute("aria-busy") === "true") return;
       el.setAttribute("aria-busy", "true");
-      el.disabled = true;
+      el.setAttribute("aria-disabled", "true");
       try {
         await action(event);
       } catch (error) {
         if (error && error.name !== "AbortError") notify(error.message || String(error), "error");
       } finally {
         el.removeAttribute("aria-busy");
-        if (el.isConnected) el.disabled = false;
+        el.removeAttribute("aria-disabled");
       }
     });
   }
@@ -142,7 +143,7 @@ export function form(children, onSubmit, { submitLabel = "Save", extraActions = 
   );
   el.addEventListener("submit", async (event) => {
     event.preventDefault();
-    if (submit.disabled) return;
+    if (submit.getAttribute("aria-busy") === "true") return;
     replace(message);
     for (const wrapper of el.querySelectorAll(".field")) wrapper.setError?.("");
     if (!el.checkValidity()) {
@@ -153,8 +154,8 @@ export function form(children, onSubmit, { submitLabel = "Save", extraActions = 
       invalid?.focus();
       return;
     }
-    submit.disabled = true;
     submit.setAttribute("aria-busy", "true");
+    submit.setAttribute("aria-disabled", "true");
     try {
       await onSubmit(el);
     } catch (error) {
@@ -162,8 +163,8 @@ export function form(children, onSubmit, { submitLabel = "Save", extraActions = 
       showError(message, error);
       markFields(el, error);
     } finally {
-      submit.disabled = false;
       submit.removeAttribute("aria-busy");
+      submit.removeAttribute("aria-disabled");
     }
   });
   el.message = message;
@@ -182,7 +183,7 @@ export function markFields(formEl, error) {
 
 export function badge(status, text) {
   const value = String(status ?? "none");
-  return h("span", { class: ["badge", `s-${value.replace(/[^a-z_]/gi, "")}`] }, text ?? value);
+  return h("span", { class: ["badge", `s-${value.replace(/[^a-z_]/gi, "")}`] }, text ?? value.replace(/_/g, " "));
 }
 
 /** A data table; `columns` are {title, render(row) → node|string, className}. */

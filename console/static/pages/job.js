@@ -2,7 +2,7 @@
 
 import { ROOT } from "../app.js";
 import { get } from "../lib/api.js";
-import { h, replace } from "../lib/dom.js";
+import { add, h, replace } from "../lib/dom.js";
 import { jobView } from "../lib/jobview.js";
 import { pageHeader, pre, section } from "../lib/ui.js";
 
@@ -10,7 +10,7 @@ export async function render(main, { id }) {
   const job = await get(`/jobs/${id}`);
   const view = jobView(id);
   const result = h("div");
-  main.append(
+  add(main, 
     pageHeader(`Job ${id}`, {
       crumbs: [[`${ROOT}/runners/${job.runner_id}`, "Runner"]],
       subtitle: `${job.kind} on Runner ${job.runner_id}${job.printer_id ? `, printer ${job.printer_id}` : ""}`,

@@ -3,7 +3,7 @@
 
 import { navigate, ROOT } from "../app.js";
 import { get, listAll, patch, post, preview } from "../lib/api.js";
-import { h, replace } from "../lib/dom.js";
+import { add, h, replace } from "../lib/dom.js";
 import { ago, author, mm, when } from "../lib/format.js";
 import { labelForm } from "../lib/labelform.js";
 import { diff, dotsOf, previewImage } from "../lib/raster.js";
@@ -216,7 +216,7 @@ export async function render(main, { id }) {
       update();
       loadFindings();
     });
-    panel.append(
+    add(panel, 
       h(
         "div",
         { class: "preview-layout" },
@@ -231,7 +231,7 @@ export async function render(main, { id }) {
 
   // --- versions -----------------------------------------------------------------------------
   function renderVersions(panel) {
-    panel.append(
+    add(panel, 
       table(
         [
           { title: "Version", render: (v) => `v${v.version}` },
@@ -337,7 +337,7 @@ export async function render(main, { id }) {
         showError(result, error);
       }
     }
-    panel.append(
+    add(panel, 
       h(
         "div",
         { class: "row" },
@@ -353,7 +353,7 @@ export async function render(main, { id }) {
   // --- details ------------------------------------------------------------------------------
   function renderDetails(panel) {
     const name = input({ name: "name", value: label.name, required: true, maxlength: 200 });
-    panel.append(
+    add(panel, 
       definitionList([
         ["Id", h("code", label.id)],
         ["Size", mm(label.size)],
@@ -383,5 +383,5 @@ export async function render(main, { id }) {
     ],
     { label: "Label sections" },
   );
-  main.append(header, sections);
+  add(main, header, sections);
 }

@@ -2,7 +2,7 @@
 
 import { navigate, ROOT } from "../app.js";
 import { listAll, post, preview } from "../lib/api.js";
-import { h, nextId, replace } from "../lib/dom.js";
+import { add, h, nextId, replace } from "../lib/dom.js";
 import { ago, mm } from "../lib/format.js";
 import { previewImage } from "../lib/raster.js";
 import { can } from "../lib/session.js";
@@ -132,7 +132,7 @@ export async function render(main, _params, query) {
   status.addEventListener("change", draw);
   archived.addEventListener("change", load);
 
-  main.append(
+  add(main, 
     pageHeader("Labels", {
       actions: can("designer") ? [button("New label", () => newLabelDialog(), { class: "primary" })] : [],
     }),
@@ -184,14 +184,14 @@ async function newLabelDialog() {
   const dpi = select([["203", "203 dpi"], ["300", "300 dpi"], ["600", "600 dpi"]], { name: "dpi" });
   const sources = tabs(
     [
-      { id: "vorlage", label: "From a Vorlage", render: (p) => p.append(vorlageList) },
-      { id: "preset", label: "Media preset", render: (p) => p.append(field("Label stock", preset)) },
+      { id: "vorlage", label: "From a Vorlage", render: (p) => add(p, vorlageList) },
+      { id: "preset", label: "Media preset", render: (p) => add(p, field("Label stock", preset)) },
       {
         id: "dimensions",
         label: "Size",
-        render: (p) => p.append(h("div", { class: "row" }, field("Width (mm)", width), field("Height (mm)", height), field("Density", dpi))),
+        render: (p) => add(p, h("div", { class: "row" }, field("Width (mm)", width), field("Height (mm)", height), field("Density", dpi))),
       },
-      { id: "blank", label: "Blank", render: (p) => p.append(h("p", "An empty label of the default size, to design from scratch.")) },
+      { id: "blank", label: "Blank", render: (p) => add(p, h("p", "An empty label of the default size, to design from scratch.")) },
     ],
     { label: "Start from", onChange: (id) => (mode = id) },
   );

@@ -4,7 +4,7 @@
 import { ROOT } from "../app.js";
 import { get, listAll, post, preview } from "../lib/api.js";
 import { parseRecords, typed } from "../lib/csv.js";
-import { h, nextId, replace } from "../lib/dom.js";
+import { add, h, nextId, replace } from "../lib/dom.js";
 import { bytes, count } from "../lib/format.js";
 import { jobView } from "../lib/jobview.js";
 import { labelForm } from "../lib/labelform.js";
@@ -30,7 +30,7 @@ export async function render(main, { id }) {
   let jobPanel = null;
   let idempotencyKey = newKey();
 
-  main.append(
+  add(main, 
     pageHeader(`Print ${label.name}`, {
       crumbs: [
         [`${ROOT}/labels`, "Labels"],
@@ -39,7 +39,7 @@ export async function render(main, { id }) {
     }),
   );
   if (!label.released_version) {
-    main.append(h("p", { class: "problem", role: "alert" }, "This label has no released version yet; an approver releases one first."));
+    add(main, h("p", { class: "problem", role: "alert" }, "This label has no released version yet; an approver releases one first."));
     return undefined;
   }
 
@@ -50,7 +50,7 @@ export async function render(main, { id }) {
   );
   const printer = select(
     printers.length
-      ? printers.map((p) => [p.id, `${p.name} — ${p.language.toUpperCase()} ${p.dpi} dpi${p.status ? ` · ${p.status}` : ""}`])
+      ? printers.map((p) => [p.name, `${p.name} — ${p.language.toUpperCase()} ${p.dpi} dpi${p.status ? ` · ${p.status}` : ""}`])
       : [["", "No printer yet — adopt one on the Runners page"]],
     { name: "printer", required: true },
   );
@@ -174,7 +174,7 @@ export async function render(main, { id }) {
     },
     { submitLabel: "Print" },
   );
-  main.append(section("Print settings", printForm), jobArea);
+  add(main, section("Print settings", printForm), jobArea);
   if (!printers.length) showError(jobArea, { title: "No printers", message: "No printer is adopted yet.", code: "" });
   updatePreview();
   return () => jobPanel?.stop();
