@@ -30,7 +30,7 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The README's console screenshots (docs/console/*.png), from a fresh local service.
 screenshots: $(STAMP) browser

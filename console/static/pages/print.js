@@ -170,7 +170,9 @@ export async function render(main, { id }) {
           jobPanel.el,
         ),
       );
-      jobArea.querySelector("h2")?.focus?.();
+      const heading = jobArea.querySelector("h2");
+      heading.tabIndex = -1;
+      heading.focus(); // and into view: the job's progress is what matters now
     },
     { submitLabel: "Print" },
   );
