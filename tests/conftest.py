@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -46,11 +45,3 @@ def admin(anonymous: Api) -> Api:
 def repo() -> Path:
     return Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """One chromium for the whole test session (the console tests open a context each)."""
-    from support.browser import running_browser
-
-    with running_browser() as running:
-        yield running

@@ -17,11 +17,19 @@ from playwright.sync_api import Browser, Page, expect
 
 from e2e.prints import PrintSite
 from e2e.runners import eventually
-from support.browser import TABLET, Session, console_session
+from support.browser import TABLET, Session, console_session, running_browser
 from support.client import PASSWORD, Api, unique
 from support.server import DevServer
 
 pytestmark = pytest.mark.console
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One chromium for all console tests (each opens a context of its own). Closed with this
+    module: Playwright's sync API holds an event loop on the main thread while it runs."""
+    with running_browser() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
