@@ -316,7 +316,7 @@ function renderCredentials(panel) {
     } catch (error) {
       if (unavailable(error)) {
         replace(list, h("p", { class: "warning" }, "This service has no credentials API yet (it answers 404 for /api/v1/credentials)."));
-        form_.hidden = true;
+        newSection.hidden = true;
       } else showError(list, error);
     }
   };
@@ -357,7 +357,8 @@ function renderCredentials(panel) {
     },
     { submitLabel: "Store credential" },
   );
-  add(panel, section("Credentials", list), section("New credential", form_));
+  const newSection = section("New credential", form_);
+  add(panel, section("Credentials", list), newSection);
   load();
 }
 
