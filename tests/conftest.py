@@ -44,4 +44,3 @@ def admin(anonymous: Api) -> Api:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return Path(__file__).resolve().parents[1]
-
