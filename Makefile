@@ -4,7 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint format bench build clean
+.PHONY: dev test lint format bench build clean browser screenshots
+
+# The console's browser tests drive Debian's chromium (Playwright's own browser download is not
+# reachable from these machines): installed once if missing, with sudo unless we are root.
+CHROMIUM ?= /usr/bin/chromium
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(STAMP): pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,9 +24,17 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: $(STAMP)
+browser:
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+
+test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The README's console screenshots (docs/console/*.png), from a fresh local service.
+screenshots: $(STAMP) browser
+	$(BIN)/python docs/console/screenshots.py
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .

@@ -42,6 +42,12 @@ class ProblemCode(StrEnum):
         "The pagination cursor is not one this service issued.",
     )
     REQUEST_TOO_LARGE = ("request.too_large", 413, "The request body exceeds the size limit.")
+    REQUEST_UNSUPPORTED_MEDIA_TYPE = (
+        "request.unsupported_media_type",
+        415,
+        "The body is not `application/json` (or the operation's declared upload type); "
+        "params.accepted lists what it takes.",
+    )
     REQUEST_THROTTLED = (
         "request.throttled",
         429,
@@ -80,6 +86,17 @@ class ProblemCode(StrEnum):
         "auth.human_required",
         403,
         "Only a person signed in with a session may do this, not a token.",
+    )
+    AUTH_CSRF_REQUIRED = (
+        "auth.csrf_required",
+        403,
+        "A change authenticated by the session cookie needs the console's header "
+        "`X-Etikett-CSRF: 1`; other clients use `Authorization: Bearer`.",
+    )
+    AUTH_ORIGIN_REFUSED = (
+        "auth.origin_refused",
+        403,
+        "The request came from a page of another origin (`Origin`, `Sec-Fetch-Site`).",
     )
     AUTH_NOT_A_SESSION = (
         "auth.not_a_session",
@@ -459,6 +476,10 @@ class CertificateRefused(EtikettError):
 
 class PayloadTooLarge(EtikettError):
     code, title = ProblemCode.REQUEST_TOO_LARGE, "Payload too large"
+
+
+class UnsupportedMediaType(EtikettError):
+    code, title = ProblemCode.REQUEST_UNSUPPORTED_MEDIA_TYPE, "Unsupported media type"
 
 
 class Throttled(EtikettError):

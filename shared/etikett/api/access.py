@@ -3,19 +3,31 @@
 `requires("designer")` both guards the route at request time and publishes the rule in the OpenAPI
 document (`x-etikett-access`), from which the MCP catalog filters tools by role; so REST and MCP
 cannot disagree.
+
+The same dependency is where a request is checked as a browser could have sent it: a change that
+carries no `Authorization` header must come from a page of this origin, a change authenticated by
+the session cookie must carry the console's `X-Etikett-CSRF` header (a header no other site can
+make a browser send, since this API answers no CORS preflight), and a body must be of the type the
+operation declares (JSON; form data only where an operation takes an upload). Bearer requests are
+not browser-borne and only meet the last rule.
 """
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, params
 
 from etikett.domain.actors import ROLES, Caller, Invocation
-from etikett.errors import Forbidden, ProblemCode, Unauthenticated
+from etikett.errors import Forbidden, ProblemCode, Unauthenticated, UnsupportedMediaType
 
 SESSION_COOKIE = "etikett_session"
+CSRF_HEADER = "X-Etikett-CSRF"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+JSON_MEDIA_TYPE = "application/json"
+FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 # Set by the MCP endpoint on its in-process requests: cookies ignored, caller is a service actor.
 VIA_MCP_SCOPE_KEY = "etikett.via_mcp"
 
@@ -55,6 +67,7 @@ class Access:
         invocation = Invocation(
             caller=None, operation_id=operation_id, request_id=request_id(request)
         )
+        refuse_foreign_origin(request)
         if self.authenticated:
             caller = authenticate(request)
             invocation = Invocation(caller, operation_id, invocation.request_id)
@@ -74,6 +87,7 @@ class Access:
                     operation_id=operation_id,
                 )
         request.state.invocation = invocation
+        await require_declared_media_type(request)
         return invocation
 
 
@@ -92,10 +106,96 @@ def authenticate(request: Request) -> Caller:
         token = value.strip()
     elif not via_mcp:
         token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            require_csrf_header(request)
     if not token:
         raise Unauthenticated("A bearer token is required.", ProblemCode.AUTH_UNAUTHENTICATED)
     caller = resolve(token)
     return caller.as_service() if via_mcp else caller
+
+
+def require_csrf_header(request: Request) -> None:
+    """A change authenticated by the session cookie must say it comes from the console."""
+    if request.method in SAFE_METHODS or request.headers.get(CSRF_HEADER):
+        return
+    raise Forbidden(
+        f"A change signed in by the session cookie needs the header `{CSRF_HEADER}: 1`, as the "
+        "console sends it; other clients use `Authorization: Bearer`.",
+        ProblemCode.AUTH_CSRF_REQUIRED,
+        header=CSRF_HEADER,
+    )
+
+
+def refuse_foreign_origin(request: Request) -> None:
+    """A change without an `Authorization` header (signed in by cookie, or signing in) that a
+    browser sent from a page of another origin. Browsers send `Origin` with every such request
+    and `Sec-Fetch-Site`; other clients send neither, so for them nothing changes."""
+    if request.method in SAFE_METHODS or request.headers.get("authorization"):
+        return
+    origin = request.headers.get("origin")
+    if origin is not None and _origin_key(origin) != _own_origin(request):
+        raise Forbidden(
+            f"The request came from a page of {origin}, not of this service.",
+            ProblemCode.AUTH_ORIGIN_REFUSED,
+            origin=origin,
+        )
+    site = (request.headers.get("sec-fetch-site") or "").lower()
+    if site in ("cross-site", "same-site"):
+        raise Forbidden(
+            f"The request came from a page of another origin (Sec-Fetch-Site: {site}).",
+            ProblemCode.AUTH_ORIGIN_REFUSED,
+            sec_fetch_site=site,
+        )
+
+
+def _own_origin(request: Request) -> str | None:
+    """This service's origin as the client addressed it (API Gateway and the local gateway
+    pass the scheme as X-Forwarded-Proto and keep the Host header)."""
+    scheme = (request.headers.get("x-forwarded-proto") or request.url.scheme).split(",")[0]
+    host = request.headers.get("host") or request.url.netloc
+    return _origin_key(f"{scheme.strip()}://{host.strip()}")
+
+
+def _origin_key(origin: str) -> str | None:
+    try:
+        parts = urlsplit(origin.strip().lower())
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname or port is None:
+        return None  # "null" (sandboxed or opaque origins) is never ours
+    return f"{parts.scheme}://{parts.hostname}:{port}"
+
+
+def accepted_media_types(route: Any) -> tuple[str, ...]:
+    """What an operation takes as a body: form data where it declares an upload, else JSON."""
+    body_field = getattr(route, "body_field", None)
+    if body_field is not None and isinstance(body_field.field_info, params.Form):
+        return FORM_MEDIA_TYPES
+    return (JSON_MEDIA_TYPE,)
+
+
+async def require_declared_media_type(request: Request) -> None:
+    """A body is parsed only as the type its operation declares, never guessed."""
+    if request.method in SAFE_METHODS:
+        return
+    accepted = accepted_media_types(request.scope.get("route"))
+    header = request.headers.get("content-type")
+    media_type = (header or "").split(";")[0].strip().lower()
+    if accepted == FORM_MEDIA_TYPES:
+        # The upload's form parser owns the stream; a form body always names its type.
+        present = header is not None or int(request.headers.get("content-length") or 0) > 0
+    else:
+        present = bool(await request.body())
+    structured_json = media_type.startswith("application/") and media_type.endswith("+json")
+    if not present or media_type in accepted or (JSON_MEDIA_TYPE in accepted and structured_json):
+        return
+    raise UnsupportedMediaType(
+        f"The body is {header or 'of no declared type'}; this operation takes "
+        f"{' or '.join(accepted)}.",
+        content_type=header,
+        accepted=list(accepted),
+    )
 
 
 def request_id(request: Request) -> str:
@@ -143,6 +243,7 @@ class RunnerCertificateAccess(Access):
     async def __call__(self, request: Request) -> Invocation:
         from etikett.domain.runner_agent import identify
 
+        await require_declared_media_type(request)
         route = request.scope.get("route")
         operation_id = getattr(route, "operation_id", None) or "unknown"
         event = request.scope.get("aws.event") or {}

@@ -41,9 +41,10 @@ def dev(arguments: argparse.Namespace) -> int:
         f"Runner agent channel (mutual TLS): {service.agent_url}  CA: {service.ca_file}", flush=True
     )
     print(f"Local AWS endpoint (moto): {service.aws.endpoint_url}", flush=True)
+    print(f"Browser console: {service.url}/console", flush=True)
     if _setup_required():
         print(
-            f"First-time setup needed: POST {service.url}/api/v1/auth/setup "
+            f"First-time setup needed: open the console, or POST {service.url}/api/v1/auth/setup "
             '{"username": "...", "password": "..."}',
             flush=True,
         )

@@ -1,0 +1,25 @@
+// One job, live until it ends: a print, a raw job or a discovery.
+
+import { ROOT } from "../app.js";
+import { get } from "../lib/api.js";
+import { add, h, replace } from "../lib/dom.js";
+import { jobView } from "../lib/jobview.js";
+import { pageHeader, pre, section } from "../lib/ui.js";
+
+export async function render(main, { id }) {
+  const job = await get(`/jobs/${id}`);
+  const view = jobView(id);
+  const result = h("div");
+  add(main, 
+    pageHeader(`Job ${id}`, {
+      crumbs: [[`${ROOT}/runners/${job.runner_id}`, "Runner"]],
+      subtitle: `${job.kind} on Runner ${job.runner_id}${job.printer_id ? `, printer ${job.printer_id}` : ""}`,
+    }),
+    section("Status and messages", view.el),
+    result,
+  );
+  view.done.then((final) => {
+    if (final.result) replace(result, section("Result", pre(final.result)));
+  });
+  return () => view.stop();
+}

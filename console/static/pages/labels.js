@@ -1,0 +1,227 @@
+// Labels: thumbnails, search and filters, and a new label from a Vorlage, a preset or a size.
+
+import { navigate, ROOT } from "../app.js";
+import { listAll, post, preview } from "../lib/api.js";
+import { add, h, nextId, replace } from "../lib/dom.js";
+import { ago, mm } from "../lib/format.js";
+import { previewImage } from "../lib/raster.js";
+import { can } from "../lib/session.js";
+import { badge, button, dialog, field, form, input, loading, pageHeader, select, showError, tabs } from "../lib/ui.js";
+
+const STATUS_FILTERS = [
+  ["", "Any status"],
+  ["released", "Released"],
+  ["draft", "Never released"],
+  ["pending", "Changes awaiting release"],
+];
+const ARCHIVE_FILTERS = [
+  ["false", "Active labels"],
+  ["true", "Archived labels"],
+  ["", "Active and archived"],
+];
+
+/** Loads thumbnails as they scroll into view, a few at a time. */
+function thumbnails() {
+  const queue = [];
+  let running = 0;
+  const pump = () => {
+    while (running < 3 && queue.length) {
+      const [slot, label] = queue.shift();
+      running += 1;
+      preview(label.id)
+        .then((result) => replace(slot, previewImage(result, `Preview of ${label.name}`)))
+        .catch(() => replace(slot, h("span", { class: "thumb-missing" }, "No preview")))
+        .finally(() => {
+          running -= 1;
+          pump();
+        });
+    }
+  };
+  const observer = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        queue.push([entry.target, entry.target.label]);
+      }
+      pump();
+    },
+    { rootMargin: "200px" },
+  );
+  return {
+    watch(slot, label) {
+      slot.label = label;
+      observer.observe(slot);
+    },
+    stop() {
+      observer.disconnect();
+      queue.length = 0;
+    },
+  };
+}
+
+function matches(label, text, status) {
+  const needle = text.trim().toLowerCase();
+  if (needle && !label.name.toLowerCase().includes(needle) && !label.id.toLowerCase().includes(needle)) return false;
+  if (status === "released") return label.status === "released";
+  if (status === "draft") return label.status === "draft";
+  if (status === "pending") return label.latest_version > (label.released_version || 0);
+  return true;
+}
+
+function card(label, thumbs) {
+  const slot = h("div", { class: "thumb" }, h("span", { class: "thumb-missing" }, "…"));
+  thumbs.watch(slot, label);
+  const pending = label.latest_version > (label.released_version || 0);
+  return h(
+    "li",
+    { class: "label-card" },
+    slot,
+    h(
+      "div",
+      { class: "card-text" },
+      h("a", { href: `${ROOT}/labels/${label.id}`, class: "card-title" }, label.name),
+      h(
+        "div",
+        { class: "card-meta" },
+        badge(label.status),
+        label.archived ? badge("archived") : null,
+        pending && label.released_version ? badge("pending", `v${label.latest_version} awaiting release`) : null,
+      ),
+      h(
+        "div",
+        { class: "muted small" },
+        `${mm(label.size)} · v${label.latest_version}${label.released_version ? ` (released v${label.released_version})` : ""} · ${ago(label.updated_at)}`,
+      ),
+    ),
+  );
+}
+
+export async function render(main, _params, query) {
+  const thumbs = thumbnails();
+  const search = input({ type: "search", name: "q", value: query.get("q") || "", placeholder: "Name or id" });
+  const status = select(STATUS_FILTERS, { name: "status", value: query.get("status") || "" });
+  const archived = select(ARCHIVE_FILTERS, { name: "archived", value: query.get("archived") ?? "false" });
+  const count = h("p", { class: "muted", role: "status" });
+  const list = h("ul", { class: "label-grid", "aria-label": "Labels" });
+  const body = h("div", loading());
+  let labels = [];
+
+  const draw = () => {
+    const shown = labels.filter((label) => matches(label, search.value, status.value));
+    count.textContent = `${shown.length} of ${labels.length} labels`;
+    replace(list, shown.map((label) => card(label, thumbs)));
+    replace(body, shown.length ? list : h("p", { class: "empty" }, labels.length ? "No label matches the filters." : "No labels yet."));
+    const params = new URLSearchParams();
+    if (search.value) params.set("q", search.value);
+    if (status.value) params.set("status", status.value);
+    if (archived.value !== "false") params.set("archived", archived.value);
+    const qs = params.toString();
+    window.history.replaceState({}, "", `${ROOT}/labels${qs ? `?${qs}` : ""}`);
+  };
+  const load = async () => {
+    replace(body, loading());
+    try {
+      labels = await listAll("/labels", { archived: archived.value || undefined }, 2000);
+      draw();
+    } catch (error) {
+      showError(body, error);
+    }
+  };
+  search.addEventListener("input", draw);
+  status.addEventListener("change", draw);
+  archived.addEventListener("change", load);
+
+  add(main, 
+    pageHeader("Labels", {
+      actions: can("designer") ? [button("New label", () => newLabelDialog(), { class: "primary" })] : [],
+    }),
+    h(
+      "div",
+      { class: "filters", role: "search", "aria-label": "Filter labels" },
+      field("Search", search),
+      field("Status", status),
+      field("Shown", archived),
+    ),
+    count,
+    body,
+  );
+  await load();
+  return () => thumbs.stop();
+}
+
+async function newLabelDialog() {
+  const [vorlagen, presets] = await Promise.all([listAll("/label-vorlagen"), listAll("/media-presets")]);
+  const name = input({ name: "name", required: true, maxlength: 200, placeholder: "e.g. Versandetikett Halle 1" });
+  let mode = "vorlage";
+  const vorlageName = nextId("vorlage");
+  const vorlageList = h(
+    "fieldset",
+    { class: "choices" },
+    h("legend", "Vorlage"),
+    vorlagen.map((v, index) => {
+      const id = nextId("v");
+      return h(
+        "div",
+        { class: "choice" },
+        h("input", { type: "radio", name: vorlageName, id, value: v.id, checked: index === 0 }),
+        h(
+          "label",
+          { for: id },
+          h("strong", v.name),
+          h("span", { class: "muted small" }, ` ${v.width_mm} × ${v.height_mm} mm · ${v.category}`),
+          h("span", { class: "small block" }, v.description),
+        ),
+      );
+    }),
+  );
+  const preset = select(
+    presets.map((p) => [p.id, `${p.brand} ${p.part_number || ""} — ${p.description} (${p.width_mm} × ${p.height_mm} mm, ${p.dpi} dpi)`]),
+    { name: "preset" },
+  );
+  const width = input({ name: "width_mm", type: "number", min: "1", max: "1000", step: "0.1", value: "100", required: true });
+  const height = input({ name: "height_mm", type: "number", min: "1", max: "1000", step: "0.1", value: "50", required: true });
+  const dpi = select([["203", "203 dpi"], ["300", "300 dpi"], ["600", "600 dpi"]], { name: "dpi" });
+  const sources = tabs(
+    [
+      { id: "vorlage", label: "From a Vorlage", render: (p) => add(p, vorlageList) },
+      { id: "preset", label: "Media preset", render: (p) => add(p, field("Label stock", preset)) },
+      {
+        id: "dimensions",
+        label: "Size",
+        render: (p) => add(p, h("div", { class: "row" }, field("Width (mm)", width), field("Height (mm)", height), field("Density", dpi))),
+      },
+      { id: "blank", label: "Blank", render: (p) => add(p, h("p", "An empty label of the default size, to design from scratch.")) },
+    ],
+    { label: "Start from", onChange: (id) => (mode = id) },
+  );
+  const { close } = dialog(
+    "New label",
+    form(
+      [field("Name", name), sources],
+      async () => {
+        let created;
+        const label = name.value.trim();
+        if (mode === "vorlage") {
+          const chosen = vorlageList.querySelector("input:checked");
+          created = await post("/labels/from-vorlage", { vorlageId: chosen.value, name: label });
+        } else if (mode === "preset") {
+          created = await post("/labels/from-preset", { preset_id: preset.value, name: label });
+        } else if (mode === "dimensions") {
+          created = await post("/labels/from-dimensions", {
+            name: label,
+            width_mm: Number(width.value),
+            height_mm: Number(height.value),
+            dpi: Number(dpi.value),
+          });
+        } else {
+          created = await post("/labels", { name: label });
+        }
+        close();
+        navigate(`${ROOT}/labels/${created.id}`);
+      },
+      { submitLabel: "Create label" },
+    ),
+    { wide: true },
+  );
+}

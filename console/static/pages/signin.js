@@ -1,0 +1,59 @@
+// Sign in, or create the first admin while the service has no user yet.
+
+import { signedInTo } from "../app.js";
+import { get, post } from "../lib/api.js";
+import { h } from "../lib/dom.js";
+import { field, form, input } from "../lib/ui.js";
+
+export async function render(main, _params, query) {
+  const { setup_required: setupRequired } = await get("/auth/setup");
+  const next = query.get("next");
+  const username = input({ name: "username", autocomplete: "username", required: true, maxlength: 200 });
+  const password = input({
+    name: "password",
+    type: "password",
+    autocomplete: setupRequired ? "new-password" : "current-password",
+    required: true,
+    minlength: setupRequired ? 8 : null,
+  });
+  const fields = [field("Username", username), field("Password", password)];
+  let repeat = null;
+  if (setupRequired) {
+    repeat = input({ name: "repeat", type: "password", autocomplete: "new-password", required: true });
+    fields.push(field("Repeat the password", repeat));
+  }
+  const card = h(
+    "div",
+    { class: "signin-card" },
+    h("div", { class: "brand big" }, h("span", { class: "logo", "aria-hidden": "true" }), "Etikett"),
+    h("h1", { tabindex: "-1" }, setupRequired ? "First setup" : "Sign in"),
+    setupRequired
+      ? h("p", "No one has an account yet. Create the first administrator; you are signed in afterwards.")
+      : null,
+    form(
+      fields,
+      async (el) => {
+        if (repeat && repeat.value !== password.value) {
+          repeat.closest(".field").setError("The passwords differ.");
+          repeat.focus();
+          return;
+        }
+        const body = { username: username.value.trim(), password: password.value };
+        try {
+          await post(setupRequired ? "/auth/setup" : "/auth/login", body);
+        } catch (error) {
+          if (error.code === "auth.login_throttled" && error.retryAfter) {
+            error.message = `${error.message} Try again in ${error.retryAfter} s.`;
+          }
+          password.value = "";
+          throw error;
+        }
+        el.reset();
+        await signedInTo(next);
+      },
+      { submitLabel: setupRequired ? "Create administrator" : "Sign in" },
+    ),
+  );
+  main.appendChild(card);
+  username.focus();
+}

@@ -1,0 +1,175 @@
+"""Takes the README's screenshots of the console (`make screenshots`): a fresh local service with
+a Runner, a printer simulator and some work done in it, photographed by Debian's chromium.
+
+Run from the repository root; writes docs/console/*.png. Nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled  # noqa: E402
+from etikett_runner.printer_sim import PrinterSimulator  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
+
+from support.browser import console_session, running_browser  # noqa: E402
+from support.client import PASSWORD, Api  # noqa: E402
+from support.server import DevServer  # noqa: E402
+
+OUT = Path(__file__).resolve().parent
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+def seed(server: DevServer, simulator: PrinterSimulator, workdir: Path) -> dict[str, str]:
+    anonymous = Api(server.url)
+    setup = anonymous.post("/auth/setup", json={"username": "admin", "password": PASSWORD})
+    admin = anonymous.as_token(setup.json()["token"])
+    admin.create_user(["designer", "operator", "approver"], username="ines")
+    ines = admin.as_token(admin.login("ines"))
+
+    made = {}
+    for vorlage, name in [
+        ("shelf-label", "Regal Molkerei"),
+        ("shipping-label", "Versand Paket"),
+        ("gs1-logistic-label", "SSCC Palette"),
+        ("asset-tag-qr", "Inventar"),
+        ("warehouse-location", "Lagerplatz"),
+        ("udi-datamatrix", "UDI Katheter"),
+    ]:
+        label = ines.post("/labels/from-vorlage", json={"vorlageId": vorlage, "name": name}).json()
+        made[vorlage] = label["id"]
+        if vorlage != "udi-datamatrix":
+            ines.post(f"/labels/{label['id']}/status", json={"version": 1, "status": "approved"})
+    agent = admin.as_token(admin.service_token("designer", subject="label-bot")["token"])
+    agent.request(
+        "PATCH",
+        f"/labels/{made['shelf-label']}/document",
+        json={
+            "operations": [{"op": "replace", "path": "/objects/0/x_mm", "value": 8}],
+            "comment": "Indent the product name",
+        },
+    )
+
+    process = RunnerProcess(workdir / "runner", workdir / "runner.log")
+    group = start_enrolled(process, server, admin, "Halle 1", *TUNING)
+    runner = eventually(
+        lambda: [r for r in admin.get("/runners").json()["items"] if r["status"] == "online"], 30
+    )[0]
+    admin.post(
+        "/printers",
+        json={
+            "name": "Zebra Halle 1",
+            "runner_id": runner["id"],
+            "uri": f"tcp://127.0.0.1:{simulator.port}",
+            "language": "zpl",
+            "dpi": 203,
+        },
+    )
+    flow = admin.post(
+        "/flows",
+        json={
+            "name": "Versand aus dem Lager",
+            "description": "A CSV in the inbox becomes shipping labels",
+            "document": {
+                "nodes": [
+                    {
+                        "id": "inbox",
+                        "type": "trigger.folder",
+                        "path": "/srv/labels/in",
+                        "format": "csv",
+                        "wires": ["shape"],
+                    },
+                    {
+                        "id": "shape",
+                        "type": "logic.set",
+                        "values": {"qty": "int(record.qty)"},
+                        "wires": ["route"],
+                    },
+                    {
+                        "id": "route",
+                        "type": "logic.switch",
+                        "cases": [{"when": "record.qty > 0", "wires": ["log"]}],
+                        "otherwise": ["skip"],
+                    },
+                    {"id": "log", "type": "action.log", "message": "'parcel ' + record.ref"},
+                    {"id": "skip", "type": "action.log", "message": "'empty order'"},
+                ],
+                "samples": [{"ref": "A-1", "qty": "2"}],
+            },
+        },
+    ).json()
+    other = admin.post("/runner-groups", json={"name": "Halle 2"}).json()
+    deployment = ines.post(
+        "/deployments",
+        json={
+            "flow_id": flow["id"],
+            "version": 1,
+            "stages": [{"group_ids": [group["id"]]}, {"group_ids": [other["id"]]}],
+        },
+    ).json()
+    made.update(flow=flow["id"], deployment=deployment["id"], runner=runner["id"])
+    made["process"] = process  # type: ignore[assignment]
+    return made
+
+
+def shoot(page: Page, name: str) -> None:
+    page.wait_for_load_state("networkidle")
+    time.sleep(0.4)
+    page.screenshot(path=str(OUT / f"{name}.png"))
+    print("wrote", OUT / f"{name}.png")
+
+
+def main() -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="etikett-shots-"))
+    server = DevServer(workdir / "home")
+    server.start()
+    with PrinterSimulator(port=0, dpi=203, out_dir=None, model="ZT411-203dpi") as simulator:
+        made = seed(server, simulator, workdir)
+        try:
+            with running_browser() as browser, console_session(browser, VIEWPORT) as session:
+                page = session.page
+                page.goto(server.url + "/")
+                page.get_by_label("Username").fill("ines")
+                page.get_by_label("Password").fill(PASSWORD)
+                page.get_by_role("button", name="Sign in").click()
+                expect(page.get_by_role("heading", level=1, name="Labels")).to_be_visible()
+                expect(page.locator(".thumb img")).to_have_count(6)
+                shoot(page, "labels")
+
+                page.goto(f"{server.url}/console/labels/{made['shelf-label']}")
+                page.get_by_role("tab", name="Compare versions").click()
+                expect(page.locator(".diff-summary")).to_be_visible()
+                shoot(page, "diff")
+
+                page.goto(f"{server.url}/console/labels/{made['warehouse-location']}/print")
+                page.get_by_label("Printer").select_option("Zebra Halle 1")
+                page.get_by_role("button", name="Print", exact=True).click()
+                expect(page.locator(".job")).to_have_attribute("data-final", re.compile("."))
+                shoot(page, "print")
+
+                page.goto(f"{server.url}/console/flows/{made['flow']}")
+                page.locator(".graph .node").first.focus()
+                shoot(page, "flow")
+
+                page.goto(f"{server.url}/console/deployments/{made['deployment']}")
+                shoot(page, "deployment")
+
+                page.goto(f"{server.url}/console/runners")
+                shoot(page, "runners")
+
+                page.goto(f"{server.url}/console/audit")
+                shoot(page, "audit")
+        finally:
+            made["process"].stop()  # type: ignore[attr-defined]
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
