@@ -47,12 +47,14 @@ class Settings(BaseSettings):
     runners_table: str = "etikett-RunnersTable"
     printers_table: str = "etikett-PrintersTable"
     jobs_table: str = "etikett-JobsTable"
+    credentials_table: str = "etikett-CredentialsTable"
     idempotency_table: str | None = None
 
     # --- queues, buckets, keys --------------------------------------------------------------------
     assets_bucket: str | None = None
     ca_kms_key: str | None = None
     webhook_secrets_key: str | None = None
+    credentials_key: str | None = None
     print_render_queue: str | None = None
     events_queue: str | None = None
     webhook_deliveries_queue: str | None = None
@@ -71,6 +73,14 @@ class Settings(BaseSettings):
     login_max_failures: int = Field(default=5, ge=1)
     login_window_seconds: int = Field(default=900, ge=1)
     webhook_max_attempts: int = Field(default=12, ge=1)
+    outgoing_private_networks: bool = Field(
+        default=False,
+        description="Whether the service's own HTTP requests (language models) may go to private "
+        "addresses (10/8, 192.168/16, …); local mode allows them. Link-local never.",
+    )
+    ai_timeout_seconds: float = Field(
+        default=20.0, gt=0, description="How long one request to a language model may take."
+    )
 
     def required(self, name: str) -> str:
         """The value of setting `name`, which this function cannot work without."""
