@@ -92,12 +92,12 @@ def refusal(address: IPAddress, *, named_loopback: bool, private_allowed: bool) 
         address = address.ipv4_mapped
     if address.is_link_local:
         return "a link-local address (never: cloud metadata lives there)"
-    if address.is_multicast or address.is_unspecified or address.is_reserved:
-        return "not a unicast address"
     if address.is_loopback:
         if named_loopback or private_allowed:
             return None
         return "a loopback address, but the URL does not name loopback"
+    if address.is_multicast or address.is_unspecified or address.is_reserved:
+        return "not a unicast address"
     if not address.is_global:
         if private_allowed:
             return None

@@ -400,7 +400,9 @@ def compact(entry: Any) -> str:
         line["code"] = entry.code
     if entry.details:
         details = as_json(entry.details)
-        line["details"] = details if len(details) <= MAX_DETAILS else details[:MAX_DETAILS] + "…"
+        line["details"] = (
+            entry.details if len(details) <= MAX_DETAILS else details[:MAX_DETAILS] + "…"
+        )
     return as_json(line)
 
 
