@@ -219,6 +219,7 @@ def _target_document(
     if reference.startswith("flw_"):
         from etikett.domain import flows
 
+        flows.load(reference)  # flow.not_found before flow.version_not_found
         answer = flows.get_document(reference, version)
         return "flow", answer.document, "nodes", flows.parse
     from etikett.domain import label_versions

@@ -168,6 +168,7 @@ def propose_flow(flow_id: str, request: CopilotRequest) -> CopilotAnswer:
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
+    flows.load(flow_id)  # flow.not_found before flow.version_not_found
     current = flows.get_document(flow_id, request.version)
     subject = Subject(
         kind="flow",
