@@ -228,3 +228,54 @@ def unwrap_export(export: dict[str, Any], passphrase: str) -> bytes:
     if fingerprint(key) != export["key_id"]:
         raise ValueError("the key does not match its key_id")
     return bytes(key)
+
+
+# --- restoring a backup elsewhere -------------------------------------------------------------
+
+
+def _attribute(item: dict[str, Any], name: str) -> Any:
+    """A value of an item in DynamoDB's JSON (`aws dynamodb scan`, a table export): strings as
+    they are, binaries base64 (as the CLI writes them) or bytes (as boto3 reads them)."""
+    value = item.get(name)
+    if not isinstance(value, dict) or not value:
+        return None
+    ((kind, content),) = value.items()
+    if kind == "B":
+        return content if isinstance(content, bytes) else base64.b64decode(content)
+    if kind == "BOOL":
+        return bool(content)
+    if kind == "NULL":
+        return None
+    return content
+
+
+def restore_body(item: dict[str, Any], key: bytes) -> dict[str, Any] | None:
+    """The `createCredential` body that re-creates the credential of a backed-up item, its
+    secret opened with the store key (no KMS); None for items that are not credentials."""
+    if _attribute(item, "listing") != store.LISTED:
+        return None
+    ref = str(_attribute(item, "ref"))
+    kind = _attribute(item, "kind")
+    secret = None
+    if _attribute(item, "ciphertext") is not None:
+        sealed = Sealed(
+            ciphertext=_attribute(item, "ciphertext"),
+            wrapped_key=_attribute(item, "wrapped_key") or b"",
+            escrowed_key=_attribute(item, "escrowed_key"),
+            kms_key_id=str(_attribute(item, "kms_key_id")),
+            store_key_id=str(_attribute(item, "store_key_id")),
+        )
+        secret = open_with_store_key(ref, sealed, key)
+    if kind == "secret":
+        return {"ref": ref, "kind": "secret", "value": secret}
+    body: dict[str, Any] = {
+        "ref": ref,
+        "kind": "language-model",
+        "provider": _attribute(item, "provider"),
+        "model": _attribute(item, "model"),
+        "endpoint": _attribute(item, "endpoint"),
+        "shareSampleValues": bool(_attribute(item, "share_sample_values")),
+    }
+    if secret is not None:
+        body["apiKey"] = secret
+    return body
