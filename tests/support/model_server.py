@@ -142,6 +142,7 @@ class ModelServer:
         self.default = default
         self.script: list[Answer | Responder] = []
         self.requests: list[Seen] = []
+        self.durations: list[float] = []  # seconds each answer took here (benchmarks subtract)
         self._lock = threading.Lock()
         server = self
 
@@ -150,6 +151,7 @@ class ModelServer:
             wbufsize = 1 << 16  # headers and body leave in one write: no Nagle/delayed-ACK stall
 
             def do_POST(self) -> None:
+                started = time.perf_counter()
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 seen = Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 with server._lock:
@@ -179,6 +181,9 @@ class ModelServer:
                         self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
+                    self.wfile.flush()
+                    with server._lock:
+                        server.durations.append(time.perf_counter() - started)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 
@@ -214,6 +219,7 @@ class ModelServer:
     def clear(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.durations.clear()
             self.script.clear()
 
     def __enter__(self) -> ModelServer:

@@ -10,6 +10,7 @@ import re
 import time
 from collections.abc import Callable
 from datetime import datetime
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from etikett.ai import client
 from etikett.ai.conversation import Reply, Request, Tool, Turn
 from etikett.domain import documents
-from etikett.errors import EtikettError, ProblemCode, ProviderFailed
+from etikett.errors import EtikettError, NotFound, ProblemCode, ProviderFailed
 
 # The whole conversation with the model (one or two requests) fits API Gateway's 30 s.
 CONVERSATION_SECONDS = 25.0
@@ -219,13 +220,27 @@ def _target_document(
     if reference.startswith("flw_"):
         from etikett.domain import flows
 
-        flows.load(reference)  # flow.not_found before flow.version_not_found
-        answer = flows.get_document(reference, version)
-        return "flow", answer.document, "nodes", flows.parse
+        _, document = flow_version(reference, version)
+        return "flow", document, "nodes", flows.parse
     from etikett.domain import label_versions
 
     label = label_versions.get_document(reference, version)
     return "label", label.document, "objects", label_versions.validate_label
+
+
+def flow_version(flow_id: str, version: int | None) -> tuple[int, dict[str, Any]]:
+    """A flow version's document (one read when the version is named): `flow.not_found` for an
+    unknown flow, `flow.version_not_found` for an unknown version of a known one."""
+    from etikett.domain import flows
+
+    try:
+        number = version or int(flows.load(flow_id).latest_version)
+        record = flows.load_version(flow_id, number)
+    except NotFound as missing:
+        if missing.code == ProblemCode.FLOW_VERSION_NOT_FOUND:
+            flows.load(flow_id)
+        raise
+    return number, flows.document_of(record).model_dump(mode="json", exclude_none=True)
 
 
 def explain_finding(request: LintExplanationRequest) -> LintExplanation:
@@ -259,8 +274,6 @@ def explain_finding(request: LintExplanationRequest) -> LintExplanation:
 
 
 def _node_type_of(document: dict[str, Any], finding: LintFinding) -> dict[str, Any] | None:
-    from etikett.dsl import flow
-
     node_id = finding.node_id
     if node_id is None and finding.path and finding.path.startswith("/nodes/"):
         index = finding.path.split("/")[2]
@@ -270,7 +283,14 @@ def _node_type_of(document: dict[str, Any], finding: LintFinding) -> dict[str, A
     node = next((n for n in document.get("nodes") or [] if n.get("id") == node_id), None)
     if node is None:
         return None
-    return next((t for t in flow.registry()["items"] if t["type"] == node.get("type")), None)
+    return next((t for t in _node_types() if t["type"] == node.get("type")), None)
+
+
+@cache
+def _node_types() -> list[dict[str, Any]]:
+    from etikett.dsl import flow
+
+    return list(flow.registry()["items"])
 
 
 def _explanation_of(reply: Reply) -> tuple[str, list[Any]]:

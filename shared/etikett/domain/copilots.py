@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -20,6 +21,7 @@ from etikett.domain.assistant import (
     PATCH_OPERATION_SCHEMA,
     Conversation,
     as_json,
+    flow_version,
     shown_flow,
     shown_label,
 )
@@ -112,7 +114,6 @@ class Subject:
 
 def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
     from etikett.domain import label_versions
-    from etikett.dsl import label
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
@@ -122,13 +123,11 @@ def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
         base_version=current.version,
         document=current.document,
         shown=shown_label(current.document, conversation.shares_samples),
-        context=f"JSON Schema of a label document:\n{as_json(label.json_schema())}\n\n"
-        f"Registry of label object types:\n{as_json(label.registry())}",
+        context=_label_context(),
         id_collection="objects",
         validate=label_versions.validate_label,
     )
-    answer = _propose(conversation, subject, request.instruction)
-    parsed = label_versions.validate_label(answer.proposal.document)
+    answer, parsed = _propose(conversation, subject, request.instruction)
     try:
         answer.preview_png_base64 = base64.b64encode(_preview(parsed)).decode()
     except EtikettError as error:
@@ -138,7 +137,6 @@ def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
 
 def propose_form(label_id: str, request: CopilotRequest) -> CopilotAnswer:
     from etikett.domain import label_versions
-    from etikett.dsl import form
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
@@ -152,45 +150,76 @@ def propose_form(label_id: str, request: CopilotRequest) -> CopilotAnswer:
         base_version=current.version,
         document=current.document,
         shown=current.document,
-        context=f"JSON Schema of a form document:\n{as_json(form.json_schema())}\n\n"
-        "A form has one field per entered variable of its label (variables without an "
+        context=_form_schema()
+        + "A form has one field per entered variable of its label (variables without an "
         "`expression`); each field's `variable` names one. The label (version "
         f"{label_version}):\n{as_json(shown_document)}",
         id_collection="fields",
         validate=lambda data: label_versions.validate_form(data, label_document),
     )
-    return _propose(conversation, subject, request.instruction)
+    return _propose(conversation, subject, request.instruction)[0]
 
 
 def propose_flow(flow_id: str, request: CopilotRequest) -> CopilotAnswer:
     from etikett.domain import flow_checks, flows
-    from etikett.dsl import flow
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
-    flows.load(flow_id)  # flow.not_found before flow.version_not_found
-    current = flows.get_document(flow_id, request.version)
+    number, document = flow_version(flow_id, request.version)
+    current_findings = flow_checks.lint(flows.parse(document))
     subject = Subject(
         kind="flow",
-        base_version=current.version,
-        document=current.document,
-        shown=shown_flow(current.document, conversation.shares_samples),
-        context=f"JSON Schema of a flow document:\n{as_json(flow.json_schema())}\n\n"
-        f"Registry of node types:\n{as_json(flow.registry())}\n\n"
-        f"Lint findings of the current version:\n"
-        f"{as_json([f.model_dump(exclude_none=True) for f in current.findings])}",
+        base_version=number,
+        document=document,
+        shown=shown_flow(document, conversation.shares_samples),
+        context=_flow_context()
+        + "Lint findings of the current version:\n"
+        + as_json([f.model_dump(exclude_none=True) for f in current_findings]),
         id_collection="nodes",
         validate=flows.parse,
     )
-    answer = _propose(conversation, subject, request.instruction)
-    answer.findings = flow_checks.lint(flows.parse(answer.proposal.document))
+    answer, parsed = _propose(conversation, subject, request.instruction)
+    answer.findings = flow_checks.lint(parsed)
     return answer
+
+
+# --- what the model is told besides the document (the same for every request: made once) ------
+
+
+@cache
+def _label_context() -> str:
+    from etikett.dsl import label
+
+    return (
+        f"JSON Schema of a label document:\n{as_json(label.json_schema())}\n\n"
+        f"Registry of label object types:\n{as_json(label.registry())}"
+    )
+
+
+@cache
+def _form_schema() -> str:
+    from etikett.dsl import form
+
+    return f"JSON Schema of a form document:\n{as_json(form.json_schema())}\n\n"
+
+
+@cache
+def _flow_context() -> str:
+    from etikett.dsl import flow
+
+    return (
+        f"JSON Schema of a flow document:\n{as_json(flow.json_schema())}\n\n"
+        f"Registry of node types:\n{as_json(flow.registry())}\n\n"
+    )
 
 
 # --- the conversation --------------------------------------------------------------------------
 
 
-def _propose(conversation: Conversation, subject: Subject, instruction: str) -> CopilotAnswer:
+def _propose(
+    conversation: Conversation, subject: Subject, instruction: str
+) -> tuple[CopilotAnswer, Any]:
+    """The validated answer and the parsed proposed document."""
     items = subject.id_collection
     system = SYSTEM.format(kind=subject.kind, items=items)
     prompt = (
@@ -207,8 +236,8 @@ def _propose(conversation: Conversation, subject: Subject, instruction: str) -> 
     for attempt in range(2):
         call = reply.call_of(PROPOSE_TOOL.name)
         outcome = _check(subject, call)
-        if isinstance(outcome, CopilotAnswer):
-            outcome.model = conversation.model_name(reply)
+        if not isinstance(outcome, str):
+            outcome[0].model = conversation.model_name(reply)
             return outcome
         problem = outcome
         if attempt == 1:
@@ -229,7 +258,7 @@ def _propose(conversation: Conversation, subject: Subject, instruction: str) -> 
     )
 
 
-def _check(subject: Subject, call: ToolCall | None) -> CopilotAnswer | str:
+def _check(subject: Subject, call: ToolCall | None) -> tuple[CopilotAnswer, Any] | str:
     """The answer, or why the proposal is refused (told to the model)."""
     if call is None:
         return "Answer through the propose_patch tool, with operations and an explanation."
@@ -246,13 +275,14 @@ def _check(subject: Subject, call: ToolCall | None) -> CopilotAnswer | str:
         errors = error.params.get("errors")
         return error.detail + (f" Errors: {as_json(errors)}" if errors else "")
     document = parsed.model_dump(mode="json", exclude_none=True)
-    return CopilotAnswer(
+    answer = CopilotAnswer(
         proposal=Proposal(
             base_version=subject.base_version, operations=operations, document=document
         ),
         explanation=(explanation if isinstance(explanation, str) else "").strip()[:8000],
         model="",
     )
+    return answer, parsed
 
 
 def _preview(document: Any) -> bytes:

@@ -23,7 +23,7 @@ from etikett.errors import (
     ProviderFailed,
 )
 from etikett.store import credentials as store
-from etikett.store.credentials import CredentialRecord
+from etikett.store.credentials import CredentialRecord, Sealed
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
 
@@ -249,11 +249,7 @@ def endpoint_of(record: CredentialRecord) -> Endpoint:
             ProblemCode.CREDENTIAL_NOT_LANGUAGE_MODEL,
             ref=record.ref,
         )
-    api_key = (
-        credential_vault.open_secret(record.ref, record.sealed)
-        if record.sealed is not None
-        else None
-    )
+    api_key = _opened(record.ref, record.sealed) if record.sealed is not None else None
     provider = record.provider if record.provider in PROVIDERS else "generic-json"
     return Endpoint(
         provider=provider,  # type: ignore[arg-type]
@@ -263,14 +259,28 @@ def endpoint_of(record: CredentialRecord) -> Endpoint:
     )
 
 
+_keys: dict[tuple[str, bytes], str] = {}
+
+
+def _opened(ref: str, sealed: Sealed) -> str:
+    """A language model's key, opened once per warm container: a KMS call per AI request would
+    be most of the service's own time. The wrapped data key is part of the cache key, so a
+    credential deleted and made again under the same ref is opened anew."""
+    cache_key = (ref, sealed.wrapped_key)
+    if cache_key not in _keys:
+        if len(_keys) > 100:
+            _keys.clear()
+        _keys[cache_key] = credential_vault.open_secret(ref, sealed)
+    return _keys[cache_key]
+
+
 def language_model(ref: str | None) -> tuple[CredentialRecord, Endpoint]:
     """The credential an AI operation uses: the one named, else the default, else the only
     language model; none is 409 `ai.no_credential`."""
     if ref is not None:
         record = load(ref)
     else:
-        default_ref = store.default_ref()
-        record = store.get(default_ref) if default_ref else None
+        record = store.default()
         if record is None:
             found = store.first_of_kind(LANGUAGE_MODEL, 2)
             if len(found) != 1:

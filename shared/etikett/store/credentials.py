@@ -1,5 +1,5 @@
-"""Stored credentials (language models and plain secrets), the pointer to the default language
-model, and the credential store's own key. Secrets are stored only sealed (see
+"""Stored credentials (language models and plain secrets), a copy of the default language model
+(`#default`), and the credential store's own key. Secrets are stored only sealed (see
 `domain/credential_vault.py`): a ciphertext, its data key wrapped by KMS, and the same data key
 wrapped under the store key (for a backup restored elsewhere)."""
 
@@ -117,9 +117,10 @@ def _record(item: _CredentialItem) -> CredentialRecord:
             kms_key_id=str(item.kms_key_id),
             store_key_id=str(item.store_key_id),
         )
+    default_copy = item.ref == DEFAULT
     return CredentialRecord(
-        ref=item.ref,
-        kind=str(item.kind),
+        ref=str(item.default_ref) if default_copy else item.ref,
+        kind="language-model" if default_copy else str(item.kind),
         provider=item.provider,
         model=item.model,
         endpoint=item.endpoint,
@@ -127,6 +128,24 @@ def _record(item: _CredentialItem) -> CredentialRecord:
         created_at=item.created_at,  # type: ignore[arg-type]
         created_by=str(item.created_by),
         sealed=sealed,
+    )
+
+
+def _item(record: CredentialRecord, **keys: Any) -> _CredentialItem:
+    sealed = record.sealed
+    return _CredentialItem(
+        provider=record.provider,
+        model=record.model,
+        endpoint=record.endpoint,
+        share_sample_values=record.share_sample_values,
+        ciphertext=sealed.ciphertext if sealed else None,
+        wrapped_key=sealed.wrapped_key if sealed else None,
+        escrowed_key=sealed.escrowed_key if sealed else None,
+        kms_key_id=sealed.kms_key_id if sealed else None,
+        store_key_id=sealed.store_key_id if sealed else None,
+        created_at=record.created_at,
+        created_by=record.created_by,
+        **keys,
     )
 
 
@@ -154,28 +173,19 @@ def default_ref() -> str | None:
     return item.default_ref if item is not None else None
 
 
+def default() -> CredentialRecord | None:
+    """The default language model in one read: the #default item is a copy of it (credentials
+    never change, so the copy cannot drift), outside both indexes."""
+    item = get_item(_CredentialItem, DEFAULT)
+    return _record(item) if item is not None else None
+
+
 def add(uow: UnitOfWork, record: CredentialRecord, *, make_default: bool) -> None:
     """A new credential; the condition `credential.absent` fails if the ref is taken."""
-    sealed = record.sealed
-    item = _CredentialItem(
-        ref=record.ref,
-        listing=LISTED,
-        kind=record.kind,
-        provider=record.provider,
-        model=record.model,
-        endpoint=record.endpoint,
-        share_sample_values=record.share_sample_values,
-        ciphertext=sealed.ciphertext if sealed else None,
-        wrapped_key=sealed.wrapped_key if sealed else None,
-        escrowed_key=sealed.escrowed_key if sealed else None,
-        kms_key_id=sealed.kms_key_id if sealed else None,
-        store_key_id=sealed.store_key_id if sealed else None,
-        created_at=record.created_at,
-        created_by=record.created_by,
-    )
+    item = _item(record, ref=record.ref, listing=LISTED, kind=record.kind)
     uow.put(item, _CredentialItem.ref.does_not_exist(), name="credential.absent")
     if make_default:
-        uow.put(_CredentialItem(ref=DEFAULT, default_ref=record.ref))
+        uow.put(_item(record, ref=DEFAULT, default_ref=record.ref))
 
 
 def remove(uow: UnitOfWork, ref: str, *, was_default: bool) -> None:
