@@ -55,6 +55,7 @@ class NewLanguageModel(BaseModel):
         min_length=1,
         max_length=4096,
         description="Stored encrypted; never shown again (a local model may need none).",
+        json_schema_extra={"writeOnly": True},
     )
     share_sample_values: bool = Field(
         default=False,
@@ -71,7 +72,10 @@ class NewSecret(BaseModel):
     ref: str = Field(pattern=REF)
     kind: Literal["secret"]
     value: str = Field(
-        min_length=1, max_length=8192, description="Stored encrypted; never shown again."
+        min_length=1,
+        max_length=8192,
+        description="Stored encrypted; never shown again.",
+        json_schema_extra={"writeOnly": True},
     )
 
 
@@ -108,6 +112,7 @@ class MasterKeyExportRequest(BaseModel):
         max_length=1024,
         description="Protects the exported key (Argon2id + AES-256-GCM). At least 12 "
         "characters; keep it apart from the export.",
+        json_schema_extra={"writeOnly": True},
     )
 
 

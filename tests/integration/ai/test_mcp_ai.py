@@ -159,3 +159,25 @@ async def test_log_questions_through_mcp(
         )
     assert result["entries_considered"] == 1 and result["answer"] == "Setup."
     assert "postAuthSetup" in model.requests[0].text
+
+
+async def test_a_secret_that_does_not_fit_is_not_quoted_back(
+    mcp_url: str, tokens: dict[str, str], model: ModelServer
+) -> None:
+    long_key = "sk-" + "Q" * 9000
+    bodies = [
+        {"ref": unique("long"), "kind": "secret", "value": long_key},
+        {
+            "ref": unique("long"),
+            "kind": "language-model",
+            "provider": "openai-chat",
+            "model": "m",
+            "endpoint": model.endpoint("openai-chat"),
+            "apiKey": long_key,
+        },
+    ]
+    async with connect(mcp_url, tokens["admin"]) as client:
+        for body in bodies:
+            result = await client.call_tool("createCredential", {"body": body})
+            shown = json.dumps(problem(result, "request.invalid"))
+            assert "QQQQ" not in shown, shown
