@@ -25,10 +25,11 @@ import os
 import threading
 from typing import Any
 
-from etikett import clients, clock
+from etikett import clock
 from etikett.errors import InvalidRequest, ProblemCode
 from etikett.settings import get_settings
 from etikett.store import credentials as store
+from etikett.store import keys
 from etikett.store.credentials import Sealed, StoreKeyRecord
 
 STORE_CONTEXT = {"etikett:credential-store": "store-key"}
@@ -44,10 +45,6 @@ _lock = threading.Lock()
 
 def _context(ref: str) -> dict[str, str]:
     return {"etikett:credential": ref}
-
-
-def _kms() -> Any:
-    return clients.client("kms")
 
 
 def _key_id() -> str:
@@ -91,13 +88,10 @@ def store_key() -> tuple[bytes, str]:
     """The store key and its id, made on first use (one writer wins; the others read it)."""
     record = store.store_key()
     if record is None:
-        answer = _kms().generate_data_key(
-            KeyId=_key_id(), KeySpec="AES_256", EncryptionContext=STORE_CONTEXT
-        )
-        plaintext = bytes(answer["Plaintext"])
+        plaintext, wrapped, kms_key_id = keys.generate_data_key(_key_id(), STORE_CONTEXT)
         made = StoreKeyRecord(
-            wrapped_key=bytes(answer["CiphertextBlob"]),
-            kms_key_id=str(answer["KeyId"]),
+            wrapped_key=wrapped,
+            kms_key_id=kms_key_id,
             key_id=fingerprint(plaintext),
             created_at=clock.now(),
         )
@@ -108,13 +102,7 @@ def store_key() -> tuple[bytes, str]:
     with _lock:
         cached = _store_keys.get(record.key_id)
     if cached is None:
-        cached = bytes(
-            _kms().decrypt(
-                CiphertextBlob=record.wrapped_key,
-                EncryptionContext=STORE_CONTEXT,
-                KeyId=record.kms_key_id,
-            )["Plaintext"]
-        )
+        cached = keys.decrypt(record.kms_key_id, record.wrapped_key, STORE_CONTEXT)
         with _lock:
             _store_keys[record.key_id] = cached
     return cached, record.key_id
@@ -125,28 +113,19 @@ def store_key() -> tuple[bytes, str]:
 
 def seal(ref: str, secret: str) -> Sealed:
     key, key_id = store_key()
-    answer = _kms().generate_data_key(
-        KeyId=_key_id(), KeySpec="AES_256", EncryptionContext=_context(ref)
-    )
-    data_key = bytes(answer["Plaintext"])
+    data_key, wrapped, kms_key_id = keys.generate_data_key(_key_id(), _context(ref))
     return Sealed(
         ciphertext=_seal_bytes(data_key, secret.encode(), _secret_aad(ref)),
-        wrapped_key=bytes(answer["CiphertextBlob"]),
+        wrapped_key=wrapped,
         escrowed_key=_seal_bytes(key, data_key, _escrow_aad(ref)),
-        kms_key_id=str(answer["KeyId"]),
+        kms_key_id=kms_key_id,
         store_key_id=key_id,
     )
 
 
 def open_secret(ref: str, sealed: Sealed) -> str:
     """The secret, through KMS (which checks the context)."""
-    data_key = bytes(
-        _kms().decrypt(
-            CiphertextBlob=sealed.wrapped_key,
-            EncryptionContext=_context(ref),
-            KeyId=sealed.kms_key_id,
-        )["Plaintext"]
-    )
+    data_key = keys.decrypt(sealed.kms_key_id, sealed.wrapped_key, _context(ref))
     return _open_bytes(data_key, sealed.ciphertext, _secret_aad(ref)).decode()
 
 
