@@ -73,6 +73,7 @@ FIRST_REQUESTS: dict[str, list[tuple[str, str, dict[str, Any] | None]]] = {
     "PrintingFunction": [("GET", "/api/v1/print-archive", None)],
     "CountersFunction": [("GET", "/api/v1/counters", None)],
     "WebhooksFunction": [("GET", "/api/v1/webhooks", None)],
+    "CredentialsFunction": [("GET", "/api/v1/credentials", None)],
     "McpFunction": [
         ("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}),
         (

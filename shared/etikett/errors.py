@@ -365,6 +365,55 @@ class ProblemCode(StrEnum):
         409,
         "The counter is deactivated; prints that need it are refused.",
     )
+    CREDENTIAL_NOT_FOUND = ("credential.not_found", 404, "No stored credential has this ref.")
+    CREDENTIAL_EXISTS = ("credential.exists", 409, "A credential with this ref exists.")
+    CREDENTIAL_ENDPOINT_REFUSED = (
+        "credential.endpoint_refused",
+        422,
+        "The endpoint is not HTTPS (plain HTTP is allowed only to loopback).",
+    )
+    CREDENTIAL_NOT_LANGUAGE_MODEL = (
+        "credential.not_language_model",
+        422,
+        "The credential named is a secret, not a language model.",
+    )
+    CREDENTIAL_PASSPHRASE_WEAK = (
+        "credential.passphrase_weak",
+        422,
+        "The passphrase protecting a master-key export is too short or too simple.",
+    )
+    AI_NO_CREDENTIAL = (
+        "ai.no_credential",
+        409,
+        "No language-model credential to use: name one, mark one as default, or create one.",
+    )
+    AI_PROVIDER_UNSUPPORTED = (
+        "ai.provider_unsupported",
+        422,
+        "The credential's provider cannot do this (generic-json explains; it has no tool use).",
+    )
+    AI_UNREACHABLE = (
+        "ai.unreachable",
+        502,
+        "The language model could not be reached, did not answer in time, or failed (5xx); or "
+        "its endpoint resolves to an address the service does not connect to.",
+    )
+    AI_UNAUTHORIZED = (
+        "ai.unauthorized",
+        502,
+        "The language model refused the credential's API key (401/403).",
+    )
+    AI_RATE_LIMITED = (
+        "ai.rate_limited",
+        503,
+        "The language model kept answering 429 after the bounded retries; try again later.",
+    )
+    AI_BAD_RESPONSE = (
+        "ai.bad_response",
+        502,
+        "The language model's answer could not be used (malformed, unexpected status, or a "
+        "proposal that failed validation twice).",
+    )
     RESOURCE_NOT_FOUND = ("resource.not_found", 404, "The resource does not exist.")
     INTERNAL_ERROR = (
         "internal.error",
@@ -490,3 +539,19 @@ class Throttled(EtikettError):
     ) -> None:
         super().__init__(detail, code, retry_after=retry_after, **params)
         self.headers["Retry-After"] = str(retry_after)
+
+
+class ProviderFailed(EtikettError):
+    """A language model failed: unreachable, refused the key, or answered something unusable.
+    `detail` never contains the credential's secret."""
+
+    code, title = ProblemCode.AI_BAD_RESPONSE, "The language model failed"
+
+
+class RateLimited(ProviderFailed):
+    code, title = ProblemCode.AI_RATE_LIMITED, "The language model is rate limited"
+
+    def __init__(self, detail: str, retry_after: int | None, **params: Any) -> None:
+        super().__init__(detail, None, retry_after=retry_after, **params)
+        if retry_after is not None:
+            self.headers["Retry-After"] = str(retry_after)

@@ -48,12 +48,14 @@ class Settings(BaseSettings):
     runners_table: str = "etikett-RunnersTable"
     printers_table: str = "etikett-PrintersTable"
     jobs_table: str = "etikett-JobsTable"
+    credentials_table: str = "etikett-CredentialsTable"
     idempotency_table: str | None = None
 
     # --- queues, buckets, keys --------------------------------------------------------------------
     assets_bucket: str | None = None
     ca_kms_key: str | None = None
     webhook_secrets_key: str | None = None
+    credentials_key: str | None = None
     print_render_queue: str | None = None
     events_queue: str | None = None
     webhook_deliveries_queue: str | None = None
@@ -95,6 +97,15 @@ class Settings(BaseSettings):
         if isinstance(values, dict) and values.get("agent_domain") and not values.get("agent_url"):
             return {**values, "agent_url": f"https://{values['agent_domain']}"}
         return values
+
+    outgoing_private_networks: bool = Field(
+        default=False,
+        description="Whether the service's own HTTP requests (language models) may go to private "
+        "addresses (10/8, 192.168/16, …); local mode allows them. Link-local never.",
+    )
+    ai_timeout_seconds: float = Field(
+        default=20.0, gt=0, description="How long one request to a language model may take."
+    )
 
     def required(self, name: str) -> str:
         """The value of setting `name`, which this function cannot work without."""

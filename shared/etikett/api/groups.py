@@ -21,6 +21,8 @@ GROUPS: dict[str, str] = {
     "printing": "etikett.api.printing",
     "counters": "etikett.api.counters",
     "webhooks": "etikett.api.webhooks",
+    "credentials": "etikett.api.credentials",
+    "ai": "etikett.api.ai",
     "mcp": "etikett.api.mcp",  # the MCP endpoint: plain routes, no operations of its own
 }
 

@@ -6,6 +6,7 @@ the variables, `counters` and `now`), exactly one of them. Unknown fields are re
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -221,3 +222,41 @@ def json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "svc://schema/label"
     return schema
+
+
+def registry() -> dict[str, Any]:
+    """Each label object type with its fields, straight from the label document's models."""
+    schema = LabelDocument.model_json_schema(ref_template="#/$defs/{model}")
+    definitions = schema.get("$defs", {})
+    object_types = []
+    for model in OBJECT_TYPES:
+        model_schema = definitions.get(model.__name__) or model.model_json_schema()
+        properties = model_schema.get("properties", {})
+        required = set(model_schema.get("required", []))
+        (type_name,) = typing.get_args(model.model_fields["type"].annotation)
+        object_types.append(
+            {
+                "type": type_name,
+                "fields": {
+                    name: {
+                        **{k: v for k, v in field.items() if k != "title"},
+                        "required": name in required,
+                    }
+                    for name, field in properties.items()
+                },
+            }
+        )
+    return {
+        "object_types": object_types,
+        "rules": [
+            "Every object has a stable `id`; patches must keep it (document.id_changed).",
+            "A text or barcode object takes its value from `content` (a literal) or "
+            "`expression` (CEL over the variables, `counters` and `now`), exactly one of them.",
+            "Unknown fields are refused (document.invalid names the JSON path).",
+        ],
+        "symbologies": list(typing.get_args(Symbology)),
+        "fonts": list(typing.get_args(FontFamily)),
+        "dpi": list(typing.get_args(DPI)),
+        "rotations": list(typing.get_args(Rotation)),
+        "variable_types": list(typing.get_args(VariableType)),
+    }

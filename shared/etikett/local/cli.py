@@ -74,7 +74,25 @@ def main(argv: list[str] | None = None) -> int:
         help="the Runners' mutual-TLS port (default: --port + 443)",
     )
     serve.add_argument("--template", default=None)
+    restore = commands.add_parser(
+        "restore-credentials",
+        help="re-create backed-up credentials in another Etikett with an exported store key",
+    )
+    restore.add_argument("--export", required=True, help="exportCredentialMasterKey's answer")
+    restore.add_argument(
+        "--items", required=True, help="the old credentials table: `aws dynamodb scan` output"
+    )
+    restore.add_argument("--to", default=None, help="the target's base URL (none: only check)")
+    restore.add_argument("--token", default=None, help="an admin token of the target")
     arguments = parser.parse_args(argv)
+    if arguments.command == "restore-credentials":
+        from pathlib import Path
+
+        from etikett.local.restore import restore as restore_credentials
+
+        return restore_credentials(
+            Path(arguments.export), Path(arguments.items), arguments.to, arguments.token
+        )
     if arguments.command == "dev":
         if arguments.template is None:
             arguments.template = str(templates.find())

@@ -92,7 +92,8 @@ class LocalService:
             self.template,
             self.aws.endpoint_url,
             LOCAL_REGION,
-            {"Build": self.local.build},
+            # Local models live on the developer's network: private addresses are allowed here.
+            {"Build": self.local.build, "OutgoingPrivateNetworks": "true"},
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
         os.environ["ETIKETT_AGENT_URL"] = self.agent_url

@@ -117,9 +117,29 @@ class ToolSpec:
                 extra = [name for name in error.instance if name not in allowed]
                 path += [str(name) for name in extra[:1]]
             fields.append(
-                {"field": ".".join(path) or "arguments", "message": error.message, "type": kind}
+                {
+                    "field": ".".join(path) or "arguments",
+                    # jsonschema quotes the value; a secret (`writeOnly`) is never quoted back.
+                    "message": f"the value does not fit `{kind}` (a secret: not shown)"
+                    if _write_only(self.input_schema, error)
+                    else error.message,
+                    "type": kind,
+                }
             )
         return sorted(fields, key=lambda item: item["field"])
+
+
+def _write_only(schema: Any, error: ValidationError) -> bool:
+    """Whether any schema on the way to the failing one marks a secret (`writeOnly`)."""
+    node = schema
+    for part in error.absolute_schema_path:
+        if isinstance(node, Mapping) and node.get("writeOnly"):
+            return True
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return isinstance(node, Mapping) and bool(node.get("writeOnly"))
 
 
 def _most_specific(error: ValidationError) -> ValidationError:

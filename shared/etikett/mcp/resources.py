@@ -4,7 +4,6 @@ and the OpenAPI document. All derived from the code that defines them, and read 
 from __future__ import annotations
 
 import json
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -23,44 +22,9 @@ class ResourceSpec:
 
 
 def _label_registry() -> dict[str, Any]:
-    """Each label object type with its fields, straight from the label document's models."""
     from etikett.dsl import label
 
-    schema = label.LabelDocument.model_json_schema(ref_template="#/$defs/{model}")
-    definitions = schema.get("$defs", {})
-    object_types = []
-    for model in label.OBJECT_TYPES:
-        model_schema = definitions.get(model.__name__) or model.model_json_schema()
-        properties = model_schema.get("properties", {})
-        required = set(model_schema.get("required", []))
-        (type_name,) = typing.get_args(model.model_fields["type"].annotation)
-        object_types.append(
-            {
-                "type": type_name,
-                "fields": {
-                    name: {
-                        **{k: v for k, v in field.items() if k != "title"},
-                        "required": name in required,
-                    }
-                    for name, field in properties.items()
-                },
-            }
-        )
-    return {
-        "object_types": object_types,
-        "rules": [
-            "Every object has a stable `id`; patches must keep it (document.id_changed).",
-            "A text or barcode object takes its value from `content` (a literal) or "
-            "`expression` (CEL over the variables, `counters` and `now`), exactly one of them.",
-            "Unknown fields are refused (document.invalid names the JSON path).",
-        ],
-        "symbologies": list(typing.get_args(label.Symbology)),
-        "fonts": list(typing.get_args(label.FontFamily)),
-        "dpi": list(typing.get_args(label.DPI)),
-        "rotations": list(typing.get_args(label.Rotation)),
-        "variable_types": list(typing.get_args(label.VariableType)),
-        "schema": "svc://schema/label",
-    }
+    return {**label.registry(), "schema": "svc://schema/label"}
 
 
 def _flow_registry() -> dict[str, Any]:

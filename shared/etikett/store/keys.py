@@ -18,3 +18,11 @@ def decrypt(key_id: str, ciphertext: bytes, context: dict[str, str]) -> bytes:
         KeyId=key_id, CiphertextBlob=ciphertext, EncryptionContext=context
     )
     return bytes(answer["Plaintext"])
+
+
+def generate_data_key(key_id: str, context: dict[str, str]) -> tuple[bytes, bytes, str]:
+    """A fresh AES-256 data key: (plaintext, the KMS-wrapped copy, the key's ARN)."""
+    answer = clients.client("kms").generate_data_key(
+        KeyId=key_id, KeySpec="AES_256", EncryptionContext=context
+    )
+    return bytes(answer["Plaintext"]), bytes(answer["CiphertextBlob"]), str(answer["KeyId"])

@@ -1,0 +1,10 @@
+"""Lambda entry of the ai group: its routes behind Mangum, with Powertools observability."""
+
+from etikett import coldstart
+from etikett.api.app import create_app
+from etikett.api.entry import http_handler
+from etikett.api.groups import routes_of
+
+app = create_app(routes_of("ai"))
+handler = http_handler(app, "ai")
+coldstart.done()

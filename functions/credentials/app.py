@@ -1,0 +1,11 @@
+"""Lambda entry of the credentials group: its routes behind Mangum, with Powertools
+observability."""
+
+from etikett import coldstart
+from etikett.api.app import create_app
+from etikett.api.entry import http_handler
+from etikett.api.groups import routes_of
+
+app = create_app(routes_of("credentials"))
+handler = http_handler(app, "credentials")
+coldstart.done()

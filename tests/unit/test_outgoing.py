@@ -1,0 +1,195 @@
+"""The service's own HTTP client: every resolved address is checked, the connection goes to a
+checked address with the URL's name as SNI and Host, and nothing is followed elsewhere."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import socket
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from etikett import outgoing
+from etikett.outgoing import AddressRefused, refusal
+
+
+@pytest.mark.parametrize(
+    ("address", "named_loopback", "private", "refused"),
+    [
+        ("93.184.216.34", False, False, None),
+        ("2606:4700::1111", False, False, None),
+        ("10.1.2.3", False, False, "private"),
+        ("10.1.2.3", False, True, None),
+        ("192.168.0.10", False, True, None),
+        ("100.64.0.1", False, False, "private"),
+        ("fd00::1", False, False, "private"),
+        ("127.0.0.1", False, False, "loopback"),
+        ("127.0.0.1", True, False, None),
+        ("::1", True, False, None),
+        ("::ffff:10.0.0.1", False, False, "private"),
+        ("::ffff:169.254.169.254", False, True, "link-local"),
+        ("169.254.169.254", False, True, "link-local"),
+        ("169.254.169.254", True, True, "link-local"),
+        ("fe80::1", False, True, "link-local"),
+        ("0.0.0.0", False, True, "unicast"),
+        ("224.0.0.1", False, True, "unicast"),
+        ("240.0.0.1", False, True, "unicast"),
+    ],
+)
+def test_which_addresses_are_refused(
+    address: str, named_loopback: bool, private: bool, refused: str | None
+) -> None:
+    reason = refusal(
+        ipaddress.ip_address(address), named_loopback=named_loopback, private_allowed=private
+    )
+    assert (reason is None) == (refused is None), reason
+    if refused:
+        assert refused in reason
+
+
+def _resolving(monkeypatch: pytest.MonkeyPatch, table: dict[str, list[str]]) -> list[str]:
+    """getaddrinfo answers from `table` for its names (as a DNS server would); the calls made."""
+    real = socket.getaddrinfo
+    asked: list[str] = []
+
+    def fake(host, port, *args, **kwargs):
+        if host in table:
+            asked.append(host)
+            return [
+                (
+                    socket.AF_INET6 if ":" in a else socket.AF_INET,
+                    socket.SOCK_STREAM,
+                    6,
+                    "",
+                    (a, port),
+                )
+                for a in table[host]
+            ]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", fake)
+    return asked
+
+
+def test_one_bad_address_refuses_the_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    _resolving(monkeypatch, {"mixed.test": ["93.184.216.34", "10.0.0.7"]})
+    with pytest.raises(AddressRefused, match=r"10\.0\.0\.7"):
+        outgoing.checked_addresses("mixed.test", 443, private_allowed=False)
+    assert outgoing.checked_addresses("mixed.test", 443, private_allowed=True) == [
+        "93.184.216.34",
+        "10.0.0.7",
+    ]
+
+
+def test_a_public_name_resolving_to_metadata_is_refused_by_the_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked = _resolving(monkeypatch, {"metadata.test": ["169.254.169.254"]})
+    with outgoing.client(timeout=2, private_allowed=True) as http, pytest.raises(AddressRefused):
+        http.get("https://metadata.test/latest/meta-data/")
+    assert asked == ["metadata.test"]
+
+
+def test_plain_http_only_to_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    _resolving(monkeypatch, {"localhost": ["10.0.0.9"]})  # a hosts file gone wrong
+    with outgoing.client(timeout=2, private_allowed=True) as http:
+        with pytest.raises(AddressRefused, match="loopback"):
+            http.get("http://localhost:9/")
+        with pytest.raises(AddressRefused, match="URL is refused"):
+            http.get("http://example.com/")
+
+
+def _certificate(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=1))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+def test_the_connection_is_pinned_with_the_names_sni_and_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`model.test` resolves (in this test's DNS) to loopback: the client connects to that
+    address, sends `model.test` as SNI and Host, and verifies the certificate for that name."""
+    cert_file, key_file = _certificate(tmp_path, "model.test")
+    seen: dict[str, list[str]] = {"host": [], "sni": []}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen["host"].append(self.headers["host"])
+            self.send_response(200)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_file, key_file)
+
+    def remember_sni(sock: ssl.SSLSocket, name: str | None, _: ssl.SSLContext) -> None:
+        seen["sni"].append(str(name))
+
+    context.sni_callback = remember_sni
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_port
+    trust = ssl.create_default_context(cafile=str(cert_file))
+    asked = _resolving(monkeypatch, {"model.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
+    try:
+        # A public name that resolves to loopback is refused unless private networks are allowed.
+        refusing = outgoing.client(timeout=5, private_allowed=False, verify=trust)
+        with refusing as http, pytest.raises(AddressRefused, match="loopback"):
+            http.get(f"https://model.test:{port}/")
+        with outgoing.client(timeout=5, private_allowed=True, verify=trust) as http:
+            answer = http.get(f"https://model.test:{port}/")
+            assert answer.status_code == 200 and answer.text == "ok"
+            # The certificate names model.test only: another name on the same address fails.
+            with pytest.raises(httpx.ConnectError):
+                http.get(f"https://other.test:{port}/")
+        assert seen == {"host": [f"model.test:{port}"], "sni": ["model.test", "other.test"]}
+        assert asked == ["model.test", "model.test", "other.test"]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_proxies_from_the_environment_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://10.0.0.1:3128")
+    monkeypatch.setenv("HTTP_PROXY", "http://10.0.0.1:3128")
+    with outgoing.client(timeout=2, private_allowed=False) as http:
+        assert not http._mounts  # no proxy transport mounted
