@@ -210,6 +210,46 @@ def logged(admin: Api, site: Site, flow_id: str, record: dict[str, Any]) -> str:
     return str(run["trace"]["log"][0]["message"])
 
 
+# --- a dry run performs nothing ---------------------------------------------------------------
+
+
+def test_a_dry_run_of_a_print_flow_leaves_jobs_archive_counters_and_printers_untouched(
+    admin: Api, people: People, sites: dict[str, Site], label: dict[str, Any]
+) -> None:
+    """With Runners online and their printers ready, a dry run lists its prints and performs
+    none: no job at any Runner, no archive entry, no counter value, no label at any printer."""
+    flow = admin.post(
+        "/flows", json={"name": "Dry orders", "document": orders_flow(label["id"], "dry")}
+    )
+    assert flow.status_code == 201, flow.text
+    before = {
+        "jobs": {s.runner_id: newest_job(admin, s.runner_id) for s in sites.values()},
+        "archive": admin.get("/print-archive", params={"limit": 1}).json()["items"],
+        "counter": admin.get("/counters/dep_serial").json(),
+        "odometers": {name: s.simulator.odometer for name, s in sites.items()},
+    }
+    answer = people.operator.post(
+        f"/flows/{flow.json()['id']}/dry-run",
+        json={"samples": [{"n": "1", "name": "Anna"}, {"n": "2", "name": "Berta"}]},
+    )
+    assert answer.status_code == 200, answer.text
+    prints = [
+        e for run in answer.json()["runs"] for e in run["side_effects"] if e["kind"] == "print"
+    ]
+    assert len(prints) == 2 and all(e["performed"] is False for e in prints)
+    # The values the prints would take, in order, from the counter's next one.
+    counter = before["counter"]
+    upcoming = counter["start"] if counter["current"] is None else counter["current"] + 1
+    values = [int(e["detail"]["counter_values"]["dep_serial"]) for e in prints]  # "000042"
+    assert values == [upcoming, upcoming + 1]
+    time.sleep(1)  # room for anything that should not happen
+    assert {s.runner_id: newest_job(admin, s.runner_id) for s in sites.values()} == before["jobs"]
+    assert admin.get("/print-archive", params={"limit": 1}).json()["items"] == before["archive"]
+    assert admin.get("/counters/dep_serial").json() == before["counter"]
+    assert {name: s.simulator.odometer for name, s in sites.items()} == before["odometers"]
+    assert flow_runs(admin, flow.json()["id"]) == []  # dry runs are not Runner runs
+
+
 # --- the staged rollout --------------------------------------------------------------------
 
 
