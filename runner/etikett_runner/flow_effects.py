@@ -84,6 +84,21 @@ class SiteEffects:
         detail = {"label": intent.label, "printer": intent.printer, "copies": intent.copies}
         return Outcome(performed=True, detail=detail, result={**detail, "job_id": None})
 
+    def withdraw(self, record_index: int) -> None:
+        """Take back what a record collected for printing: one the engine stopped for running
+        away (its loop may have collected hundreds of labels) prints nothing."""
+        for batch in self.batches:
+            if record_index in batch.indexes:
+                kept = [(i, r) for i, r in zip(batch.indexes, batch.records, strict=True)]
+                kept = [(i, r) for i, r in kept if i != record_index]
+                batch.indexes = [i for i, _ in kept]
+                batch.records = [r for _, r in kept]
+                batch.size = sum(
+                    len(json.dumps(r, separators=(",", ":"))) + 1 for r in batch.records
+                )
+        self.batches = [b for b in self.batches if b.records]
+        self._open = {k: b for k, b in self._open.items() if b.records}
+
     # --- HTTP: HTTPS to public addresses, or loopback ---------------------------------------
 
     def http(self, intent: HttpIntent) -> Outcome:

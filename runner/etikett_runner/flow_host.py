@@ -177,6 +177,8 @@ class Deployed:
                 )
                 if result.trace:
                     run.traces.append(result.trace)
+                if result.exhausted:
+                    effects.withdraw(index)
                 for error in result.errors:
                     run.fail(index, error.get("node_id"), str(error.get("message")))
             # A record that failed in one node still prints what other branches gave it.

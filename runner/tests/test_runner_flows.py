@@ -428,3 +428,40 @@ def test_a_file_is_taken_only_once_it_stands_still(host: Host, tmp_path: Path) -
     assert [r["name"] for r in channel.prints[0]["records"]] == ["A@A", "B@A", "C@A", "D@A", "E@A"]
     time.sleep(0.3)
     assert len(channel.runs) == 1 and (folder / ".hidden.csv").exists()
+
+
+def test_a_record_stopped_by_its_budget_prints_nothing(host: Host) -> None:
+    """A looping record (a flow that reached the Runner anyhow) is stopped by the engine's
+    budget; the labels its loop collected are withdrawn, the other records print."""
+    import httpx
+
+    channel, flows, thread = host
+    flows.http = HttpTriggers("127.0.0.1", 0)
+    flow = {
+        "nodes": [
+            {"id": "web", "type": "trigger.http", "path": "loop", "wires": ["p"]},
+            {
+                "id": "p",
+                "type": "action.print",
+                "label": LABEL,
+                "printer": "ship",
+                "variables": {"name": "record.name"},
+                "wires": ["again"],
+            },
+            {"id": "again", "type": "logic.filter", "condition": "record.loop", "wires": ["p"]},
+        ]
+    }
+    channel.wanted = [spec(flow)]
+    thread.start()
+    eventually(lambda: statuses(channel) and statuses(channel)[-1] == ("active", None))
+    base = f"http://127.0.0.1:{flows.http.address[1]}"
+    records = [{"name": "A", "loop": False}, {"name": "B", "loop": True}, {"name": "C"}]
+    sent = httpx.post(f"{base}/flows/loop", json=records)
+    assert sent.status_code == 202
+    (run,) = eventually(lambda: channel.runs)
+    assert run["outcome"] == "partial"
+    errors = {e["record"]: e["message"] for e in run["trace"]["errors"]}
+    assert set(errors) == {1, 2} and "budget" in errors[1]
+    (request,) = channel.prints
+    # C printed before it failed at `record.loop` (it keeps its label); B's 500 are withdrawn.
+    assert request["records"] == [{"name": "A"}, {"name": "C"}]

@@ -179,6 +179,12 @@ class ProblemCode(StrEnum):
         422,
         "The flow has no trigger node, so no record can enter it.",
     )
+    FLOW_NOT_RUNNABLE = (
+        "flow.not_runnable",
+        422,
+        "The flow version cannot run: its wires form a cycle (params.findings). Fix it before "
+        "a dry run or a deployment.",
+    )
     DEPLOYMENT_NOT_FOUND = ("deployment.not_found", 404, "No deployment has this id.")
     DEPLOYMENT_FLOW_HAS_ERRORS = (
         "deployment.flow_has_errors",

@@ -170,7 +170,8 @@ def get_version(flowId: str, version: int, invocation: Anyone) -> flows.FlowVers
     response_model=flow_runs.LintAnswer,
     summary="Lint a flow version: graph, fields, CEL and label references",
     description="Codes: flow.no_trigger, flow.unknown_node_type, flow.field_invalid, "
-    "flow.cel_invalid, flow.cycle, flow.unreachable_node (warning), flow.label_not_found, "
+    "flow.cel_invalid, flow.cycle, flow.unreachable_node (warning), flow.fan_out (warning: a "
+    "record may exceed the engine's budget of one record), flow.label_not_found, "
     "flow.label_not_released, flow.label_variable_unknown. Each finding has a JSON Pointer "
     "`path` into the document.",
     responses=_NOT_FOUND,
@@ -192,7 +193,10 @@ def lint(
     "take). Nothing is printed, sent, written or counted.",
     responses={
         **_NOT_FOUND,
-        422: {"description": "`flow.no_trigger`, or an unknown `trigger`"},
+        422: {
+            "description": "`flow.no_trigger`, `flow.not_runnable` (the wires form a cycle; "
+            "params.findings), or an unknown `trigger`"
+        },
     },
 )
 def dry_run(

@@ -107,6 +107,7 @@ def lint(flow_id: str, request: LintRequest) -> LintAnswer:
 
 def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
     version, document = flows.version_document(flow_id, request.version)
+    _refuse_unrunnable(flow_id, version, document)
     trigger = _trigger(document, request.trigger)
     samples = request.samples if request.samples is not None else document.samples
     program = FlowProgram.compile(document)
@@ -128,6 +129,23 @@ def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
             )
         )
     return DryRunAnswer(version=version, trigger=trigger, runs=runs)
+
+
+def _refuse_unrunnable(flow_id: str, version: int, document: FlowDocument) -> None:
+    """A version whose wires loop is not run at all (the engine's budget would stop each
+    record, but the answer would only say so record by record)."""
+    from etikett.flows.findings import UNRUNNABLE
+    from etikett.flows.lint import lint
+
+    blocking = [f for f in lint(document) if f.code in UNRUNNABLE and f.severity == "error"]
+    if blocking:
+        raise InvalidRequest(
+            f"Version {version} of {flow_id} cannot run: {blocking[0].message}",
+            ProblemCode.FLOW_NOT_RUNNABLE,
+            flow_id=flow_id,
+            version=version,
+            findings=[f.model_dump() for f in blocking][:50],
+        )
 
 
 def _trigger(document: FlowDocument, wanted: str | None) -> str:

@@ -18,6 +18,10 @@ NODE_TYPE = r"^[a-z][a-z0-9-]{0,63}(\.[a-z][a-z0-9-]{0,63})*$"
 LABEL_REFERENCE = r"^lbl_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
 HTTP_TRIGGER_PATH = r"^[a-z0-9][a-z0-9_-]{0,63}(/[a-z0-9][a-z0-9_-]{0,63}){0,7}$"
 MAX_NODES = 200
+# The budget of one record in the engine: node executions, and copies of the record that fan-out
+# makes (the record itself counts). Lint warns (`flow.fan_out`) where a flow can exceed it.
+MAX_NODE_EXECUTIONS = 1000
+MAX_FAN_OUT = 100
 MAX_SAMPLES = 100
 CEL_MAX = 2000
 
@@ -97,6 +101,24 @@ def targets(node: FlowNode) -> list[str]:
     found = list(node.wires)
     found += [t for _, t in _case_wires(node) if isinstance(t, str)]
     return found
+
+
+def alternatives(node: FlowNode) -> list[list[str]]:
+    """The groups of targets a record goes to, exactly one group per record: a switch's cases
+    and `otherwise` (one of them), any other node's `wires` (all of them)."""
+    if node.type != "logic.switch":
+        return [list(node.wires)]
+    extra = node.model_extra or {}
+    groups: list[list[str]] = []
+    cases = extra.get("cases")
+    for case in cases if isinstance(cases, list) else []:
+        wires = case.get("wires") if isinstance(case, dict) else None
+        if isinstance(wires, list):
+            groups.append([t for t in wires if isinstance(t, str)])
+    otherwise = extra.get("otherwise")
+    if isinstance(otherwise, list):
+        groups.append([t for t in otherwise if isinstance(t, str)])
+    return groups
 
 
 # --- the registry: one model of fields per node type -----------------------------------------

@@ -413,6 +413,40 @@ def test_dry_run_refusals(designer: Api) -> None:
     assert designer.get(f"/flows/{flow['id']}/runs").json() == {"items": [], "next_cursor": None}
 
 
+def test_a_flow_with_a_cycle_is_refused_for_dry_runs_and_deployments(
+    designer: Api, admin: Api
+) -> None:
+    looping = {
+        "nodes": [
+            {"id": "in", "type": "trigger.http", "path": "loop", "wires": ["a"]},
+            {"id": "a", "type": "action.log", "message": "'a'", "wires": ["b"]},
+            {"id": "b", "type": "logic.set", "values": {"n": "1"}, "wires": ["a"]},
+        ],
+        "samples": [{}],
+    }
+    flow = _create(designer, looping)
+    refused = problem(
+        designer.post(f"/flows/{flow['id']}/dry-run", json={}), 422, "flow.not_runnable"
+    )
+    assert [f["code"] for f in refused["params"]["findings"]] == ["flow.cycle"]
+    assert refused["params"]["findings"][0]["params"]["cycle"] == ["a", "b", "a"]
+    group = admin.post("/runner-groups", json={"name": unique("loops")}).json()["id"]
+    deployment = problem(
+        admin.post(
+            "/deployments",
+            json={"flow_id": flow["id"], "version": 1, "stages": [{"group_ids": [group]}]},
+        ),
+        422,
+        "deployment.flow_has_errors",
+    )
+    assert "flow.cycle" in {f["code"] for f in deployment["params"]["findings"]}
+    # Without the wire back the same flow runs.
+    fixed = _patch(designer, flow["id"], [{"op": "remove", "path": "/nodes/2/wires/0"}])
+    assert fixed.status_code == 200, fixed.text
+    runs = designer.post(f"/flows/{flow['id']}/dry-run", json={}).json()["runs"]
+    assert runs[0]["errors"] == []
+
+
 def test_roles(admin: Api, designer: Api, operator: Api, approver: Api, anonymous: Api) -> None:
     flow = _create(designer, _flow_document("lbl_01J00000000000000000000000"))
     flow_id = flow["id"]
