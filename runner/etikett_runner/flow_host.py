@@ -67,6 +67,9 @@ class Deployed:
 
     def start(self) -> None:
         """Start every trigger; TriggerUnusable says why one cannot run here."""
+        problems = self.spec.get("problems") or []
+        if problems:  # the service says why (a printer or the version is gone)
+            raise TriggerUnusable("; ".join(str(p) for p in problems))
         self._check_printers()
         starts: list[tuple[str, Callable[[threading.Event], None]]] = []
         for node in self.program.triggers():

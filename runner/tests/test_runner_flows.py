@@ -465,3 +465,34 @@ def test_a_record_stopped_by_its_budget_prints_nothing(host: Host) -> None:
     (request,) = channel.prints
     # C printed before it failed at `record.loop` (it keeps its label); B's 500 are withdrawn.
     assert request["records"] == [{"name": "A"}, {"name": "C"}]
+
+
+def test_a_flow_the_service_says_cannot_run_fails_alone_until_it_can(
+    host: Host, tmp_path: Path
+) -> None:
+    channel, _, thread = host
+    (tmp_path / "data" / "in").mkdir(parents=True)
+    gone = "the printer prn_1 assigned to the alias 'ship' in dep_1 was deleted"
+    schedule = {
+        "nodes": [
+            {"id": "tick", "type": "trigger.schedule", "every_s": 3600, "wires": ["log"]},
+            {"id": "log", "type": "action.log", "message": "'tick'"},
+        ]
+    }
+    channel.wanted = [
+        spec(FOLDER_FLOW, printers={}, problems=[gone]),
+        spec(schedule, flow_id="flw_2", deployment_id="dep_2"),
+    ]
+    thread.start()
+    eventually(
+        lambda: {d for d, b in channel.statuses if b["status"] != "applying"} >= {"dep_1", "dep_2"}
+    )
+    final = {d: (b["status"], b["detail"]) for d, b in channel.statuses}
+    assert final["dep_1"] == ("failed", gone)
+    assert final["dep_2"] == ("active", None)
+    # Assigned again: the flow starts at once.
+    channel.wanted = [
+        channel.wanted[0] | {"printers": {"ship": "Zebra"}, "problems": []},
+        channel.wanted[1],
+    ]
+    eventually(lambda: channel.statuses[-1] == ("dep_1", {"status": "active", "detail": None}))

@@ -318,6 +318,12 @@ class ProblemCode(StrEnum):
     CONTEXT_NOT_FOUND = ("context.not_found", 404, "No context parameter has this name.")
     PRINTER_NOT_FOUND = ("printer.not_found", 404, "No printer has this id or name.")
     PRINTER_NAME_TAKEN = ("printer.name_taken", 409, "Another printer has this name.")
+    PRINTER_IN_USE = (
+        "printer.in_use",
+        409,
+        "A deployment that is not rolled back or superseded assigns the printer to a flow's "
+        "alias (params.deployment_ids); reassign the alias or roll the deployment back first.",
+    )
     FINDING_NOT_FOUND = (
         "finding.not_found",
         404,

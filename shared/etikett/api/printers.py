@@ -63,7 +63,12 @@ def discover(body: printers.GroupDiscoveryRequest, invocation: Operator) -> prin
     operation_id="deletePrinter",
     status_code=204,
     summary="Remove an adopted print target",
-    responses={404: {"description": "Unknown printer (`printer.not_found`)"}},
+    description="Refused (409 `printer.in_use`, params.deployment_ids) while a deployment that "
+    "is not rolled back or superseded assigns the printer to an alias.",
+    responses={
+        404: {"description": "Unknown printer (`printer.not_found`)"},
+        409: {"description": "A deployment assigns it (`printer.in_use`)"},
+    },
 )
 def delete_printer(printerId: str, invocation: Operator) -> Response:
     printers.delete(invocation, printerId)

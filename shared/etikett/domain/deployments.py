@@ -281,9 +281,33 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
         rev=0,
     )
     details = {"flow_id": request.flow_id, "version": request.version}
-    with UnitOfWork(audit.record(invocation, record.id, details=details)) as uow:
+    with UnitOfWork(
+        audit.record(invocation, record.id, details=details), errors=_PRINTER_GONE
+    ) as uow:
         store.add(uow, record)
+        store.reassign_printers(uow, record.id, {}, record.printers)
     return view(record, [])
+
+
+_PRINTER_GONE = {
+    "printer.exists": NotFound(
+        "A printer to assign was deleted meanwhile.", ProblemCode.PRINTER_NOT_FOUND
+    )
+}
+
+
+def assigning(printer_id: str) -> list[str]:
+    """The deployments, neither rolled back nor superseded, that assign the printer."""
+    live = []
+    for deployment_id in store.deployments_assigning(printer_id):
+        record = store.get(deployment_id)
+        if (
+            record is not None
+            and record.status not in _ENDED
+            and printer_id in store.printer_ids(record.printers)
+        ):
+            live.append(deployment_id)
+    return live
 
 
 def _check_alias(alias: str) -> None:
@@ -605,7 +629,9 @@ def put_printer(
     after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
     details = {"alias": alias, "before": before, "after": request.model_dump()}
     with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        uow.fail_as("printer.exists", _PRINTER_GONE["printer.exists"])
         store.save(uow, record, after)
+        store.reassign_printers(uow, deployment_id, record.printers, assigned)
     return AssignedPrinter(alias=alias, **request.model_dump())
 
 
@@ -622,6 +648,7 @@ def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> No
     details = {"alias": alias, "before": before}
     with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
+        store.reassign_printers(uow, deployment_id, record.printers, assigned)
 
 
 def printer_for(record: DeploymentRecord, alias: str, runner_id: str) -> str | None:

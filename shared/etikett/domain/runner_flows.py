@@ -23,6 +23,11 @@ class DeployedFlow(BaseModel):
     document: dict[str, Any]
     context: dict[str, Any] = Field(description="Effective: deployment < group < Runner.")
     printers: dict[str, str] = Field(description="Alias → the printer's name.")
+    problems: list[str] = Field(
+        default_factory=list,
+        description="Why this flow cannot run here (a printer or the version is gone): the "
+        "Runner starts nothing of it and reports the deployment `failed` with these reasons.",
+    )
 
 
 class FlowRunReport(BaseModel):
@@ -55,6 +60,11 @@ def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
 
 
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
+    """Every flow the Runner's group is to run. Something one flow needs that is gone (its
+    version, an assigned printer) fails that flow alone, with the reason, never the answer."""
+    from etikett.domain import printers
+    from etikett.errors import NotFound
+
     group_context = runners.context_values(runner.group_id)
     own_context = runners.context_values(runner.id)
     answer = []
@@ -62,22 +72,33 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
         record = deployment_store.get(target.deployment_id)
         if record is None:
             continue
-        document = flows.load_version(target.flow_id, int(target.version))
+        problems: list[str] = []
+        document: dict[str, Any] = {"nodes": []}
+        try:
+            document = flows.load_version(target.flow_id, int(target.version)).document
+        except NotFound:
+            problems.append(f"version {target.version} of {target.flow_id} no longer exists")
         names = {}
         for alias in record.printers:
             printer_id = deployments.printer_for(record, alias, runner.id)
-            if printer_id is not None:
-                from etikett.domain import printers
-
+            if printer_id is None:
+                continue
+            try:
                 names[alias] = printers.load(printer_id).name
+            except NotFound:
+                problems.append(
+                    f"the printer {printer_id} assigned to the alias {alias!r} in {record.id} "
+                    "was deleted; assign another (putDeploymentPrinter)"
+                )
         answer.append(
             DeployedFlow(
                 deployment_id=record.id,
                 flow_id=target.flow_id,
                 version=int(target.version),
-                document=document.document,
+                document=document,
                 context={**deployments.context_values(record), **group_context, **own_context},
                 printers=names,
+                problems=problems,
             )
         )
     return answer

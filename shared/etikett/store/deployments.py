@@ -9,6 +9,8 @@ Items (pk, sk):
   replaced (what a rollback puts back).
 - ("flow#flw_…", "deployed#N"): version N of the flow was rolled out once (the policy asks a
   person for a first deployment only).
+- (prn_…, "dep#dep_…"): the deployment assigns the printer to one of its aliases (a printer in
+  use is not deleted).
 """
 
 from __future__ import annotations
@@ -146,6 +148,13 @@ class _DeployedVersionItem(Model):
     deployment_id = UnicodeAttribute()
 
 
+class _PrinterUseItem(Model):
+    Meta = _META
+    printer_id = UnicodeAttribute(hash_key=True, attr_name="pk")
+    sk = UnicodeAttribute(range_key=True)  # dep#dep_…
+    deployment_id = UnicodeAttribute()
+
+
 def _deployment(item: _DeploymentItem) -> DeploymentRecord:
     return record_of(DeploymentRecord, item)
 
@@ -207,6 +216,40 @@ def group_flows(group_id: str) -> list[GroupFlowRecord]:
 def group_flow(group_id: str, flow_id: str) -> GroupFlowRecord | None:
     item = get_item(_GroupFlowItem, group_id, f"flow#{flow_id}")
     return _group_flow(item) if item is not None else None
+
+
+def deployments_assigning(printer_id: str) -> list[str]:
+    """The deployments that assign the printer to an alias (whatever their status)."""
+    items = _PrinterUseItem.query(printer_id, _PrinterUseItem.sk.startswith("dep#"))
+    return [str(item.deployment_id) for item in items]
+
+
+def printer_ids(printers: dict[str, Any]) -> set[str]:
+    """Every printer a deployment's aliases name, overrides per Runner included."""
+    found: set[str] = set()
+    for entry in printers.values():
+        found.add(str(entry["printer_id"]))
+        found.update(str(p) for p in (entry.get("by_runner") or {}).values())
+    return found
+
+
+def reassign_printers(
+    uow: UnitOfWork, deployment_id: str, before: dict[str, Any], after: dict[str, Any]
+) -> None:
+    """Keep the printer index in line with a change of the deployment's aliases; each newly
+    assigned printer must still exist (`printer.exists`) and counts the assignment."""
+    from etikett.store import printers
+
+    old, new = printer_ids(before), printer_ids(after)
+    for printer_id in sorted(new - old):
+        uow.put(
+            _PrinterUseItem(
+                printer_id=printer_id, sk=f"dep#{deployment_id}", deployment_id=deployment_id
+            )
+        )
+        printers.note_assigned(uow, printer_id)
+    for printer_id in sorted(old - new):
+        uow.delete(_PrinterUseItem(printer_id, f"dep#{deployment_id}"))
 
 
 def was_deployed(flow_id: str, version: int) -> bool:

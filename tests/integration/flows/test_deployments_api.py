@@ -4,11 +4,15 @@ have no Runner is active once approved (the Runner side is tested end to end).""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from support.client import Api, problem, unique
+from support.runner_site import FakeSite
+from support.server import DevServer
 
 DOCUMENT = {
     "nodes": [
@@ -198,3 +202,90 @@ def test_refusals(admin: Api, operator: Api) -> None:
         ).status_code
         == 403
     )
+
+
+def _site(
+    admin: Api, dev_server: DevServer, tmp_path: Path, group: str
+) -> tuple[str, httpx.Client]:
+    """An enrolled, online Runner of `group` (played by the test): its id and agent channel."""
+    site = FakeSite(tmp_path, unique("site"))
+    token = admin.post(f"/runner-groups/{group}/enrollment-tokens", json={}).json()["token"]
+    assert site.enroll(admin, token).status_code == 201
+    agent = site.agent(dev_server)
+    assert agent.post("/heartbeat", json={"hostname": "site-pc"}).status_code == 200
+    return str(site.enrollment["runner_id"]), agent
+
+
+def _printer(admin: Api, runner_id: str) -> str:
+    response = admin.post(
+        "/printers",
+        json={
+            "name": unique("dock"),
+            "runner_id": runner_id,
+            "uri": "tcp://127.0.0.1:9100",
+            "language": "zpl",
+            "dpi": 203,
+        },
+    )
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def _active(agent: httpx.Client, deployment_id: str) -> None:
+    reported = agent.post(f"/deployments/{deployment_id}/status", json={"status": "active"})
+    assert reported.status_code == 204, reported.text
+
+
+def test_a_printer_a_deployment_assigns_is_not_deleted_and_a_lost_one_fails_only_its_flow(
+    admin: Api, operator: Api, approver: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    group = _group(admin)
+    runner_id, agent = _site(admin, dev_server, tmp_path, group)
+    printer, override = _printer(admin, runner_id), _printer(admin, runner_id)
+    printing, other = _flow(admin), _flow(admin)
+    first = _deploy(operator, printing, [[group]], printers={"ship": printer}).json()
+    _approve(approver, first["id"], 0)
+    _active(agent, first["id"])
+    plain = _deploy(operator, other, [[group]]).json()
+    _approve(approver, plain["id"], 0)
+    _active(agent, plain["id"])
+
+    refused = problem(admin.delete(f"/printers/{printer}"), 409, "printer.in_use")
+    assert refused["params"]["deployment_ids"] == [first["id"]]
+    assert first["id"] in refused["detail"]
+    assigned = operator.request(
+        "PUT",
+        f"/deployments/{first['id']}/printers/ship",
+        json={"printer_id": printer, "by_runner": {runner_id: override}},
+    )
+    assert assigned.status_code == 200, assigned.text
+    problem(admin.delete(f"/printers/{override}"), 409, "printer.in_use")
+    listed = admin.get("/printers", params={"runner_id": runner_id}).json()["items"]
+    assert {p["id"] for p in listed} == {printer, override}  # nothing was deleted
+
+    # Version 2 prints nowhere and supersedes the first deployment: the printers are free.
+    patched = admin.request(
+        "PATCH",
+        f"/flows/{printing}/document",
+        json={"operations": [{"op": "replace", "path": "/nodes/1/message", "value": "'v2'"}]},
+    )
+    assert patched.status_code == 200, patched.text
+    second = _deploy(operator, printing, [[group]], version=2).json()
+    _approve(approver, second["id"], 0)
+    _active(agent, second["id"])
+    assert admin.get(f"/deployments/{first['id']}").json()["status"] == "superseded"
+    assert admin.delete(f"/printers/{override}").status_code == 204
+    assert admin.delete(f"/printers/{printer}").status_code == 204
+
+    # Rolling back brings the first deployment back, whose printer is gone: that flow fails on
+    # the Runner with the reason; the group's other flow is served as before.
+    rolled = operator.post(f"/deployments/{second['id']}/rollback", json={})
+    assert rolled.status_code == 200, rolled.text
+    answer = agent.get("/flows")
+    assert answer.status_code == 200, answer.text
+    served = {item["flow_id"]: item for item in answer.json()}
+    assert set(served) == {printing, other}
+    assert served[other]["problems"] == [] and served[other]["deployment_id"] == plain["id"]
+    lost = served[printing]
+    assert lost["deployment_id"] == first["id"] and lost["printers"] == {}
+    assert any(override in p and "ship" in p for p in lost["problems"]), lost["problems"]

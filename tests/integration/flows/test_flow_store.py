@@ -79,3 +79,55 @@ def test_a_run_is_recorded_once_and_listed_newest_first(stack: Stack) -> None:
     )
     assert [r.id for r in partial.items] == ["run_02"]
     assert listed.items[0].trigger == {"node_id": "in", "source": "orders.csv"}
+
+
+def test_a_runner_is_served_its_flows_even_when_one_version_is_gone(stack: Stack) -> None:
+    """The agent channel's flows answer never fails as a whole: a target whose version does not
+    exist (a deployment left pointing at it) comes with the reason, beside the sound one."""
+    from etikett import clock
+    from etikett.domain import runner_flows
+    from etikett.store import deployments as deployment_store
+    from etikett.store.deployments import DeploymentRecord, GroupFlowRecord
+    from etikett.store.runners import RunnerRecord
+
+    now = clock.now()
+    sound = flows.create(DESIGNER, flows.NewFlow(name="Sound"))
+    lost = flows.create(DESIGNER, flows.NewFlow(name="Lost"))
+    group = "rgp_01TESTGROUPFORLOSTVERSIONS0"
+    for flow_id, version, deployment_id in ((sound.id, 1, "dep_sound"), (lost.id, 7, "dep_lost")):
+        record = DeploymentRecord(
+            id=f"{deployment_id}_{flow_id}",
+            flow_id=flow_id,
+            version=version,
+            status="active",
+            stages=[{"index": 0, "group_ids": [group], "status": "active"}],
+            printers={},
+            context={"site": {"value": "A", "updated_at": "", "updated_by": "t"}},
+            author_actor="human",
+            author_subject="t",
+            created_at=now,
+            updated_at=now,
+            rev=0,
+        )
+        with UnitOfWork() as uow:
+            deployment_store.add(uow, record)
+            deployment_store.set_group_flow(
+                uow, GroupFlowRecord(group, flow_id, record.id, version, None, None, now)
+            )
+    runner = RunnerRecord(
+        id="run_01TESTRUNNERLOSTVERSIONS00",
+        group_id=group,
+        name="site-pc",
+        hostname=None,
+        version=None,
+        state="active",
+        certificate_serial=None,
+        certificate_not_after=None,
+        queue_url=None,
+        last_seen_at=now,
+        created_at=now,
+    )
+    served = {f.flow_id: f for f in runner_flows.deployed_flows(runner)}
+    assert served[sound.id].problems == [] and served[sound.id].context == {"site": "A"}
+    assert served[lost.id].problems == [f"version 7 of {lost.id} no longer exists"]
+    assert served[lost.id].document == {"nodes": []}
