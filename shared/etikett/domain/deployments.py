@@ -502,6 +502,7 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
     now = clock.now()
     restored: list[GroupFlowRecord] = []
     removed: list[GroupFlowRecord] = []
+    previous: dict[str, DeploymentRecord | None] = {}
     stages = copy.deepcopy(record.stages)
     for stage in stages:
         if stage["status"] in _APPROVED:
@@ -509,13 +510,18 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
                 target = store.group_flow(group_id, record.flow_id)
                 if target is None or target.deployment_id != record.id:
                     continue  # a newer deployment runs there now
-                if target.previous_deployment_id and target.previous_version:
+                back = target.previous_deployment_id
+                if back and back not in previous:
+                    previous[back] = store.get(back)
+                # A deployment rolled back meanwhile is not brought back: the group stops.
+                before = previous.get(back) if back else None
+                if before is not None and before.status != "rolled_back":
                     restored.append(
                         GroupFlowRecord(
                             group_id=group_id,
                             flow_id=record.flow_id,
-                            deployment_id=target.previous_deployment_id,
-                            version=target.previous_version,
+                            deployment_id=before.id,
+                            version=before.version,
                             previous_deployment_id=None,
                             previous_version=None,
                             since=now,
@@ -525,10 +531,17 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
                     removed.append(target)
         stage["status"] = "rolled_back" if stage["status"] != "pending" else "pending"
     after = dataclasses.replace(record, stages=stages, status="rolled_back", updated_at=now)
+    # A superseded deployment brought back runs again: it says so and uses its flow again.
+    revived: dict[str, DeploymentRecord] = {}
+    for target in restored:
+        back = previous[target.deployment_id]
+        if back is not None and back.status == "superseded":
+            revived[back.id] = back
     details = {
         "comment": request.comment,
         "restored": {t.group_id: f"{t.deployment_id}@{t.version}" for t in restored},
         "stopped": [t.group_id for t in removed],
+        "reactivated": sorted(revived),
     }
     with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
@@ -537,6 +550,9 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
         for target in removed:
             store.remove_group_flow(uow, target)
         store.release_flow(uow, record)
+        for old in revived.values():
+            store.save(uow, old, dataclasses.replace(old, status="active", updated_at=now))
+            store.claim_flow(uow, old)
     return get(deployment_id)
 
 

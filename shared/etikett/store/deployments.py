@@ -324,6 +324,11 @@ def mark_deployed(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     )
 
 
+def claim_flow(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
+    """The deployment uses its flow again (a rollback brought it back)."""
+    flows.mark_used(uow, deployment.flow_id, deployment.id)
+
+
 def release_flow(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     """The deployment no longer uses its flow (the flow may be deleted once none does)."""
     flows.unmark_used(uow, deployment.flow_id, deployment.id)

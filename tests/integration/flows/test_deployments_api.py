@@ -158,7 +158,37 @@ def test_newer_deployments_supersede_and_rollback_restores(
     entry = admin.get("/audit-log", params={"target": new["id"]}).json()["items"][0]
     assert entry["operation_id"] == "postDeploymentRollback"
     assert entry["details"]["restored"] == {group: f"{old['id']}@1"}
+    # The old deployment runs again: it says so, and it uses its flow again.
+    restored = admin.get(f"/deployments/{old['id']}").json()
+    assert restored["status"] == "active"
+    assert restored["id"] in {
+        d["id"] for d in admin.get("/deployments", params={"status": "active"}).json()["items"]
+    }
+    refused = problem(admin.delete(f"/flows/{flow_id}"), 409, "flow.in_use")
+    assert refused["params"]["deployment_ids"] == [old["id"]]
+    # Rolled back in turn, the group runs nothing: now the flow may go.
+    again = operator.post(f"/deployments/{old['id']}/rollback", json={})
+    assert again.status_code == 200 and again.json()["status"] == "rolled_back"
     assert admin.delete(f"/flows/{flow_id}").status_code == 204  # nothing uses it any more
+
+
+def test_a_rollback_never_brings_back_a_deployment_rolled_back_meanwhile(
+    admin: Api, operator: Api, approver: Api
+) -> None:
+    here, there = _group(admin), _group(admin)
+    flow_id = _flow(admin)
+    old = _deploy(operator, flow_id, [[here, there]]).json()
+    _approve(approver, old["id"], 0)
+    new = _deploy(operator, flow_id, [[here]]).json()
+    _approve(approver, new["id"], 0)
+    assert admin.get(f"/deployments/{old['id']}").json()["status"] == "active"  # still `there`
+    assert operator.post(f"/deployments/{old['id']}/rollback", json={}).status_code == 200
+    rolled = operator.post(f"/deployments/{new['id']}/rollback", json={})
+    assert rolled.status_code == 200, rolled.text
+    entry = admin.get("/audit-log", params={"target": new["id"]}).json()["items"][0]
+    assert entry["details"]["restored"] == {} and entry["details"]["stopped"] == [here]
+    assert admin.get(f"/deployments/{old['id']}").json()["status"] == "rolled_back"
+    assert admin.delete(f"/flows/{flow_id}").status_code == 204
 
 
 def test_context_and_printer_aliases(admin: Api, operator: Api, approver: Api) -> None:
