@@ -316,6 +316,22 @@ class ProblemCode(StrEnum):
         "The enrollment's Runner was removed.",
     )
     CONTEXT_NOT_FOUND = ("context.not_found", 404, "No context parameter has this name.")
+    CONTEXT_VALUE_TOO_LARGE = (
+        "context.value_too_large",
+        413,
+        "A context parameter's value is over 4 KB as JSON.",
+    )
+    CONTEXT_TOO_LARGE = (
+        "context.too_large",
+        422,
+        "The context parameters of a deployment, group or Runner would be over 64 KB as JSON "
+        "together, or more than 100.",
+    )
+    RESOURCE_TOO_LARGE = (
+        "resource.too_large",
+        413,
+        "The change would make a stored item larger than the store allows (400 KB).",
+    )
     PRINTER_NOT_FOUND = ("printer.not_found", 404, "No printer has this id or name.")
     PRINTER_NAME_TAKEN = ("printer.name_taken", 409, "Another printer has this name.")
     PRINTER_IN_USE = (

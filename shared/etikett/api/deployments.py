@@ -10,6 +10,7 @@ from fastapi import Path, Response
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
 from etikett.api.routing import Responses, router
+from etikett.api.runners import CONTEXT_BOUNDS
 from etikett.domain import deployments
 from etikett.domain.actors import Invocation
 from etikett.domain.runners import CONTEXT_NAME, ContextValue
@@ -40,7 +41,7 @@ _POLICY: Responses = {403: {"description": "Forbidden (`auth.forbidden`, `policy
 def list_deployments(
     invocation: Anyone,
     flow_id: str | None = None,
-    status: str | None = None,
+    status: deployments.DeploymentStatus | None = None,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
 ) -> Any:
@@ -60,7 +61,11 @@ def list_deployments(
     responses={
         **_POLICY,
         404: {"description": "Unknown flow, version, group or printer"},
-        422: {"description": "`deployment.flow_has_errors`, `request.invalid`"},
+        413: {"description": "A context value over 4 KB as JSON (`context.value_too_large`)"},
+        422: {
+            "description": "`deployment.flow_has_errors`, `request.invalid`, "
+            "`context.too_large` (context over 64 KB together or more than 100 parameters)"
+        },
     },
 )
 def create_deployment(
@@ -134,7 +139,9 @@ def get_context(
     operation_id="putDeploymentContextParameter",
     response_model=deployments.ContextParameter,
     summary="Set a deployment-level context parameter",
-    responses=_NOT_FOUND,
+    description="A value is at most 4 KB as JSON; a deployment's parameters at most 64 KB "
+    "together and at most 100.",
+    responses={**_NOT_FOUND, **CONTEXT_BOUNDS},
 )
 def put_context(
     deploymentId: str, name: ContextName, body: ContextValue, invocation: Operator

@@ -18,6 +18,15 @@ from etikett.domain import installers, jobs, printers, runner_enrollment, runner
 from etikett.domain.actors import Invocation
 from etikett.errors import ProblemCode, Unauthenticated
 
+# The bounds of context values (etikett.domain.context_limits), for every context PUT.
+CONTEXT_BOUNDS: Responses = {
+    413: {"description": "A value over 4 KB as JSON (`context.value_too_large`)"},
+    422: {
+        "description": "`request.invalid`, or the owner's parameters over 64 KB together or "
+        "more than 100 (`context.too_large`)"
+    },
+}
+
 routes = router(prefix="/api/v1", tags=["Runners and enrollment"])
 
 Admin = Annotated[Invocation, requires("admin")]
@@ -120,7 +129,7 @@ def get_group_context(
     operation_id="putRunnerGroupContextParameter",
     response_model=runners.ContextParameter,
     summary="Set a group-level context parameter",
-    responses=_GROUP_404,
+    responses={**_GROUP_404, **CONTEXT_BOUNDS},
 )
 def put_group_context(
     groupId: str,
@@ -325,7 +334,7 @@ def get_runner_context(
     operation_id="putRunnerContextParameter",
     response_model=runners.ContextParameter,
     summary="Set a Runner-level context parameter",
-    responses=_RUNNER_404,
+    responses={**_RUNNER_404, **CONTEXT_BOUNDS},
 )
 def put_runner_context(
     runnerId: str,

@@ -215,11 +215,12 @@ def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deploy
 
 
 def create(invocation: Invocation, request: NewDeployment) -> Deployment:
-    from etikett.domain import flow_checks, printers, runners
+    from etikett.domain import context_limits, flow_checks, printers, runners
     from etikett.flows.findings import has_errors
 
     caller = invocation.caller
     assert caller is not None
+    context_limits.check_all("The deployment", request.context)
     document = flows.document_of(flows.load_version(request.flow_id, request.version))
     findings = flow_checks.lint(document)
     if has_errors(findings):
@@ -596,9 +597,12 @@ def put_context(
 ) -> ContextParameter:
     caller = invocation.caller
     assert caller is not None
+    from etikett.domain import context_limits
+
     if not name or len(name) > 100:
         raise InvalidRequest.field("path.name", "1 to 100 characters")
     record = load(deployment_id)
+    context_limits.check_put(deployment_id, context_values(record), name, value)
     before = record.context.get(name)
     now = clock.now()
     entry = _context_entry(value, caller.subject, now)

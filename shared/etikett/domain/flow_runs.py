@@ -7,6 +7,7 @@ copies and the counter values the labels would take (read, not taken)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any, Literal
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, Field
 from etikett import clock
 from etikett.domain import flows
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
-from etikett.errors import EtikettError, InvalidRequest, NotFound, ProblemCode
+from etikett.errors import EtikettError, InvalidRequest, NotFound, PayloadTooLarge, ProblemCode
 from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
 from etikett.flows.engine import FlowProgram, RunEnv
 from etikett.flows.findings import Finding
@@ -322,7 +323,14 @@ def record_run(
         job_ids=tuple(job_ids),
         trace_blob=store.packed_trace(trace),
     )
-    if not store.add_run(record):
+    try:
+        added = store.add_run(record)
+    except PayloadTooLarge:
+        # Its job ids and trace together exceed an item: the run counts, its trace gives way.
+        note = {"truncated": True, "reason": "the run and its trace exceeded the store's limit"}
+        record = dataclasses.replace(record, trace_blob=store.packed_trace(note))
+        added = store.add_run(record)
+    if not added:
         recorded = store.get_run(flow_id, run_id)
         record = recorded if recorded is not None else record
     return _view(record)

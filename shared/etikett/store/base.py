@@ -114,6 +114,24 @@ def bind() -> None:
     _connection.cache_clear()
 
 
+def item_too_large(error: Exception) -> bool:
+    """Whether DynamoDB refused a write because an item would exceed its 400 KB."""
+    code = getattr(error, "cause_response_code", None)
+    message = str(getattr(error, "cause_response_message", "") or "")
+    return code == "ValidationException" and "size" in message and "exceeded" in message
+
+
+def too_large() -> Exception:
+    """The problem of a write refused for its item's size (413 `resource.too_large`)."""
+    from etikett.errors import PayloadTooLarge, ProblemCode
+
+    return PayloadTooLarge(
+        "The change would make a stored item larger than 400 KB; nothing was written.",
+        ProblemCode.RESOURCE_TOO_LARGE,
+        limit=400_000,
+    )
+
+
 # --- items and records ----------------------------------------------------------------------------
 
 

@@ -20,7 +20,15 @@ from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import changes, get_item, item_of, record_of, table_meta
+from etikett.store.base import (
+    changes,
+    get_item,
+    item_of,
+    item_too_large,
+    record_of,
+    table_meta,
+    too_large,
+)
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -305,6 +313,8 @@ def add_run(run: FlowRunRecord) -> bool:
     except PutError as error:
         if error.cause_response_code == "ConditionalCheckFailedException":
             return False
+        if item_too_large(error):
+            raise too_large() from None
         raise
     return True
 

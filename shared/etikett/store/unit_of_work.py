@@ -25,7 +25,7 @@ from pynamodb.transactions import TransactWrite
 from etikett.errors import Conflict, EtikettError, ProblemCode
 from etikett.store import audit_table
 from etikett.store.audit_table import AuditRecord
-from etikett.store.base import connection
+from etikett.store.base import connection, item_too_large, too_large
 
 Write = Callable[[TransactWrite], None]
 
@@ -135,6 +135,8 @@ class UnitOfWork:
                 return ConditionFailed(name)
         if "TransactionConflict" in codes or error.cause_response_code == "TransactionConflict":
             return ConditionFailed(None)
+        if item_too_large(error):
+            return too_large()
         return error
 
     def _add(self, name: str | None, write: Write) -> None:

@@ -216,6 +216,68 @@ def test_context_and_printer_aliases(admin: Api, operator: Api, approver: Api) -
     problem(operator.delete(f"{base}/printers/shipping"), 404, "deployment.printer_not_found")
 
 
+def test_context_values_are_bounded_and_a_full_deployment_still_moves(
+    admin: Api, operator: Api, approver: Api
+) -> None:
+    group, flow_id = _group(admin), _flow(admin)
+    big = "x" * 5000  # over 4 KB as JSON
+    near = "y" * 3900  # under 4 KB; 17 of them are over 64 KB
+    refused = problem(
+        _deploy(operator, flow_id, [[group]], context={"a": big}), 413, "context.value_too_large"
+    )
+    assert refused["params"]["name"] == "a" and refused["params"]["limit"] == 4096
+    many = {f"p{i}": near for i in range(17)}
+    problem(_deploy(operator, flow_id, [[group]], context=many), 422, "context.too_large")
+    assert [d for d in admin.get("/deployments", params={"flow_id": flow_id}).json()["items"]] == []
+
+    deployment = _deploy(operator, flow_id, [[group]], context={"site": "A"}).json()
+    base = f"/deployments/{deployment['id']}"
+    problem(
+        operator.request("PUT", f"{base}/context/big", json={"value": big}),
+        413,
+        "context.value_too_large",
+    )
+    for index in range(16):
+        put = operator.request("PUT", f"{base}/context/p{index}", json={"value": near})
+        assert put.status_code == 200, put.text
+    full = problem(
+        operator.request("PUT", f"{base}/context/p16", json={"value": near}),
+        422,
+        "context.too_large",
+    )
+    assert full["params"]["limit"] == 65536
+    # Replacing a value counts the new one instead of the old one.
+    assert operator.request("PUT", f"{base}/context/p0", json={"value": "z"}).status_code == 200
+    assert len(operator.get(f"{base}/context", params={"limit": 200}).json()["items"]) == 17
+    # A deployment holding close to the bound is approved and rolled back as any other.
+    assert _approve(approver, deployment["id"], 0)["status"] == "active"
+    rolled = operator.post(f"{base}/rollback", json={})
+    assert rolled.status_code == 200, rolled.text
+
+    # The group's (and a Runner's) own context has the same bounds.
+    problem(
+        admin.request("PUT", f"/runner-groups/{group}/context/big", json={"value": big}),
+        413,
+        "context.value_too_large",
+    )
+    for index in range(16):
+        put = admin.request("PUT", f"/runner-groups/{group}/context/p{index}", json={"value": near})
+        assert put.status_code == 200, put.text
+    problem(
+        admin.request("PUT", f"/runner-groups/{group}/context/p16", json={"value": near}),
+        422,
+        "context.too_large",
+    )
+
+
+def test_list_deployments_refuses_an_unknown_status(admin: Api) -> None:
+    refused = problem(
+        admin.get("/deployments", params={"status": "sleeping"}), 422, "request.invalid"
+    )
+    assert "status" in str(refused["params"])
+    assert admin.get("/deployments", params={"status": "rolled_back"}).status_code == 200
+
+
 def test_refusals(admin: Api, operator: Api) -> None:
     group = _group(admin)
     broken = _flow(admin, {"nodes": [{"id": "log", "type": "action.log", "message": "'x'"}]})

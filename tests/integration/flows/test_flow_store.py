@@ -131,3 +131,67 @@ def test_a_runner_is_served_its_flows_even_when_one_version_is_gone(stack: Stack
     assert served[sound.id].problems == [] and served[sound.id].context == {"site": "A"}
     assert served[lost.id].problems == [f"version 7 of {lost.id} no longer exists"]
     assert served[lost.id].document == {"nodes": []}
+
+
+def test_an_item_over_the_store_limit_is_a_problem_not_a_crash(stack: Stack) -> None:
+    """DynamoDB refuses items over 400 KB: a change that would write one is refused with 413
+    `resource.too_large` (nothing written), in a transaction and on its own."""
+    from etikett import clock
+    from etikett.errors import EtikettError
+    from etikett.store import deployments as deployment_store
+    from etikett.store.deployments import DeploymentRecord
+
+    now = clock.now()
+    huge = DeploymentRecord(
+        id="dep_01TESTHUGEDEPLOYMENT000000",
+        flow_id="flw_01TESTHUGE",
+        version=1,
+        status="awaiting_approval",
+        stages=[],
+        printers={},
+        context={"blob": {"value": "x" * 420_000, "updated_at": "", "updated_by": "t"}},
+        author_actor="human",
+        author_subject="t",
+        created_at=now,
+        updated_at=now,
+        rev=0,
+    )
+    with pytest.raises(EtikettError) as refused, UnitOfWork() as uow:
+        deployment_store.add(uow, huge)
+    assert (refused.value.code, refused.value.status) == ("resource.too_large", 413)
+    assert deployment_store.get(huge.id) is None
+
+    flow = flows.create(DESIGNER, flows.NewFlow(name="Huge run"))
+    at = datetime(2026, 11, 24, 12, tzinfo=UTC)
+    with pytest.raises(EtikettError) as too_many:
+        flow_runs.record_run(
+            run_id="frn_huge",
+            flow_id=flow.id,
+            version=1,
+            trigger_node="in",
+            trigger_source=None,
+            started_at=at,
+            finished_at=at,
+            outcome="succeeded",
+            records=1,
+            job_ids=[f"job_{i:040d}" for i in range(10_000)],
+            trace={},
+        )
+    assert too_many.value.code == "resource.too_large"
+    # Job ids that fit beside no trace: the run is recorded, its trace noted as too large.
+    import os
+
+    kept = flow_runs.record_run(
+        run_id="frn_bigtrace",
+        flow_id=flow.id,
+        version=1,
+        trigger_node="in",
+        trigger_source=None,
+        started_at=at,
+        finished_at=at,
+        outcome="succeeded",
+        records=1,
+        job_ids=[f"job_{i:026d}" for i in range(10_000)],
+        trace={"noise": os.urandom(100_000).hex()},
+    )
+    assert len(kept.job_ids) == 10_000 and kept.trace["truncated"] is True
