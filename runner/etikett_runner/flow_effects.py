@@ -3,8 +3,9 @@
 Prints are collected, not sent: the event's records for one printer alias (same label and
 copies) become one data-stream print request, sent after the event is journaled (see
 `flow_runs`). HTTP requests go to HTTPS on public addresses or to loopback, checked after name
-resolution and pinned to the checked address; files stay inside the Runner's data folder; log
-messages go to the Runner's log and the run's trace."""
+resolution and pinned to the checked address, with a named `secret` credential as a Bearer
+token (delivered by the service over the agent channel, kept in memory only); files stay
+inside the Runner's data folder; log messages go to the Runner's log and the run's trace."""
 
 from __future__ import annotations
 
@@ -54,10 +55,12 @@ class PrintBatch:
 
 class SiteEffects:
     """The `Effects` of a real run on this Runner. `record_index` names the record the engine
-    is running (set by the caller before each record)."""
+    is running (set by the caller before each record). `credentials` are the secrets the
+    service delivered for this flow (ref → value): held in memory, never written or logged."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, credentials: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
+        self._credentials = dict(credentials or {})
         self.record_index = 0
         self.batches: list[PrintBatch] = []
         self._open: dict[tuple[str, str, int], PrintBatch] = {}
@@ -104,12 +107,15 @@ class SiteEffects:
     def http(self, intent: HttpIntent) -> Outcome:
         import httpx
 
-        if intent.credential:
-            raise EffectFailed(
-                f"credential {intent.credential!r}: credentials are not available to flows on "
-                "a Runner"
-            )
         url, headers, extensions = pinned(intent.url)
+        if intent.credential:
+            secret = self._credentials.get(intent.credential)
+            if secret is None:
+                raise EffectFailed(
+                    f"the credential {intent.credential!r} was not delivered to this Runner "
+                    "(it must be a `secret` credential that exists)"
+                )
+            headers["authorization"] = f"Bearer {secret}"
         body = plain(intent.body) if intent.body is not None else None
         try:
             with httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False, trust_env=False) as c:

@@ -162,7 +162,7 @@ class Deployed:
                 problem=problem,
                 file=file,
             )
-            effects = SiteEffects(self.host.data_dir)
+            effects = SiteEffects(self.host.data_dir, spec.get("credentials"))
             env = RunEnv(
                 context=spec.get("context") or {}, runner=self.host.identity, run_id=run_id
             )

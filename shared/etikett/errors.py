@@ -400,6 +400,11 @@ class ProblemCode(StrEnum):
         422,
         "The endpoint is not HTTPS (plain HTTP is allowed only to loopback).",
     )
+    CREDENTIAL_NOT_SECRET = (
+        "credential.not_secret",
+        422,
+        "The credential is a language model; a flow's action.http needs a `secret`.",
+    )
     CREDENTIAL_NOT_LANGUAGE_MODEL = (
         "credential.not_language_model",
         422,

@@ -4,6 +4,7 @@ prints — which go through the ordinary print path, so a flow prints exactly as
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any, Literal
 
@@ -15,6 +16,8 @@ from etikett.errors import Conflict, Forbidden, ProblemCode
 from etikett.store import deployments as deployment_store
 from etikett.store.runners import RunnerRecord
 
+log = logging.getLogger(__name__)
+
 
 class DeployedFlow(BaseModel):
     deployment_id: str
@@ -25,8 +28,15 @@ class DeployedFlow(BaseModel):
     printers: dict[str, str] = Field(description="Alias → the printer's name.")
     problems: list[str] = Field(
         default_factory=list,
-        description="Why this flow cannot run here (a printer or the version is gone): the "
-        "Runner starts nothing of it and reports the deployment `failed` with these reasons.",
+        description="Why this flow cannot run here (a printer, a credential or the version is "
+        "gone): the Runner starts nothing of it and reports the deployment `failed` with these "
+        "reasons.",
+    )
+    credentials: dict[str, str] = Field(
+        default_factory=dict,
+        description="Ref → value of each `secret` credential the flow's action.http nodes name: "
+        "sent only to Runners of the groups the deployment runs on, held in memory there.",
+        json_schema_extra={"writeOnly": True},
     )
 
 
@@ -90,6 +100,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                     f"the printer {printer_id} assigned to the alias {alias!r} in {record.id} "
                     "was deleted; assign another (putDeploymentPrinter)"
                 )
+        secrets = _secrets(document, problems)
         answer.append(
             DeployedFlow(
                 deployment_id=record.id,
@@ -99,9 +110,41 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                 context={**deployments.context_values(record), **group_context, **own_context},
                 printers=names,
                 problems=problems,
+                credentials=secrets,
             )
         )
     return answer
+
+
+def _secrets(document: dict[str, Any], problems: list[str]) -> dict[str, str]:
+    """The secrets the flow's action.http nodes name, opened for this answer only; what cannot
+    be given is a problem of this flow (never with the secret in it)."""
+    from etikett.domain import credentials
+    from etikett.errors import EtikettError, NotFound
+
+    refs = sorted(
+        {
+            node["credential"]
+            for node in document.get("nodes") or []
+            if isinstance(node, dict)
+            and node.get("type") == "action.http"
+            and isinstance(node.get("credential"), str)
+        }
+    )
+    opened: dict[str, str] = {}
+    for ref in refs:
+        try:
+            opened[ref] = credentials.secret_value(ref)
+        except NotFound:
+            problems.append(f"the credential {ref!r} does not exist; an admin creates it")
+        except EtikettError:
+            problems.append(f"the credential {ref!r} is a language model, not a secret")
+        except Exception as error:  # KMS away, a damaged item: this flow waits, not the others
+            log.warning(
+                "credential %r cannot be opened for a Runner: %s", ref, type(error).__name__
+            )
+            problems.append(f"the credential {ref!r} cannot be opened now; tried again shortly")
+    return opened
 
 
 def _deployment_for(runner: RunnerRecord, deployment_id: str) -> deployment_store.DeploymentRecord:

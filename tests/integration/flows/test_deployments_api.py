@@ -381,3 +381,84 @@ def test_a_printer_a_deployment_assigns_is_not_deleted_and_a_lost_one_fails_only
     lost = served[printing]
     assert lost["deployment_id"] == first["id"] and lost["printers"] == {}
     assert any(override in p and "ship" in p for p in lost["problems"]), lost["problems"]
+
+
+def test_runners_of_the_targeted_groups_get_the_secrets_their_flow_names(
+    admin: Api, operator: Api, approver: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    secret = "erp-" + unique("secret")
+    ref = unique("erp")
+    created = admin.post("/credentials", json={"ref": ref, "kind": "secret", "value": secret})
+    assert created.status_code == 201, created.text
+    unrelated = unique("other")
+    admin.post("/credentials", json={"ref": unrelated, "kind": "secret", "value": "unrelated"})
+    model = unique("model")
+    admin.post(
+        "/credentials",
+        json={
+            "ref": model,
+            "kind": "language-model",
+            "provider": "openai-chat",
+            "model": "m",
+            "endpoint": "http://127.0.0.1:9/v1",
+        },
+    )
+    call = {
+        "id": "call",
+        "type": "action.http",
+        "url": "https://erp.example.com/labels",
+        "body": "record",
+        "credential": ref,
+    }
+    document = {
+        "nodes": [
+            {"id": "in", "type": "trigger.http", "path": "hook", "wires": ["call"]},
+            call,
+        ]
+    }
+    flow_id = _flow(admin, document)
+    here, there = _group(admin), _group(admin)
+    _, agent_here = _site(admin, dev_server, tmp_path, here)
+    _, agent_there = _site(admin, dev_server, tmp_path, there)
+    deployment = _deploy(operator, flow_id, [[here], [there]]).json()
+    assert agent_here.get("/flows").json() == []  # nothing before its stage is approved
+    _approve(approver, deployment["id"], 0)
+    (served,) = agent_here.get("/flows").json()
+    assert served["credentials"] == {ref: secret} and served["problems"] == []
+    assert agent_there.get("/flows").json() == []  # a group the deployment does not reach yet
+    for text in (
+        admin.get(f"/deployments/{deployment['id']}").text,
+        admin.get(f"/flows/{flow_id}/document").text,
+        admin.get("/credentials", params={"limit": 200}).text,
+        admin.get("/audit-log", params={"limit": 200}).text,
+        admin.post(f"/flows/{flow_id}/dry-run", json={"samples": [{"a": 1}]}).text,
+    ):
+        assert secret not in text
+
+    # Naming a language model or a credential that does not exist fails the flow, with why.
+    patched = admin.request(
+        "PATCH",
+        f"/flows/{flow_id}/document",
+        json={
+            "operations": [
+                {
+                    "op": "add",
+                    "path": "/nodes/-",
+                    "value": {**call, "id": "m", "credential": model},
+                },
+                {
+                    "op": "add",
+                    "path": "/nodes/-",
+                    "value": {**call, "id": "x", "credential": "nope"},
+                },
+                {"op": "add", "path": "/nodes/1/wires", "value": ["m", "x"]},
+            ]
+        },
+    )
+    assert patched.status_code == 200, patched.text
+    second = _deploy(operator, flow_id, [[here]], version=2).json()
+    _approve(approver, second["id"], 0)
+    (served,) = agent_here.get("/flows").json()
+    assert served["version"] == 2 and served["credentials"] == {ref: secret}
+    assert any(model in p and "not a secret" in p for p in served["problems"])
+    assert any("'nope'" in p and "does not exist" in p for p in served["problems"])
