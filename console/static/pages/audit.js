@@ -36,7 +36,7 @@ export async function render(main, _params, query) {
           table(
             [
               { title: "When", render: (e) => when(e.at) },
-              { title: "Who", render: (e) => [badge(e.actor === "service" ? "agent" : "person"), ` ${e.subject}`] },
+              { title: "Who", render: (e) => [badge(e.actor === "service" ? "agent" : e.actor === "system" ? "system" : "person"), ` ${e.subject}`] },
               { title: "Operation", render: (e) => h("code", e.operation_id) },
               { title: "Target", render: (e) => (e.target_id ? h("code", e.target_id) : "") },
               { title: "Outcome", render: (e) => [badge(e.outcome), e.code ? h("code", ` ${e.code}`) : ""] },

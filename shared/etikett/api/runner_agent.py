@@ -103,7 +103,7 @@ def deployed_flows(request: Request, invocation: RunnerCall) -> list[runner_flow
 def deployment_status(
     deploymentId: str, body: RunnerReport, request: Request, invocation: RunnerCall
 ) -> Response:
-    runner_flows.report(request.state.runner, deploymentId, body)
+    runner_flows.report(request.state.runner, deploymentId, body, invocation)
     return Response(status_code=204)
 
 

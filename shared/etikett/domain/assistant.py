@@ -322,8 +322,10 @@ def _explanation_of(reply: Reply) -> tuple[str, list[Any]]:
 
 class LogFilters(BaseModel):
     model_config = {"extra": "forbid"}
-    actor: Literal["human", "service", "anonymous"] | None = Field(
-        default=None, description="The kind of actor: a person, an agent, or anonymous."
+    actor: Literal["human", "service", "anonymous", "system"] | None = Field(
+        default=None,
+        description="The kind of actor: a person, an agent, anonymous, or the service itself "
+        "(automatic steps such as a stage becoming active).",
     )
     subject: str | None = Field(
         default=None, max_length=200, description="A username or token subject."

@@ -19,6 +19,7 @@ from etikett.domain.actors import Invocation
 from etikett.dsl.label import IDENTIFIER
 from etikett.errors import Conflict, HumanRequired, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.store import audit as audit_log
 from etikett.store import deployments as store
 from etikett.store.audit import AuditRecord
 from etikett.store.deployments import DeploymentRecord, GroupFlowRecord, RunnerStateRecord
@@ -451,8 +452,14 @@ def advance(deployment_id: str) -> None:
                 else:
                     status = "active"
         after = dataclasses.replace(record, stages=stages, status=status, updated_at=now)
+        details = {
+            "stage": index,
+            "stage_status": stage["status"],
+            "before": record.stages[index]["status"],
+            "status": status,
+        }
         try:
-            with UnitOfWork() as uow:
+            with UnitOfWork(audit.system("advanceDeployment", deployment_id, details)) as uow:
                 saved = store.save(uow, record, after)
         except ConditionFailed:
             continue
@@ -483,8 +490,9 @@ def _supersede_older(record: DeploymentRecord, group_ids: list[str]) -> None:
         if still:
             continue
         superseded = dataclasses.replace(old, status="superseded", updated_at=clock.now())
+        details = {"by": record.id, "flow_id": old.flow_id, "version": record.version}
         try:
-            with UnitOfWork() as uow:
+            with UnitOfWork(audit.system("supersedeDeployment", old.id, details)) as uow:
                 store.save(uow, old, superseded)
                 store.release_flow(uow, old)
         except ConditionFailed:
@@ -554,22 +562,35 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
         for old in revived.values():
             store.save(uow, old, dataclasses.replace(old, status="active", updated_at=now))
             store.claim_flow(uow, old)
+            groups = sorted(t.group_id for t in restored if t.deployment_id == old.id)
+            revival = {"by_rollback_of": deployment_id, "groups": groups}
+            audit_log.add(uow, audit.system("reactivateDeployment", old.id, revival))
     return get(deployment_id)
 
 
-def report(runner: Any, deployment_id: str, request: RunnerReport) -> None:
-    """A Runner's progress with a deployment it was given."""
+def report(
+    runner: Any, deployment_id: str, request: RunnerReport, invocation: Invocation | None = None
+) -> None:
+    """A Runner's progress with a deployment it was given; audited (the Runner as actor) when
+    its status or reason changed."""
     record = load(deployment_id)
-    store.report_runner(
-        RunnerStateRecord(
-            deployment_id=record.id,
-            runner_id=runner.id,
-            group_id=runner.group_id,
-            status=request.status,
-            detail=request.detail,
-            updated_at=clock.now(),
-        )
+    state = RunnerStateRecord(
+        deployment_id=record.id,
+        runner_id=runner.id,
+        group_id=runner.group_id,
+        status=request.status,
+        detail=request.detail,
+        updated_at=clock.now(),
     )
+    before = store.runner_state(deployment_id, runner.id)
+    if invocation is None or (
+        before is not None and (before.status, before.detail) == (state.status, state.detail)
+    ):
+        store.report_runner(state)
+    else:
+        details = {"runner_id": runner.id, "status": state.status, "detail": state.detail}
+        with UnitOfWork(audit.record(invocation, deployment_id, details=details)) as uow:
+            store.put_runner_state(uow, state)
     advance(deployment_id)
 
 

@@ -159,9 +159,14 @@ def _deployment_for(runner: RunnerRecord, deployment_id: str) -> deployment_stor
     return record
 
 
-def report(runner: RunnerRecord, deployment_id: str, request: deployments.RunnerReport) -> None:
+def report(
+    runner: RunnerRecord,
+    deployment_id: str,
+    request: deployments.RunnerReport,
+    invocation: Invocation | None = None,
+) -> None:
     _deployment_for(runner, deployment_id)
-    deployments.report(runner, deployment_id, request)
+    deployments.report(runner, deployment_id, request, invocation)
 
 
 def record_run(runner: RunnerRecord, request: FlowRunReport) -> flow_runs.FlowRun:

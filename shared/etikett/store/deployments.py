@@ -176,6 +176,11 @@ def runner_states(deployment_id: str) -> list[RunnerStateRecord]:
     return [record_of(RunnerStateRecord, item) for item in items]
 
 
+def runner_state(deployment_id: str, runner_id: str) -> RunnerStateRecord | None:
+    item = get_item(_RunnerStateItem, deployment_id, f"runner#{runner_id}")
+    return record_of(RunnerStateRecord, item) if item is not None else None
+
+
 def page(
     *, flow_id: str | None, status: str | None, limit: int, cursor: str | None
 ) -> Page[DeploymentRecord]:

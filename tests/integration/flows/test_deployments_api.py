@@ -462,3 +462,67 @@ def test_runners_of_the_targeted_groups_get_the_secrets_their_flow_names(
     assert served["version"] == 2 and served["credentials"] == {ref: secret}
     assert any(model in p and "not a secret" in p for p in served["problems"])
     assert any("'nope'" in p and "does not exist" in p for p in served["problems"])
+
+
+def _audit(admin: Api, target: str) -> list[dict[str, Any]]:
+    """The audit entries of a target, oldest first."""
+    items = admin.get("/audit-log", params={"target": target, "limit": 200}).json()["items"]
+    return list(reversed(items))
+
+
+def test_automatic_steps_are_audited_with_the_runner_or_the_system_as_actor(
+    admin: Api, operator: Api, approver: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    group = _group(admin)
+    runner_id, agent = _site(admin, dev_server, tmp_path, group)
+    flow_id = _flow(admin)
+    first = _deploy(operator, flow_id, [[group]]).json()
+    _approve(approver, first["id"], 0)
+    for status in ("applying", "applying", "active"):  # the repeated report changes nothing
+        reported = agent.post(f"/deployments/{first['id']}/status", json={"status": status})
+        assert reported.status_code == 204, reported.text
+    entries = _audit(admin, first["id"])
+    assert [(e["operation_id"], e["actor"]) for e in entries] == [
+        ("createDeployment", "human"),
+        ("postDeploymentApproval", "human"),
+        ("postRunnerDeploymentStatus", "service"),
+        ("postRunnerDeploymentStatus", "service"),
+        ("advanceDeployment", "system"),
+    ]
+    applying, active, advanced = entries[2:]
+    assert applying["subject"] == f"runner:{runner_id}"
+    assert applying["details"] == {"runner_id": runner_id, "status": "applying", "detail": None}
+    assert active["details"]["status"] == "active"
+    assert advanced["subject"] == "etikett"
+    assert advanced["details"] == {
+        "stage": 0,
+        "stage_status": "active",
+        "before": "rolling_out",
+        "status": "active",
+    }
+
+    # A newer version supersedes the first deployment; rolling it back brings the first back.
+    admin.request(
+        "PATCH",
+        f"/flows/{flow_id}/document",
+        json={"operations": [{"op": "replace", "path": "/nodes/1/message", "value": "'v2'"}]},
+    )
+    second = _deploy(operator, flow_id, [[group]], version=2).json()
+    _approve(approver, second["id"], 0)
+    failed = agent.post(
+        f"/deployments/{second['id']}/status", json={"status": "failed", "detail": "no folder"}
+    )
+    assert failed.status_code == 204
+    stage_failed = _audit(admin, second["id"])[-1]
+    assert (stage_failed["operation_id"], stage_failed["details"]["stage_status"]) == (
+        "advanceDeployment",
+        "failed",
+    )
+    agent.post(f"/deployments/{second['id']}/status", json={"status": "active"})
+    superseded = _audit(admin, first["id"])[-1]
+    assert (superseded["operation_id"], superseded["actor"]) == ("supersedeDeployment", "system")
+    assert superseded["details"]["by"] == second["id"]
+    operator.post(f"/deployments/{second['id']}/rollback", json={})
+    revived = _audit(admin, first["id"])[-1]
+    assert (revived["operation_id"], revived["actor"]) == ("reactivateDeployment", "system")
+    assert revived["details"] == {"by_rollback_of": second["id"], "groups": [group]}
