@@ -195,3 +195,64 @@ def test_an_item_over_the_store_limit_is_a_problem_not_a_crash(stack: Stack) -> 
         trace={"noise": os.urandom(100_000).hex()},
     )
     assert len(kept.job_ids) == 10_000 and kept.trace["truncated"] is True
+
+
+def test_a_dry_run_reports_the_refusal_a_print_of_a_label_with_errors_would_meet(
+    stack: Stack,
+) -> None:
+    """An approved version that preflight now finds errors in (approved before a rule existed,
+    or laid out anew with a wider counter value) is refused by the print path with
+    `label.has_errors`; the dry run's print says so instead of "would print"."""
+    import dataclasses
+
+    from etikett import clock
+    from etikett.domain import label_versions, labels
+    from etikett.domain.label_versions import DocumentPatch
+    from etikett.store import labels as label_store
+
+    label = labels.create_from_dimensions(
+        DESIGNER, labels.NewLabelFromDimensions(name="Clipped", width_mm=101.6, height_mm=50.8)
+    )
+    clipped = {
+        "id": "sscc",
+        "type": "barcode",
+        "symbology": "gs1-128",
+        "x_mm": 30,
+        "y_mm": 5,
+        "height_mm": 15,
+        "module_width_dots": 4,
+        "content": "(00)340123451234567895",
+    }
+    label_versions.patch_document(
+        DESIGNER,
+        label.id,
+        DocumentPatch(operations=[{"op": "add", "path": "/objects/-", "value": clipped}]),
+    )
+    version = label_versions.load_version(label.id, "label", 2)
+    meta = labels.load(label.id)
+    with UnitOfWork() as uow:  # approved without preflight, as before its rules existed
+        label_store.set_version_status(uow, version, "approved", clock.now(), "test")
+        label_store.release(uow, meta, dataclasses.replace(meta, released_version=2), "label")
+
+    flow = flows.create(
+        DESIGNER,
+        flows.NewFlow(
+            name="Prints a clipped label",
+            document={
+                "nodes": [
+                    {"id": "in", "type": "trigger.http", "path": "p", "wires": ["print"]},
+                    {"id": "print", "type": "action.print", "label": label.id, "printer": "dock"},
+                ],
+                "samples": [{}],
+            },
+        ),
+    )
+    (run,) = flow_runs.dry_run(flow.id, flow_runs.DryRunRequest()).runs
+    (error,) = run.errors
+    assert error["node_id"] == "print" and "label.has_errors" in error["message"]
+    (effect,) = run.side_effects
+    assert effect.kind == "print" and effect.performed is False
+    refused = effect.detail["refused"]
+    assert refused["code"] == "label.has_errors"
+    assert refused["findings"][0]["code"] == "label.barcode_clipped"
+    assert effect.detail["version"] == 2 and run.trace[1].status == "error"

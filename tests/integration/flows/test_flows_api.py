@@ -3,11 +3,14 @@ references, dry runs that change nothing, and every operation's roles."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support.client import Api, problem, unique
+from support.runner_site import FakeSite
+from support.server import DevServer
 
 LABEL = {
     "size": {"width_mm": 60, "height_mm": 30},
@@ -445,6 +448,69 @@ def test_a_flow_with_a_cycle_is_refused_for_dry_runs_and_deployments(
     assert fixed.status_code == 200, fixed.text
     runs = designer.post(f"/flows/{flow['id']}/dry-run", json={}).json()["runs"]
     assert runs[0]["errors"] == []
+
+
+def test_dry_runs_see_a_runner_placeholder_a_given_runner_or_an_enrolled_one(
+    designer: Api, admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    flow = _create(
+        designer,
+        {
+            "nodes": [
+                {"id": "in", "type": "trigger.http", "path": "who", "wires": ["who"]},
+                {
+                    "id": "who",
+                    "type": "logic.set",
+                    "values": {
+                        "at": "runner.name + '@' + runner.group_id + '/' + runner.id",
+                        "site": "has(context.site) ? context.site : 'none'",
+                    },
+                },
+            ],
+            "samples": [{}],
+        },
+    )
+
+    def seen(body: dict[str, Any]) -> dict[str, Any]:
+        answer = designer.post(f"/flows/{flow['id']}/dry-run", json=body)
+        assert answer.status_code == 200, answer.text
+        (run,) = answer.json()["runs"]
+        assert run["errors"] == [], run["errors"]
+        return dict(run["trace"][1]["output"])
+
+    assert seen({}) == {"at": "dry-run@rgp_dry_run/run_dry_run", "site": "none"}
+    given = {"id": "run_1", "name": "Halle 3", "group_id": "rgp_7"}
+    assert seen({"runner": given, "context": {"site": "x"}}) == {
+        "at": "Halle 3@rgp_7/run_1",
+        "site": "x",
+    }
+
+    group = admin.post("/runner-groups", json={"name": unique("dry")}).json()["id"]
+    token = admin.post(f"/runner-groups/{group}/enrollment-tokens", json={}).json()["token"]
+    site = FakeSite(tmp_path, unique("dry-site"))
+    assert site.enroll(admin, token).status_code == 201
+    runner_id = site.enrollment["runner_id"]
+    name = admin.get(f"/runners/{runner_id}").json()["name"]
+    admin.request("PUT", f"/runner-groups/{group}/context/site", json={"value": "group"})
+    assert seen({"runner_id": runner_id}) == {
+        "at": f"{name}@{group}/{runner_id}",
+        "site": "group",
+    }
+    admin.request("PUT", f"/runners/{runner_id}/context/site", json={"value": "runner"})
+    assert seen({"runner_id": runner_id})["site"] == "runner"  # the Runner's own wins
+    assert seen({"runner_id": runner_id, "context": {"site": "asked"}})["site"] == "asked"
+    problem(
+        designer.post(f"/flows/{flow['id']}/dry-run", json={"runner_id": "run_nope"}),
+        404,
+        "runner.not_found",
+    )
+    problem(
+        designer.post(
+            f"/flows/{flow['id']}/dry-run", json={"runner_id": runner_id, "runner": given}
+        ),
+        422,
+        "request.invalid",
+    )
 
 
 def test_roles(admin: Api, designer: Api, operator: Api, approver: Api, anonymous: Api) -> None:
