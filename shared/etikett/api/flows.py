@@ -13,6 +13,7 @@ from etikett.api.routing import Responses, router
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentPatch
+from etikett.dsl.flow import FlowRegistry
 
 routes = router(prefix="/api/v1", tags=["Flows"])
 
@@ -62,6 +63,7 @@ def create_flow(body: flows.NewFlow, invocation: Designer) -> flows.Flow:
 @routes.get(
     "/flows/registry",
     operation_id="getFlowRegistry",
+    response_model=FlowRegistry,
     summary="The flow node types, each with the JSON Schema of its fields",
     description="The same as the MCP resource svc://registry/flows. CEL fields see `record`, "
     "`context` (the effective context parameters) and `runner` ({id, name, group_id}).",

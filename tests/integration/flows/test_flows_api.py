@@ -152,17 +152,15 @@ def test_registry_describes_every_node_type(designer: Api) -> None:
         assert item["category"] in ("trigger", "logic", "action")
         assert item["description"] and item["outputs"]
         assert item["fields"]["type"] == "object"
-        for name, schema in item["fields"]["properties"].items():
-            assert (
-                "description" in schema
-                or "enum" in schema
-                or "$ref" in schema
-                or name
-                in (
-                    "method",
-                    "level",
-                )
-            ), (item["type"], name)
+        # Every field, also those of nested objects (a switch's cases), can be authored from
+        # the registry alone: each has a description and at least one example.
+        objects = [("", item["fields"])]
+        objects += [(f"$defs.{n}.", d) for n, d in item["fields"].get("$defs", {}).items()]
+        for prefix, schema in objects:
+            for name, field in schema["properties"].items():
+                where = (item["type"], prefix + name)
+                assert field.get("description"), where
+                assert field.get("examples"), where
     assert types["trigger.folder"]["fields"]["properties"]["format"]["enum"] == [
         "csv",
         "json",

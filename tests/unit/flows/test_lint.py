@@ -259,3 +259,23 @@ def test_every_code_lint_reports_is_catalogued() -> None:
             labels=Labels({("lbl_1", None): RELEASED}),
         )
     }
+
+
+def test_the_registry_examples_make_sound_nodes() -> None:
+    """A node built from the first example of each of its type's fields lints clean: the
+    examples an agent authors from are themselves valid (CEL included)."""
+    from etikett.dsl.flow import NODE_SPECS, targets
+
+    for spec in NODE_SPECS.values():
+        schema = spec.entry().fields
+        fields = {name: field["examples"][0] for name, field in schema["properties"].items()}
+        node: dict[str, Any] = {"id": "n", "type": spec.type, **fields}
+        if spec.type == "trigger.http":
+            node["path"] = "examples"
+        parsed = FlowDocument.model_validate({"nodes": [node]}).nodes[0]
+        ends = [{"id": t, "type": "action.log", "message": "'end'"} for t in targets(parsed)]
+        nodes = [node, *ends]
+        if spec.category != "trigger":
+            nodes.insert(0, {**TRIGGER, "wires": ["n"]})
+        found = [f for f in _lint(*nodes) if f.node_id == "n"]
+        assert found == [], (spec.type, found)
