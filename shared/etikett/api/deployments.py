@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Path, Response
 
+from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
 from etikett.api.routing import Responses, router
@@ -69,7 +70,10 @@ def list_deployments(
     },
 )
 def create_deployment(
-    body: deployments.NewDeployment, invocation: Operator
+    body: Annotated[
+        deployments.NewDeployment, ex.body("Two halls, one after the other", ex.NEW_DEPLOYMENT)
+    ],
+    invocation: Operator,
 ) -> deployments.Deployment:
     return deployments.create(invocation, body)
 
@@ -100,7 +104,9 @@ def get_deployment(deploymentId: str, invocation: Anyone) -> deployments.Deploym
     },
 )
 def approve(
-    deploymentId: str, body: deployments.Approval, invocation: Approver
+    deploymentId: str,
+    body: Annotated[deployments.Approval, ex.body("Approve the second stage", ex.APPROVAL)],
+    invocation: Approver,
 ) -> deployments.Deployment:
     return deployments.approve(invocation, deploymentId, body)
 
@@ -115,7 +121,11 @@ def approve(
     responses={**_NOT_FOUND, 409: {"description": "Rolled back or superseded already"}},
 )
 def rollback(
-    deploymentId: str, invocation: Operator, body: deployments.Rollback | None = None
+    deploymentId: str,
+    invocation: Operator,
+    body: Annotated[
+        deployments.Rollback | None, ex.body("Roll back with a reason", ex.ROLLBACK)
+    ] = None,
 ) -> deployments.Deployment:
     return deployments.rollback(invocation, deploymentId, body or deployments.Rollback())
 
@@ -144,7 +154,10 @@ def get_context(
     responses={**_NOT_FOUND, **CONTEXT_BOUNDS},
 )
 def put_context(
-    deploymentId: str, name: ContextName, body: ContextValue, invocation: Operator
+    deploymentId: str,
+    name: ContextName,
+    body: Annotated[ContextValue, ex.body("Any JSON value", ex.CONTEXT_VALUE)],
+    invocation: Operator,
 ) -> deployments.ContextParameter:
     return deployments.put_context(invocation, deploymentId, name, body.value)
 
@@ -154,7 +167,7 @@ def put_context(
     operation_id="deleteDeploymentContextParameter",
     status_code=204,
     summary="Remove a deployment-level context parameter",
-    responses={**_NOT_FOUND},
+    responses=_NOT_FOUND,
 )
 def delete_context(deploymentId: str, name: ContextName, invocation: Operator) -> Response:
     deployments.delete_context(invocation, deploymentId, name)
@@ -183,7 +196,13 @@ def get_printers(
     responses=_NOT_FOUND,
 )
 def put_printer(
-    deploymentId: str, name: Alias, body: deployments.PrinterAssignment, invocation: Operator
+    deploymentId: str,
+    name: Alias,
+    body: Annotated[
+        deployments.PrinterAssignment,
+        ex.body("One printer, another for one Runner", ex.PRINTER_ASSIGNMENT),
+    ],
+    invocation: Operator,
 ) -> deployments.AssignedPrinter:
     return deployments.put_printer(invocation, deploymentId, name, body)
 

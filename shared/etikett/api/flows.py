@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
 
+from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import Responses, router
@@ -56,7 +57,10 @@ def list_flows(invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
     "postFlowDryRun.",
     responses=_DOCUMENT_ERRORS,
 )
-def create_flow(body: flows.NewFlow, invocation: Designer) -> flows.Flow:
+def create_flow(
+    body: Annotated[flows.NewFlow, ex.body("A folder of CSV files to SSCC labels", ex.NEW_FLOW)],
+    invocation: Designer,
+) -> flows.Flow:
     return flows.create(invocation, body)
 
 
@@ -92,7 +96,11 @@ def get_flow(flowId: str, invocation: Anyone) -> flows.Flow:
     summary="Rename a flow or change its description",
     responses=_NOT_FOUND,
 )
-def patch_flow(flowId: str, body: flows.FlowChange, invocation: Designer) -> flows.Flow:
+def patch_flow(
+    flowId: str,
+    body: Annotated[flows.FlowChange, ex.body("Rename", ex.FLOW_CHANGE)],
+    invocation: Designer,
+) -> flows.Flow:
     return flows.change(invocation, flowId, body)
 
 
@@ -137,7 +145,9 @@ def get_document(
     },
 )
 def patch_document(
-    flowId: str, body: DocumentPatch, invocation: Designer
+    flowId: str,
+    body: Annotated[DocumentPatch, ex.body("Change a condition", ex.DOCUMENT_PATCH)],
+    invocation: Designer,
 ) -> flows.FlowDocumentAnswer:
     return flows.patch_document(invocation, flowId, body)
 
@@ -179,7 +189,11 @@ def get_version(flowId: str, version: int, invocation: Anyone) -> flows.FlowVers
     responses=_NOT_FOUND,
 )
 def lint(
-    flowId: str, invocation: DesignerOrOperator, body: flow_runs.LintRequest | None = None
+    flowId: str,
+    invocation: DesignerOrOperator,
+    body: Annotated[
+        flow_runs.LintRequest | None, ex.body("Lint version 3", ex.LINT_REQUEST)
+    ] = None,
 ) -> flow_runs.LintAnswer:
     return flow_runs.lint(flowId, body or flow_runs.LintRequest())
 
@@ -202,7 +216,12 @@ def lint(
     },
 )
 def dry_run(
-    flowId: str, invocation: DesignerOrOperator, body: flow_runs.DryRunRequest | None = None
+    flowId: str,
+    invocation: DesignerOrOperator,
+    body: Annotated[
+        flow_runs.DryRunRequest | None,
+        ex.body("One sample, as a Runner of Halle 3 would run it", ex.DRY_RUN_REQUEST),
+    ] = None,
 ) -> flow_runs.DryRunAnswer:
     return flow_runs.dry_run(flowId, body or flow_runs.DryRunRequest())
 

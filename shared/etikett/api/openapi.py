@@ -73,7 +73,7 @@ def write(directory: Path) -> Path:
 def build() -> dict[str, Any]:
     from fastapi.openapi.utils import get_openapi
 
-    from etikett.api import problems
+    from etikett.api import flow_examples, problems
     from etikett.api.app import create_app
     from etikett.api.groups import all_routes
 
@@ -111,6 +111,7 @@ def build() -> dict[str, Any]:
             operation["security"] = (
                 [{"bearer": []}, {"session": []}] if access.get("authenticated") else []
             )
+    flow_examples.publish(spec)
     spec["x-etikett-problem-codes"] = problems.catalog()
     spec["servers"] = [{"url": "/"}]
     # As JSON carries it: what the build writes and what a live build answers are the same.
