@@ -78,6 +78,7 @@ FLOW_CHANGE = {"name": "Shipping labels (dock 2)", "description": "Dock 2 only."
 AUTHOR = {"actor": "human", "subject": "anna"}
 VERSION_ENTRY = {
     "version": 3,
+    "status": "deployed",
     "author": AUTHOR,
     "comment": "Only positive quantities",
     "created_at": LATER,
@@ -93,6 +94,7 @@ FINDING = {
 DOCUMENT_ANSWER = {
     "flow_id": FLOW_ID,
     "version": 3,
+    "status": "draft",
     "document": DOCUMENT,
     "findings": [],
 }

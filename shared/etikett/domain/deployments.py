@@ -283,8 +283,14 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
         rev=0,
     )
     details = {"flow_id": request.flow_id, "version": request.version}
+    flow_gone = NotFound(
+        f"No flow {request.flow_id} (deleted meanwhile).",
+        ProblemCode.FLOW_NOT_FOUND,
+        flow_id=request.flow_id,
+    )
     with UnitOfWork(
-        audit.record(invocation, record.id, details=details), errors=_PRINTER_GONE
+        audit.record(invocation, record.id, details=details),
+        errors={**_PRINTER_GONE, "flow.claimable": flow_gone},
     ) as uow:
         store.add(uow, record)
         store.reassign_printers(uow, record.id, {}, record.printers)
@@ -558,10 +564,9 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
             store.set_group_flow(uow, target)
         for target in removed:
             store.remove_group_flow(uow, target)
-        store.release_flow(uow, record)
+        store.pass_flow(uow, record, list(revived.values()))
         for old in revived.values():
             store.save(uow, old, dataclasses.replace(old, status="active", updated_at=now))
-            store.claim_flow(uow, old)
             groups = sorted(t.group_id for t in restored if t.deployment_id == old.id)
             revival = {"by_rollback_of": deployment_id, "groups": groups}
             audit_log.add(uow, audit.system("reactivateDeployment", old.id, revival))

@@ -261,6 +261,14 @@ def was_deployed(flow_id: str, version: int) -> bool:
     return get_item(_DeployedVersionItem, f"flow#{flow_id}", f"deployed#{version}") is not None
 
 
+def deployed_versions(flow_id: str) -> set[int]:
+    """The versions of the flow that were rolled out once."""
+    items = _DeployedVersionItem.query(
+        f"flow#{flow_id}", _DeployedVersionItem.sk.startswith("deployed#")
+    )
+    return {int(str(item.sk).removeprefix("deployed#")) for item in items}
+
+
 # --- writing --------------------------------------------------------------------------------------
 
 
@@ -329,9 +337,13 @@ def mark_deployed(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     )
 
 
-def claim_flow(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
-    """The deployment uses its flow again (a rollback brought it back)."""
-    flows.mark_used(uow, deployment.flow_id, deployment.id)
+def pass_flow(
+    uow: UnitOfWork, deployment: DeploymentRecord, revived: list[DeploymentRecord]
+) -> None:
+    """The deployment no longer uses its flow; those a rollback brought back use it again."""
+    flows.change_claims(
+        uow, deployment.flow_id, added=[d.id for d in revived], removed=[deployment.id]
+    )
 
 
 def release_flow(uow: UnitOfWork, deployment: DeploymentRecord) -> None:

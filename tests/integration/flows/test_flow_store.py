@@ -48,6 +48,35 @@ def test_a_flow_in_use_is_not_deleted(stack: Stack) -> None:
     assert store.page_versions(flow.id, 10, None).items == []
 
 
+def test_a_claim_that_comes_in_after_the_check_still_stops_the_delete(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check of the deployments and the delete are one conditional write: a deployment
+    claiming the flow between the two is not lost (the delete is refused)."""
+    flow = flows.create(DESIGNER, flows.NewFlow(name="Raced"))
+    with UnitOfWork() as uow:
+        store.mark_used(uow, flow.id, "dep_late")
+    monkeypatch.setattr(store, "deployments_using", lambda flow_id: [])  # read before the claim
+    with pytest.raises(Conflict) as refused:
+        flows.delete(DESIGNER, flow.id)
+    assert refused.value.code == "flow.in_use"
+    monkeypatch.undo()
+    assert flows.get(flow.id).name == "Raced"
+    with UnitOfWork() as uow:
+        store.unmark_used(uow, flow.id, "dep_late")
+    flows.delete(DESIGNER, flow.id)
+    with pytest.raises(NotFound):
+        flows.get(flow.id)
+
+
+def test_a_claim_on_a_deleted_flow_is_refused(stack: Stack) -> None:
+    flow = flows.create(DESIGNER, flows.NewFlow(name="Gone"))
+    flows.delete(DESIGNER, flow.id)
+    with pytest.raises(Conflict), UnitOfWork() as uow:
+        store.mark_used(uow, flow.id, "dep_after")
+    assert store.deployments_using(flow.id) == []
+
+
 def test_a_run_is_recorded_once_and_listed_newest_first(stack: Stack) -> None:
     flow = flows.create(DESIGNER, flows.NewFlow(name="Runs"))
     at = datetime(2026, 11, 24, 12, tzinfo=UTC)

@@ -559,3 +559,64 @@ def test_bad_input_is_a_clear_problem(designer: Api) -> None:
     problem(designer.post("/flows", json={"name": "x", "document": huge}), 422, "document.invalid")
     before = designer.get("/flows", params={"limit": 200}).json()["items"]
     assert all(f["name"] != "x" for f in before)  # nothing half-created
+
+
+def test_a_document_over_the_size_limit_is_refused_with_413(designer: Api) -> None:
+    """350 KB compressed: random text does not compress, so 100 samples of 6,000 characters of
+    it are over the limit; nothing is created or saved."""
+    import base64
+    import os
+
+    noise = [{"blob": base64.b64encode(os.urandom(4500)).decode()} for _ in range(100)]
+    name = unique("toolarge")
+    refused = problem(
+        designer.post("/flows", json={"name": name, "document": {"samples": noise}}),
+        413,
+        "document.too_large",
+    )
+    assert refused["params"]["limit"] == 350_000 and refused["params"]["size"] > 350_000
+    listed = designer.get("/flows", params={"limit": 200}).json()["items"]
+    assert name not in {f["name"] for f in listed}
+
+    flow = _create(designer)
+    problem(
+        _patch(designer, flow["id"], [{"op": "add", "path": "/samples", "value": noise}]),
+        413,
+        "document.too_large",
+    )
+    assert designer.get(f"/flows/{flow['id']}").json()["latest_version"] == 1
+
+
+def test_patch_answers_carry_the_version_status(designer: Api, admin: Api, approver: Api) -> None:
+    """Flow versions are `draft` until deployed once, then `deployed`; patch and document
+    answers and version lists say which, as they do for labels."""
+    document = {
+        "nodes": [
+            {"id": "in", "type": "trigger.schedule", "every_s": 60, "wires": ["log"]},
+            {"id": "log", "type": "action.log", "message": "'x'"},
+        ]
+    }
+    flow = _create(designer, document)
+    saved = _patch(
+        designer, flow["id"], [{"op": "replace", "path": "/nodes/1/message", "value": "'y'"}]
+    )
+    assert saved.status_code == 200, saved.text
+    assert (saved.json()["version"], saved.json()["status"]) == (2, "draft")
+    group = admin.post("/runner-groups", json={"name": unique("status")}).json()["id"]
+    deployment = admin.post(
+        "/deployments",
+        json={"flow_id": flow["id"], "version": 1, "stages": [{"group_ids": [group]}]},
+    ).json()
+    assert (
+        designer.get(f"/flows/{flow['id']}/document", params={"version": 1}).json()["status"]
+        == "draft"
+    )  # created, not yet rolled out
+    approved = approver.post(f"/deployments/{deployment['id']}/approval", json={"stage": 0})
+    assert approved.status_code == 200, approved.text
+    assert (
+        designer.get(f"/flows/{flow['id']}/document", params={"version": 1}).json()["status"]
+        == "deployed"
+    )
+    versions = designer.get(f"/flows/{flow['id']}/versions").json()["items"]
+    assert [(v["version"], v["status"]) for v in versions] == [(2, "draft"), (1, "deployed")]
+    assert designer.get(f"/flows/{flow['id']}/versions/1").json()["status"] == "deployed"
