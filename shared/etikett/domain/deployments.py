@@ -11,7 +11,7 @@ import copy
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from etikett import clock
 from etikett.domain import audit, flows, policies
@@ -35,6 +35,10 @@ StageStatus = Literal[
 ]
 RunnerStatus = Literal["pending", "applying", "active", "failed"]
 _ENDED = ("rolled_back", "superseded")
+# A deployment is created and changed in one transaction (at most 100 items): its groups and
+# the printers its aliases name are bounded so that it always fits.
+MAX_GROUPS = 50
+MAX_PRINTERS = 20
 _APPROVED = ("rolling_out", "active", "failed")
 
 
@@ -61,6 +65,15 @@ class NewDeployment(BaseModel):
     context: dict[str, Any] = Field(
         default_factory=dict, max_length=100, description="Deployment-level context parameters."
     )
+
+    @model_validator(mode="after")
+    def _fits_one_change(self) -> NewDeployment:
+        groups = sum(len(stage.group_ids) for stage in self.stages)
+        if groups > MAX_GROUPS:
+            raise ValueError(f"{groups} groups in all stages; at most {MAX_GROUPS}")
+        if len(set(self.printers.values())) > MAX_PRINTERS:
+            raise ValueError(f"at most {MAX_PRINTERS} distinct printers per deployment")
+        return self
 
 
 class RunnerState(BaseModel):
@@ -672,6 +685,10 @@ def put_printer(
     record = load(deployment_id)
     before = record.printers.get(alias)
     assigned = {**record.printers, alias: request.model_dump()}
+    if len(store.printer_ids(assigned)) > MAX_PRINTERS:
+        raise InvalidRequest.field(
+            "body", f"the deployment would name more than {MAX_PRINTERS} distinct printers"
+        )
     after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
     details = {"alias": alias, "before": before, "after": request.model_dump()}
     with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:

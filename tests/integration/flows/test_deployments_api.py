@@ -526,3 +526,29 @@ def test_automatic_steps_are_audited_with_the_runner_or_the_system_as_actor(
     revived = _audit(admin, first["id"])[-1]
     assert (revived["operation_id"], revived["actor"]) == ("reactivateDeployment", "system")
     assert revived["details"] == {"by_rollback_of": second["id"], "groups": [group]}
+
+
+def test_a_deployment_too_wide_for_one_transaction_is_refused_not_a_500(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """A deployment is written in one transaction (at most 100 items): at most 50 groups and
+    20 distinct printers per deployment, refused with 422 beyond, never a 500."""
+    flow_id = _flow(admin)
+    groups = [_group(admin) for _ in range(102)]  # 6 stages of 17: over 100 writes at once
+    wide = [groups[i : i + 17] for i in range(0, 102, 17)]
+    refused = problem(_deploy(operator, flow_id, wide), 422, "request.invalid")
+    assert "50" in str(refused["params"])
+    problem(_deploy(operator, flow_id, wide[:3]), 422, "request.invalid")  # 51 groups
+    runner_id, _ = _site(admin, dev_server, tmp_path, groups[0])
+    printers = [_printer(admin, runner_id) for _ in range(21)]
+    many = {f"p{i}": printer for i, printer in enumerate(printers)}
+    problem(_deploy(operator, flow_id, [groups[:2]], printers=many), 422, "request.invalid")
+    deployment = _deploy(
+        operator, flow_id, [groups[:2]], printers=dict(list(many.items())[:20])
+    ).json()
+    extra = operator.request(
+        "PUT",
+        f"/deployments/{deployment['id']}/printers/p0",
+        json={"printer_id": printers[0], "by_runner": {runner_id: printers[20]}},
+    )
+    problem(extra, 422, "request.invalid")
