@@ -25,7 +25,7 @@ from etikett.store.audit import AuditRecord
 from etikett.store.deployments import DeploymentRecord, GroupFlowRecord, RunnerStateRecord
 from etikett.store.pages import Page
 from etikett.store.runners import RunnerRecord
-from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+from etikett.store.unit_of_work import MAX_WRITES, ConditionFailed, UnitOfWork
 
 DeploymentStatus = Literal[
     "awaiting_approval", "rolling_out", "active", "failed", "rolled_back", "superseded"
@@ -403,13 +403,18 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
         for runner in _runners_of(group_id)
     ]
     details = {"stage": request.stage, "comment": request.comment}
+    # The Runners' first states that do not fit the transaction follow it, each unless its
+    # Runner reported already (a large stage has more Runners than one transaction takes).
+    room = MAX_WRITES - 3 - len(targets)
     with _saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
         for target in targets:
             store.set_group_flow(uow, target)
-        for state in states:
+        for state in states[:room]:
             store.put_runner_state(uow, state)
         store.mark_deployed(uow, record)
+    for state in states[room:]:
+        store.add_runner_state(state)
     advance(deployment_id)
     return get(deployment_id)
 

@@ -26,6 +26,7 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
+from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
@@ -319,6 +320,16 @@ def remove_group_flow(uow: UnitOfWork, target: GroupFlowRecord) -> None:
 
 def put_runner_state(uow: UnitOfWork, state: RunnerStateRecord) -> None:
     uow.put(item_of(_RunnerStateItem, state, sk=f"runner#{state.runner_id}"))
+
+
+def add_runner_state(state: RunnerStateRecord) -> None:
+    """A Runner's first state on its own, unless it reported already (its report stands)."""
+    item = item_of(_RunnerStateItem, state, sk=f"runner#{state.runner_id}")
+    try:
+        item.save(condition=_RunnerStateItem.sk.does_not_exist())
+    except PutError as error:
+        if error.cause_response_code != "ConditionalCheckFailedException":
+            raise
 
 
 def report_runner(state: RunnerStateRecord) -> None:

@@ -285,3 +285,57 @@ def test_a_dry_run_reports_the_refusal_a_print_of_a_label_with_errors_would_meet
     assert refused["code"] == "label.has_errors"
     assert refused["findings"][0]["code"] == "label.barcode_clipped"
     assert effect.detail["version"] == 2 and run.trace[1].status == "error"
+
+
+def test_a_stage_with_more_runners_than_one_transaction_takes_is_approved(stack: Stack) -> None:
+    """Approving writes a `pending` state per Runner of the stage: 120 Runners do not fit the
+    100 items of one transaction, and the approval must still go through (not a 500)."""
+    from etikett import clock
+    from etikett.domain import deployments, runners
+    from etikett.domain.actors import Caller, Invocation
+    from etikett.store import runners as runner_store
+    from etikett.store.runners import RunnerRecord
+
+    people = Invocation(
+        Caller(actor="human", subject="test-operator", roles=frozenset({"admin"})), "t"
+    )
+    group = runners.create_group(people, runners.NewRunnerGroup(name="Big hall"))
+    now = clock.now()
+    for index in range(120):
+        with UnitOfWork() as uow:
+            runner_store.add_runner(
+                uow,
+                RunnerRecord(
+                    id=f"run_01BIGHALL{index:017d}",
+                    group_id=group.id,
+                    name=f"pc-{index}",
+                    hostname=None,
+                    version=None,
+                    state="active",
+                    certificate_serial=None,
+                    certificate_not_after=None,
+                    queue_url=None,
+                    last_seen_at=now,
+                    created_at=now,
+                ),
+            )
+    flow = flows.create(
+        DESIGNER,
+        flows.NewFlow(
+            name="Everywhere",
+            document={
+                "nodes": [
+                    {"id": "t", "type": "trigger.schedule", "every_s": 60, "wires": ["l"]},
+                    {"id": "l", "type": "action.log", "message": "'x'"},
+                ]
+            },
+        ),
+    )
+    created = deployments.create(
+        people,
+        deployments.NewDeployment(flow_id=flow.id, version=1, stages=[{"group_ids": [group.id]}]),
+    )
+    approved = deployments.approve(people, created.id, deployments.Approval(stage=0))
+    assert approved.stages[0].status == "rolling_out"
+    assert len(approved.stages[0].runners) == 120
+    assert {r.status for r in approved.stages[0].runners} == {"pending"}
