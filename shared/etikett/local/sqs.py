@@ -17,9 +17,7 @@ from etikett.local.template import SqsSource
 logger = logging.getLogger("etikett.sqs")
 
 
-def sqs_event(
-    messages: Sequence[Mapping[str, Any]], queue_arn: str, region: str
-) -> dict[str, Any]:
+def sqs_event(messages: Sequence[Mapping[str, Any]], queue_arn: str, region: str) -> dict[str, Any]:
     return {
         "Records": [
             {

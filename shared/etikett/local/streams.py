@@ -4,7 +4,7 @@ a failed batch retried (from its first failed record, with ReportBatchItemFailur
 succeeds or `MaximumRetryAttempts` is spent.
 
 How far each shard was handed over is checkpointed in a file beside the local AWS state, so that a
-restart neither loses nor replays records. Two facts of local AWS (`local/aws.py`) shape this:
+restart neither loses nor replays records. Two facts of local AWS (`local/aws/`) shape this:
 
 - moto's state comes back from a snapshot. A clean stop stops these pollers before the final
   snapshot, so that snapshot holds everything their functions did: the checkpoints are then exact.
