@@ -203,10 +203,12 @@ async def _unexpected(request: Request, error: Exception) -> JSONResponse:
 
 
 def install(app: FastAPI) -> None:
-    app.add_exception_handler(EtikettError, _etikett_error)  # type: ignore[arg-type]
-    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
-    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
-    app.add_exception_handler(Exception, _unexpected)
+    # (FastAPI's decorator, called: it takes a handler of the exception class it names, where
+    # add_exception_handler's type asks for one of any Exception)
+    app.exception_handler(EtikettError)(_etikett_error)
+    app.exception_handler(RequestValidationError)(_validation_error)
+    app.exception_handler(HTTPException)(_http_error)
+    app.exception_handler(Exception)(_unexpected)
 
 
 def catalog() -> dict[str, dict[str, Any]]:

@@ -25,6 +25,7 @@ from etikett.importers import (
     Conversion,
     Imported,
     Note,
+    Severity,
     refuse,
 )
 from etikett.importers.gs1 import element_string
@@ -135,10 +136,10 @@ class _Converter:
         self.counts: dict[str, int] = {}
         self.files: dict[str, bytes] = {}
 
-    def note(self, element: str | None, message: str, severity: str = "warning") -> None:
+    def note(self, element: str | None, message: str, severity: Severity = "warning") -> None:
         if any(n.message == message and n.element == element for n in self.result.report):
             return
-        self.result.report.append(Note(severity, message, element=element, document=0))  # type: ignore[arg-type]
+        self.result.report.append(Note(severity, message, element=element, document=0))
 
     def run(self, root: Element) -> Conversion:
         children = {_local(child.tag): child for child in root}

@@ -25,6 +25,7 @@ from etikett.importers import (
     Conversion,
     Imported,
     Note,
+    Severity,
     dots_to_mm,
     inflate,
     png,
@@ -126,14 +127,14 @@ class Converter:
     # --- report -------------------------------------------------------------------------------
 
     def note(
-        self, line: int | None, message: str, fmt: Format | None, severity: str = "warning"
+        self, line: int | None, message: str, fmt: Format | None, severity: Severity = "warning"
     ) -> None:
         key = (fmt.index if fmt else None, message)
         if key in self.noted:  # the same thing once per label
             return
         self.noted.add(key)
         self.result.report.append(
-            Note(severity, message, line=line, document=fmt.index if fmt else None)  # type: ignore[arg-type]
+            Note(severity, message, line=line, document=fmt.index if fmt else None)
         )
 
     # --- the file -----------------------------------------------------------------------------
@@ -499,7 +500,9 @@ class Converter:
     def barcode(
         self, fmt: Format, current: Field, text: str, variable: str | None
     ) -> dict[str, Any] | None:
-        command, args, line = current.barcode  # type: ignore[misc]
+        if current.barcode is None:
+            return None
+        command, args, line = current.barcode
         orientation = (arg(args, 0) or current.orientation or fmt.orientation).upper()[:1]
         rotation = ROTATIONS.get(orientation, ROTATIONS.get(fmt.orientation, 0))
         module, _, default_height = fmt.module

@@ -53,6 +53,7 @@ def install() -> None:
                 _covered.tables = frozenset()
 
         setattr(transact_write_items, _MARK, True)
+        # The patch this module exists for (mypy refuses assignments to methods)
         DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
         # The only other deepcopy in moto's backend module copies a single item; tables that the
         # undo log covers are handed back as they are instead of copied.

@@ -144,13 +144,15 @@ def _lay_out(
 
 
 def _geometry(document: LabelDocument, placed: list[_Placed]) -> list[LabelFinding]:
+    from etikett.dsl.label import BarcodeObject
+
     dpi = document.dpi
     width, height = label_dots(document.size.width_mm, document.size.height_mm, dpi)
     findings: list[LabelFinding] = []
     for item in placed:
         findings += _outside(item, width, height, dpi)
-        if item.obj.type == "barcode":
-            findings += _quiet_zone(item, placed, width, height, dpi)
+        if isinstance(item.obj, BarcodeObject):
+            findings += _quiet_zone(item, item.obj, placed, width, height, dpi)
     return findings
 
 
@@ -403,9 +405,8 @@ def _outside(item: _Placed, width: int, height: int, dpi: int) -> list[LabelFind
 
 
 def _quiet_zone(
-    item: _Placed, placed: list[_Placed], width: int, height: int, dpi: int
+    item: _Placed, obj: BarcodeObject, placed: list[_Placed], width: int, height: int, dpi: int
 ) -> list[LabelFinding]:
-    obj: BarcodeObject = item.obj  # type: ignore[assignment]
     spec = SPECS[obj.symbology]
     module = module_dots(obj, dpi)
     zones = _zones(obj, spec.kind, module, dpi, item)
