@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -15,7 +15,9 @@ from starlette.exceptions import HTTPException
 
 from etikett.errors import EtikettError, ProblemCode
 
-logger = logging.getLogger("etikett.problems")
+# A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
+# the invocation's context and correlation id, as the function's own.
+logger = Logger(child=True)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
