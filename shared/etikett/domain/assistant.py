@@ -222,10 +222,10 @@ def _target_document(
 
         _, document = flow_version(reference, version)
         return "flow", document, "nodes", flows.parse
-    from etikett.domain import label_versions
+    from etikett.domain import label_validation, label_versions
 
     label = label_versions.get_document(reference, version)
-    return "label", label.document, "objects", label_versions.validate_label
+    return "label", label.document, "objects", label_validation.validate_label
 
 
 def flow_version(flow_id: str, version: int | None) -> tuple[int, dict[str, Any]]:
