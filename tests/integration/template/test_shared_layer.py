@@ -81,4 +81,4 @@ print(json.dumps({{
     # Only the mcp group's own router and the modules every function shares.
     assert "etikett.api.labels" not in loaded["groups"]
     assert "etikett.api.printing" not in loaded["groups"]
-    assert "etikett.api.mcp" in loaded["groups"]
+    assert "etikett.mcp.routes" in loaded["groups"]
