@@ -53,7 +53,10 @@ import etikett
 print(json.dumps({{
     "package": etikett.__file__,
     "tools": sorted(catalog.catalog().tools),
-    "groups": sorted(m for m in sys.modules if m.startswith("etikett.api.") and m.count(".") == 2),
+    "groups": sorted(
+        m for m in sys.modules
+        if m.startswith(("etikett.api.", "etikett.mcp.")) and m.count(".") == 2
+    ),
 }}))
 """
     env = {
