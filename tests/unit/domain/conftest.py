@@ -1,0 +1,121 @@
+"""The template's tables, queues, buckets and keys on moto's in-process backend (`mock_aws`),
+provisioned by local mode's own code, with the settings and the table models aimed at them.
+
+One backend per test module: provisioning costs about a third of a second (moto makes a key pair
+for every KMS key), so tests in a module share it and tell their data apart by the random ids
+every resource gets. A test that needs the service empty asks for `empty` as well.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from etikett import settings
+from etikett.local import provision
+from etikett.local.template import Template, load
+from etikett.store import base as store
+from etikett.store import clients, events
+from etikett.store.events import EventRecord
+
+REPO = Path(__file__).resolve().parents[3]
+REGION = "eu-central-1"
+
+
+@dataclass(frozen=True)
+class Aws:
+    """The provisioned resources: the template's logical ids resolved to their names."""
+
+    template: Template
+    resolver: provision.Resolver
+
+    def ref(self, logical_id: str) -> str:
+        return str(self.resolver.refs[logical_id])
+
+    def client(self, service: str) -> Any:
+        return boto3.session.Session(region_name=REGION).client(service)  # type: ignore[call-overload]
+
+    def tables(self) -> list[str]:
+        return [self.ref(name) for name in self.template.resources_of("AWS::DynamoDB::Table")]
+
+    def events_about(self, subject_id: str) -> list[EventRecord]:
+        """The outbox's events about `subject_id`, oldest first, as its stream would show them."""
+        dynamodb = self.client("dynamodb")
+        found = [
+            events.from_stream_image(item)
+            for page in dynamodb.get_paginator("scan").paginate(TableName=self.ref("EventsTable"))
+            for item in page["Items"]
+            if item["subject_id"]["S"] == subject_id
+        ]
+        return sorted(found, key=lambda event: event.id)
+
+
+def _forget_process_caches() -> None:
+    """What the service keeps per warm process and that names the resources of a backend."""
+    from etikett.domain import certificates, credentials
+    from etikett.store import idempotency, runner_queues
+
+    clients.client.cache_clear()
+    runner_queues._sqs.cache_clear()
+    idempotency.persistence.cache_clear()
+    certificates._record.cache_clear()
+    certificates.ca_certificate.cache_clear()
+    certificates.authority.cache_clear()
+    credentials._keys.clear()
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[Aws]:
+    with pytest.MonkeyPatch.context() as env:
+        # Nothing may reach a real account or a local server: moto answers in this process.
+        for name in list(os.environ):
+            if name.startswith("AWS_ENDPOINT_URL") or name == "AWS_PROFILE":
+                env.delenv(name)
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }.items():
+            env.setenv(name, value)
+        with mock_aws():
+            template = load(REPO / "template.yaml")
+            resolver = provision.provision(template, None, REGION, {"Build": "test"})
+            for name, value in provision.function_environment(template, resolver).items():
+                env.setenv(name, value)
+            settings.reload()
+            store.bind()  # the tables were imported before these names were known
+            _forget_process_caches()
+            yield Aws(template, resolver)
+    settings.reload()
+    store.bind()
+    _forget_process_caches()
+
+
+@pytest.fixture
+def empty(aws: Aws) -> Aws:
+    """The module's backend with every table emptied: for rules about an empty service."""
+    dynamodb = aws.client("dynamodb")
+    for table in aws.tables():
+        keys = [
+            k["AttributeName"]
+            for k in dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]
+        ]
+        for page in dynamodb.get_paginator("scan").paginate(
+            TableName=table,
+            ProjectionExpression=", ".join(f"#k{i}" for i in range(len(keys))),
+            ExpressionAttributeNames={f"#k{i}": key for i, key in enumerate(keys)},
+        ):
+            for item in page["Items"]:
+                dynamodb.delete_item(TableName=table, Key=item)
+    return aws
