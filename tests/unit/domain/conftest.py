@@ -107,15 +107,18 @@ def empty(aws: Aws) -> Aws:
     """The module's backend with every table emptied: for rules about an empty service."""
     dynamodb = aws.client("dynamodb")
     for table in aws.tables():
+        schema = dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]
+        names = {f"#k{i}": key["AttributeName"] for i, key in enumerate(schema)}
         keys = [
-            k["AttributeName"]
-            for k in dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]
+            item
+            for page in dynamodb.get_paginator("scan").paginate(
+                TableName=table,
+                ProjectionExpression=", ".join(names),
+                ExpressionAttributeNames=names,
+            )
+            for item in page["Items"]
         ]
-        for page in dynamodb.get_paginator("scan").paginate(
-            TableName=table,
-            ProjectionExpression=", ".join(f"#k{i}" for i in range(len(keys))),
-            ExpressionAttributeNames={f"#k{i}": key for i, key in enumerate(keys)},
-        ):
-            for item in page["Items"]:
-                dynamodb.delete_item(TableName=table, Key=item)
+        for start in range(0, len(keys), 25):
+            batch = [{"DeleteRequest": {"Key": key}} for key in keys[start : start + 25]]
+            dynamodb.batch_write_item(RequestItems={table: batch})
     return aws
