@@ -59,7 +59,7 @@ class Aws:
 
 def _forget_process_caches() -> None:
     """What the service keeps per warm process and that names the resources of a backend."""
-    from etikett.domain import certificates, credentials
+    from etikett.domain import certificates, credential_vault, credentials, webhook_delivery
     from etikett.store import idempotency, runner_queues
 
     clients.client.cache_clear()
@@ -69,6 +69,8 @@ def _forget_process_caches() -> None:
     certificates.ca_certificate.cache_clear()
     certificates.authority.cache_clear()
     credentials._keys.clear()
+    credential_vault._store_keys.clear()
+    webhook_delivery._secrets.clear()
 
 
 @pytest.fixture(scope="module")
