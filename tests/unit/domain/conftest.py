@@ -57,20 +57,58 @@ class Aws:
         return sorted(found, key=lambda event: event.id)
 
 
-def _forget_process_caches() -> None:
-    """What the service keeps per warm process and that names the resources of a backend."""
+def _forget_backend_state() -> None:
+    """What the service keeps per warm process that belongs to one backend's data: the CA and
+    opened keys of the backend before."""
     from etikett.domain import certificates, credential_vault, credentials, webhook_delivery
-    from etikett.store import idempotency, runner_queues
 
-    clients.client.cache_clear()
-    runner_queues._sqs.cache_clear()
-    idempotency.persistence.cache_clear()
     certificates._record.cache_clear()
     certificates.ca_certificate.cache_clear()
     certificates.authority.cache_clear()
     credentials._keys.clear()
     credential_vault._store_keys.clear()
     webhook_delivery._secrets.clear()
+
+
+_aimed_at: tuple[object, ...] | None = None
+
+
+def _aim_tables() -> None:
+    """Aim the table models and clients at what the settings name now. Re-aiming makes every
+    model and client anew (a second or more of botocore set-up), so only when the names change:
+    every module's backend has the same table and queue names."""
+    global _aimed_at
+    from etikett.store import idempotency, runner_queues
+
+    current = settings.get_settings()
+    names = (
+        current.region,
+        current.dynamodb_endpoint,
+        *(value for name, value in current.model_dump().items() if name.endswith("_table")),
+    )
+    if names == _aimed_at:
+        return
+    store.bind()  # the tables were imported before these names were known
+    clients.client.cache_clear()
+    runner_queues._sqs.cache_clear()
+    idempotency.persistence.cache_clear()
+    _aimed_at = names
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _aim_back() -> Iterator[None]:
+    """After the package, the models and clients follow the settings as they are again."""
+    global _aimed_at
+    yield
+    from etikett.store import idempotency, runner_queues
+
+    settings.reload()
+    store.bind()
+    clients.client.cache_clear()
+    runner_queues._sqs.cache_clear()
+    idempotency.persistence.cache_clear()
+    _forget_backend_state()
+    _aimed_at = None
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +134,10 @@ def aws() -> Iterator[Aws]:
             for name, value in provision.function_environment(template, resolver).items():
                 env.setenv(name, value)
             settings.reload()
-            store.bind()  # the tables were imported before these names were known
-            _forget_process_caches()
+            _aim_tables()
+            _forget_backend_state()
             yield Aws(template, resolver)
     settings.reload()
-    store.bind()
-    _forget_process_caches()
 
 
 @pytest.fixture

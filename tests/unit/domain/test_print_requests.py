@@ -283,11 +283,16 @@ def test_a_print_for_an_offline_runner_is_held_and_announced(aws: Aws) -> None:
 # --- idempotency ------------------------------------------------------------------------------
 
 
+# Outside Lambda there is no context to tell Powertools the time left (it warns so).
+no_lambda_context = pytest.mark.filterwarnings("ignore:Couldn't determine the remaining time")
+
+
 def _once(site: Site, label: str, key: str, by: Any, **body: Any) -> dict[str, Any]:
     request = PrintRequest(label_id=label, printer=site.printer, idempotency_key=key, **body)
     return print_idempotency.submit_once(by, request, None)
 
 
+@no_lambda_context
 def test_the_same_key_and_body_answer_the_first_answer_and_print_nothing_more(site: Site) -> None:
     label = build.released_label(_document())
     caller = agent("postPrint", "operator")
@@ -309,6 +314,7 @@ def test_the_same_key_and_body_answer_the_first_answer_and_print_nothing_more(si
     assert len(print_archive.list_entries(10, None, label_id=label).items) == 2
 
 
+@no_lambda_context
 def test_a_refused_request_does_not_spend_its_key(site: Site) -> None:
     label = build.released_label(_document())
     caller = agent("postPrint", "operator")
