@@ -324,3 +324,38 @@ def test_a_refused_request_does_not_spend_its_key(site: Site) -> None:
     )
     accepted = _once(site, label, "retry-me", caller, variables={"qty": 1, "name": "x"})
     assert accepted["status"] == "queued"
+
+
+# --- the archive ------------------------------------------------------------------------------
+
+
+def test_the_archive_shows_each_label_s_prints_newest_first_with_their_outcome(
+    site: Site,
+) -> None:
+    label = build.released_label(_document())
+    older = _print(site, label, data=[{"name": "a"}, {"name": "b"}])
+    newer = _print(site, label, variables={"name": "c"})
+    listed = print_archive.list_entries(2, None, label_id=label)
+    rest = print_archive.list_entries(2, listed.next_cursor, label_id=label)
+    assert [e.job_id for e in listed.items + rest.items] == [
+        newer.job_id,
+        older.job_id,
+        older.job_id,
+    ]
+    assert {e.outcome for e in listed.items + rest.items} == {None}  # nothing reported yet
+    record = site.record()
+    claimed = {
+        c.job_id: c
+        for c in runner_agent.claim(
+            record, runner_agent.ClaimRequest(wait_seconds=0, max_jobs=10)
+        ).jobs
+    }
+    runner_agent.report(
+        human("postRunnerJobReport"),
+        record,
+        older.job_id,
+        runner_agent.JobReport(receipt=claimed[older.job_id].receipt, status="sent"),
+    )
+    entry = print_archive.get_entry(older.archive_entry_ids[1])
+    assert (entry.outcome, entry.variables) == ("sent", {"name": "b"})
+    _refused(ProblemCode.ARCHIVE_NOT_FOUND, lambda: print_archive.get_entry("arc_missing"))
