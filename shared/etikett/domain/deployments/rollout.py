@@ -219,6 +219,13 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
                     removed.append(target)
         stage["status"] = "rolled_back" if stage["status"] != "pending" else "pending"
     after = dataclasses.replace(record, stages=stages, status="rolled_back", updated_at=now)
+    # The deployments put back on a group run there again: they use their flow again, and one
+    # this deployment superseded is active again (so that it, too, can be rolled back).
+    running_again = [
+        previous
+        for previous_id in sorted({target.deployment_id for target in restored})
+        if (previous := store.get(previous_id)) is not None
+    ]
     details = {
         "comment": request.comment,
         "restored": {t.group_id: f"{t.deployment_id}@{t.version}" for t in restored},
@@ -228,6 +235,11 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
         store.save(uow, record, after)
         for target in restored:
             store.set_group_flow(uow, target)
+        for previous in running_again:
+            if previous.status == "superseded":
+                revived = dataclasses.replace(previous, status="active", updated_at=now)
+                store.save(uow, previous, revived)
+            store.use_flow(uow, previous.flow_id, previous.id)
         for target in removed:
             store.remove_group_flow(uow, target)
         store.release_flow(uow, record)
