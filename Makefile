@@ -20,9 +20,12 @@ $(STAMP): pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
 dev: $(STAMP)
 	$(BIN)/etikett dev
 
+# Style, layers and types: what `make test` checks before it runs a single test.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 browser:
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
@@ -30,6 +33,8 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The README's console screenshots (docs/console/*.png), from a fresh local service.

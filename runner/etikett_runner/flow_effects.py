@@ -189,7 +189,7 @@ def pinned(url: str) -> tuple[str, dict[str, str], dict[str, Any]]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as error:
         raise EffectFailed(f"{url}: {host} does not resolve ({error})") from None
-    addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
     if not addresses:
         raise EffectFailed(f"{url}: {host} does not resolve")
     loopback = all(a.is_loopback for a in addresses)

@@ -59,6 +59,7 @@ class Settings(BaseSettings):
     print_render_queue: str | None = None
     events_queue: str | None = None
     webhook_deliveries_queue: str | None = None
+    webhook_deliveries_queue_arn: str | None = None
     runner_queue_prefix: str = "etikett-runner"
     runner_dlq_arn: str | None = None
     runner_package_dir: Path | None = None

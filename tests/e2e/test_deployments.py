@@ -352,8 +352,14 @@ def test_a_dropped_file_prints_as_one_job_and_moves_to_done(
     entries = admin.get("/print-archive", params={"job_id": run["job_ids"][0]}).json()["items"]
     assert [e["variables"]["name"] for e in entries] == ["Anna", "Bert", "Carl", "Dora", "Emil"]
     assert {e["printer"] for e in entries} == {"Zebra A"}
-    job = admin.get(f"/jobs/{run['job_ids'][0]}").json()
-    assert job["runner_id"] == a.runner_id and job["status"] == "confirmed"
+    # The Runner confirms by the printer's counter after it sent the bytes: wait for that report.
+    job = eventually(
+        lambda: (lambda j: j if j["status"] == "confirmed" else None)(
+            admin.get(f"/jobs/{run['job_ids'][0]}").json()
+        ),
+        20,
+    )
+    assert job["runner_id"] == a.runner_id
     time.sleep(1.5)  # three more looks at the folder: the file is never taken again
     assert a.simulator.engine.printed_total == before + 5
     assert (
@@ -615,7 +621,9 @@ def test_a_new_version_needs_people_supersedes_and_rolls_back(
         20,
     )
     assert runners_of(view, 0) == {a.runner_id: ("active", None), b.runner_id: ("active", None)}
-    assert deployment(admin, rollout.first["id"])["status"] == "superseded"
+    # The Runner's report that made the stage active supersedes the older deployment next,
+    # in the same request: wait for it rather than read between the two writes.
+    eventually(lambda: deployment(admin, rollout.first["id"])["status"] == "superseded", 20)
     # Group A's context still wins over the new deployment's (group < Runner as before).
     assert logged(admin, a, rollout.flow_id, {"name": "v2", "n": "1"}) == "v2 new/group/late"
 

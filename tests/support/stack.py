@@ -20,7 +20,8 @@ from etikett.local import provision
 from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
 from etikett.local.sqs import SqsPoller
-from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
+from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
+from etikett.local.streams import StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
 from etikett.store import base as store
 from etikett.store import clients

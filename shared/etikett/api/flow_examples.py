@@ -218,7 +218,7 @@ NEW_DEPLOYMENT = {
     "printers": {"shipping": PRINTER_ID},
     "context": {"site": "Halle 3", "line": 2},
 }
-DEPLOYMENT = {
+DEPLOYMENT: dict[str, Any] = {
     "id": DEPLOYMENT_ID,
     "flow_id": FLOW_ID,
     "version": 3,

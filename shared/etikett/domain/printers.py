@@ -231,11 +231,11 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
 
 def delete(invocation: Invocation, printer_id: str) -> None:
     """Refused while a deployment (not rolled back or superseded) assigns the printer."""
-    from etikett.domain import deployments
+    from etikett.store import deployments
 
     record = load(printer_id)
     rev = printers.assigned_rev(printer_id)  # read before the deployments: see the condition
-    users = deployments.assigning(printer_id)
+    users = deployments.live_assigning(printer_id)
     in_use = Conflict(
         f"{record.name!r} ({printer_id}) is assigned by the deployments "
         f"{', '.join(users) or '(assigned meanwhile)'}; reassign their aliases "

@@ -130,6 +130,7 @@ def _changed(
         try:
             with UnitOfWork(audit.record(invocation, user_id, details=details(before))) as uow:
                 users.update(uow, before, after)
+                _keep_an_admin(uow, before, after)
         except ConditionFailed:
             continue
         return view(after)
@@ -138,6 +139,24 @@ def _changed(
         ProblemCode.RESOURCE_CONFLICT,
         user_id=user_id,
     )
+
+
+def _is_active_admin(record: UserRecord) -> bool:
+    return record.active and "admin" in record.roles
+
+
+def _keep_an_admin(uow: UnitOfWork, before: UserRecord, after: UserRecord) -> None:
+    """A change that ends `before` being an active admin needs another one, and that one must
+    still be an active admin when the change commits (two admins demoting each other at once
+    would otherwise both succeed); if not, the change is read and decided again."""
+    if not _is_active_admin(before) or _is_active_admin(after):
+        return
+    other = users.another_active_admin(before.id)
+    if other is None:
+        raise Conflict(
+            "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=before.id
+        )
+    users.check_active_admin(uow, other)
 
 
 def grant_role(invocation: Invocation, user_id: str, role: Role) -> User:

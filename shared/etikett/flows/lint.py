@@ -19,6 +19,9 @@ from etikett.dsl.flow import (
     NODE_SPECS,
     FlowDocument,
     FlowNode,
+    HttpAction,
+    HttpTrigger,
+    PrintNode,
     alternatives,
     targets,
 )
@@ -192,8 +195,8 @@ def _node_findings(
                     params={"expression": source[:200], "reason": problem},
                 )
             )
-    if fields is not None and node.type == "trigger.http":
-        other = http_paths.setdefault(fields.path, node.id)  # type: ignore[attr-defined]
+    if isinstance(fields, HttpTrigger):
+        other = http_paths.setdefault(fields.path, node.id)
         if other != node.id:
             found.append(
                 Finding(
@@ -202,11 +205,11 @@ def _node_findings(
                     path=here + "/path",
                     node_id=node.id,
                     message=f"The HTTP path is taken by node {other!r}.",
-                    params={"path": fields.path, "node": other},  # type: ignore[attr-defined]
+                    params={"path": fields.path, "node": other},
                 )
             )
-    if fields is not None and node.type == "action.http":
-        problem = _url_problem(fields.url)  # type: ignore[attr-defined]
+    if isinstance(fields, HttpAction):
+        problem = _url_problem(fields.url)
         if problem:
             found.append(
                 Finding(
@@ -215,11 +218,11 @@ def _node_findings(
                     path=here + "/url",
                     node_id=node.id,
                     message=problem,
-                    params={"url": fields.url},  # type: ignore[attr-defined]
+                    params={"url": fields.url},
                 )
             )
-    if fields is not None and node.type == "action.print" and labels is not None:
-        found += _label_findings(here, node, fields.label, fields.variables, labels)  # type: ignore[attr-defined]
+    if isinstance(fields, PrintNode) and labels is not None:
+        found += _label_findings(here, node, fields.label, fields.variables, labels)
     return found
 
 

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 _META = table_meta("deployments_table")
 META_SK = "meta"
 KIND = "deployment"
+# The statuses a deployment never leaves: it runs nowhere and assigns nothing any more.
+ENDED = ("rolled_back", "superseded")
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,21 @@ def deployments_assigning(printer_id: str) -> list[str]:
     """The deployments that assign the printer to an alias (whatever their status)."""
     items = _PrinterUseItem.query(printer_id, _PrinterUseItem.sk.startswith("dep#"))
     return [str(item.deployment_id) for item in items]
+
+
+def live_assigning(printer_id: str) -> list[str]:
+    """The deployments, neither rolled back nor superseded, that assign the printer now (a
+    printer they assign is not deleted)."""
+    live = []
+    for deployment_id in deployments_assigning(printer_id):
+        record = get(deployment_id)
+        if (
+            record is not None
+            and record.status not in ENDED
+            and printer_id in printer_ids(record.printers)
+        ):
+            live.append(deployment_id)
+    return live
 
 
 def printer_ids(printers: dict[str, Any]) -> set[str]:

@@ -139,10 +139,20 @@ def any_exists() -> bool:
 
 
 def other_active_admin_exists(user_id: str) -> bool:
+    return another_active_admin(user_id) is not None
+
+
+def another_active_admin(user_id: str) -> str | None:
+    """The id of an active admin other than `user_id`, if there is one."""
     condition = _UserItem.roles.contains("admin") & (_UserItem.active == True)  # noqa: E712
-    return any(
-        item.id != user_id for item in _UserItem.by_username.query(KIND, filter_condition=condition)
-    )
+    found = _UserItem.by_username.query(KIND, filter_condition=condition)
+    return next((item.id for item in found if item.id != user_id), None)
+
+
+def check_active_admin(uow: UnitOfWork, user_id: str) -> None:
+    """`admin.active` fails unless `user_id` is still an active admin when `uow` commits."""
+    condition = _UserItem.roles.contains("admin") & (_UserItem.active == True)  # noqa: E712
+    uow.check(_UserItem, user_id, None, condition, name="admin.active")
 
 
 # --- writing --------------------------------------------------------------------------------------
