@@ -7,7 +7,6 @@ import base64
 import json
 from typing import Annotated, Any
 
-import httpx2
 import mcp_types as types
 import pytest
 from fastapi import FastAPI, File, Form, Header, UploadFile
@@ -86,9 +85,9 @@ async def test_multipart_files_are_sent_as_files_generically() -> None:
     assert prepared.params == [("dry_run", "true")]
     assert prepared.headers == {"x-trace": "t-1"}
     assert prepared.data == {"note": "Grüße", "flags": '{"strict": true}', "copies": "2"}
-    response = await execute(prepared, "etks_x", "req-1", httpx2.ASGITransport(app=app))
-    assert response.status_code == 200, response.text
-    assert response.json() == {
+    response = await execute(prepared, "etks_x", "req-1", app=app)
+    assert response.status_code == 200, response.content
+    assert json.loads(response.content) == {
         "kind": "label set",
         "file": ["labels.csv", "a;b\n1;2\n", "text/csv"],
         "more": [["logo.png", "PNG!"]],
