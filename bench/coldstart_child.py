@@ -4,12 +4,15 @@ Usage (plain string arguments, so that nothing but the loader is imported before
 
     coldstart_child.py modules [after=NAME,NAME] NAME [NAME ...]
     coldstart_child.py modules @LIST_FILE
+    coldstart_child.py floor LIST_FILE
     coldstart_child.py handler FILE ATTRIBUTE [EVENT FUNCTION_NAME MEMORY_MB]
     coldstart_child.py anatomy FILE ATTRIBUTE LIST_FILE
 
 `after=` imports those modules first, untimed, so that only the increment is measured. A LIST_FILE
 holds module names as a JSON list, as written by a `handler` run with BENCH_LIST_MODULES=LIST_FILE:
 every module outside etikett (third-party and stdlib) that the handler's import brought in.
+`floor` imports the modules of a LIST_FILE as a function entry would with nothing of ours: under
+the same cold-start settings (`etikett.coldstart` first, its `done()` last), all of it timed.
 
 What-if switches, from the environment: BENCH_BLOCK_MODULES (comma-separated) makes those packages
 unimportable, as if not installed (to emulate the deployed dependency layer, which lacks some of
@@ -102,6 +105,16 @@ def modules(names: list[str]) -> dict[str, Any]:
     for name in names:
         importlib.import_module(name)
     return {"import_ms": ms(start)}
+
+
+def floor(listing: str) -> dict[str, Any]:
+    """A handler's third-party modules alone, under the cold-start settings its entry has."""
+    names = read_list(listing)
+    start = time.perf_counter()
+    coldstart = importlib.import_module("etikett.coldstart")
+    failed = import_all(names)
+    coldstart.done()
+    return {"import_ms": ms(start), "modules": len(names), "failed": failed}
 
 
 def compile_from_source() -> None:
@@ -251,6 +264,8 @@ def main(argv: list[str]) -> int:
     kind, *rest = argv
     if kind == "modules":
         result = modules(rest)
+    elif kind == "floor":
+        result = floor(rest[0])
     elif kind == "handler":
         result = handler(rest[0], rest[1], rest[2:])
     elif kind == "anatomy":
