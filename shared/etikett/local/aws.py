@@ -45,15 +45,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
 from moto.core.base_backend import AccountSpecificBackend, BackendDict, BaseBackend, backend_lock
-from moto.moto_server.werkzeug_app import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    create_backend_app,
-)
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wsgi import get_input_stream
 
 from etikett.local import moto_attribute_values, moto_transactions
+from etikett.local.moto_http import KeepAliveMotoRequestHandler
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -154,7 +151,11 @@ class LocalAws:
             self._dirty = False
         self._app = _LockingMotoApp(self._lock, self._mark_dirty, self._max_wait_seconds)
         self._server = make_server(
-            self._host, self._port, self._app, threaded=True, request_handler=MotoRequestHandler
+            self._host,
+            self._port,
+            self._app,
+            threaded=True,
+            request_handler=KeepAliveMotoRequestHandler,
         )
         self._stopping.clear()
         self._server_thread = threading.Thread(
