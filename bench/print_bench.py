@@ -17,6 +17,7 @@ Everything runs on loopback and stops by itself.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -184,14 +185,29 @@ class PrintRig:
         return time.perf_counter() - started
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(singles: int, stream: int) -> dict[str, Any]:
     with PrintRig() as rig:
         isolated = rig.singles(singles, wait_for_the_end=True)
+        service = rig.server.process.pid
+        runner = rig.runner.process.pid
+        cpu = cpu_seconds(service), cpu_seconds(runner)
         back_to_back = rig.singles(singles, wait_for_the_end=False)
+        # Until the last print's reports and events are done with (one heartbeat period at most).
+        time.sleep(2.0)
+        cpu_service = (cpu_seconds(service) - cpu[0]) / (singles + 3) * 1000
+        cpu_runner = (cpu_seconds(runner) - cpu[1]) / (singles + 3) * 1000
         elapsed = rig.stream(stream)
     return {
         "isolated": isolated,
         "back_to_back": back_to_back,
+        "cpu_service_ms": cpu_service,
+        "cpu_runner_ms": cpu_runner,
         "stream_s": elapsed,
         "stream_rate": stream / elapsed,
     }
@@ -224,6 +240,11 @@ def main() -> int:
             f"    of which the request until its answer: p50 {statistics.median(answers):.1f}  "
             f"p90 {percentile(answers, 0.9):.1f}"
         )
+    print(
+        f"  CPU per print back to back (incl. 2 s of idle heartbeats and polls after the last): "
+        f"etikett dev {result['cpu_service_ms']:.1f} ms, "
+        f"the Runner {result['cpu_runner_ms']:.1f} ms"
+    )
     rate = result["stream_rate"]
     print(
         f"{arguments.stream}-record stream (50 x 25 mm, text + Code 128 serial): "
