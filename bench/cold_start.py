@@ -17,8 +17,11 @@ private cache that untimed first runs fill, for our modules and the others alike
 - **floor**: the modules outside etikett that this import loaded (listed by the first run), imported
   in the same order in a fresh process under the same cold-start settings (`etikett.coldstart`
   first: garbage collector paused, pydantic builds deferred; `done()` last), and nothing of ours.
-- **ratio**: the median over the rounds of ours ÷ floor of the same round. Goal: ≤ 1.15 for every
-  function.
+- **ratio**: the median over the rounds of ours ÷ floor of the same round, by the CPU time each
+  import used (`time.process_time`): on a shared machine the wall clock adds however long the
+  process waited for a core, which says nothing about the import (on Lambda, where the function
+  has its core, the two agree). The wall-clock figures are printed beside it. Goal: ≤ 1.15 for
+  every function.
 
 The two rows of a function run one after the other in each round, and the rounds go round-robin
 over the functions, so a busy moment of a shared machine hits both alike.
@@ -57,16 +60,16 @@ class Row:
     modules: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def ours(self) -> float:
-        return statistics.median(self.handler.values("import_ms"))
+    def ours(self, key: str = "import_cpu_ms") -> float:
+        return statistics.median(self.handler.values(key))
 
-    def base(self) -> float:
-        return statistics.median(self.floor.values("import_ms"))
+    def base(self, key: str = "import_cpu_ms") -> float:
+        return statistics.median(self.floor.values(key))
 
-    def ratio(self) -> float:
+    def ratio(self, key: str = "import_cpu_ms") -> float:
         """The median of each round's ours ÷ floor: the two ran one after the other, so a busy
         moment of the machine hits both."""
-        pairs = zip(self.handler.values("import_ms"), self.floor.values("import_ms"), strict=True)
+        pairs = zip(self.handler.values(key), self.floor.values(key), strict=True)
         return statistics.median(ours / floor for ours, floor in pairs)
 
 
@@ -140,9 +143,21 @@ def measure(repeat: int, only: set[str] | None = None, time_budget: float = 0) -
 
 
 def report(rows: list[Row]) -> str:
+    wall = "import_ms"
     lines = [
         table(
-            ["function", "modules", "floor", "ours", "ours - floor", "ratio", f"≤ {GOAL}"],
+            [
+                "function",
+                "modules",
+                "floor",
+                "ours",
+                "ours - floor",
+                "ratio",
+                f"≤ {GOAL}",
+                "wall: floor",
+                "ours",
+                "ratio",
+            ],
             [
                 [
                     row.function,
@@ -152,6 +167,9 @@ def report(rows: list[Row]) -> str:
                     row.ours() - row.base(),
                     f"{row.ratio():.3f}",
                     "PASS" if row.ratio() <= GOAL else "FAIL",
+                    row.base(wall),
+                    row.ours(wall),
+                    f"{row.ratio(wall):.3f}",
                 ]
                 for row in rows
             ],
@@ -159,9 +177,9 @@ def report(rows: list[Row]) -> str:
     ]
     n = min(len(row.handler.results) for row in rows)
     lines.append(
-        f"(floor, ours: medians of {n} fresh processes each, ms; ratio: median of the rounds' "
-        "ours ÷ floor; floor: the modules outside etikett the handler's import loads, alone, "
-        "same cold-start settings)"
+        f"(floor, ours: medians of {n} fresh processes each, CPU ms of the import; ratio: median "
+        "of the rounds' ours ÷ floor; floor: the modules outside etikett the handler's import "
+        "loads, alone, same cold-start settings; wall: the same by the wall clock)"
     )
     return "\n".join(lines)
 
