@@ -47,7 +47,7 @@ class KeepAliveMotoRequestHandler(MotoRequestHandler):
             return lambda data: None  # the app returns its body; it never writes
 
         try:
-            result = self.server.app(environ, start_response)  # type: ignore[attr-defined]
+            result = self.server.app(environ, start_response)
             try:
                 body = b"".join(result)
             finally:
