@@ -30,6 +30,10 @@ JSON_MEDIA_TYPE = "application/json"
 FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 # Set by the MCP endpoint on its in-process requests: cookies ignored, caller is a service actor.
 VIA_MCP_SCOPE_KEY = "etikett.via_mcp"
+# Also set there: the caller the endpoint authenticated from this request's bearer token a moment
+# before, so that the operation does not read the token again. Only in-process code can put a key
+# into an ASGI scope; a request from outside never carries one.
+MCP_CALLER_SCOPE_KEY = "etikett.via_mcp.caller"
 
 
 class Access:
@@ -95,6 +99,10 @@ def authenticate(request: Request) -> Caller:
     from etikett.domain.tokens import authenticate as resolve
 
     via_mcp = bool(request.scope.get(VIA_MCP_SCOPE_KEY))
+    if via_mcp:
+        known = request.scope.get(MCP_CALLER_SCOPE_KEY)
+        if isinstance(known, Caller):
+            return known.as_service()
     header = request.headers.get("authorization")
     token: str | None = None
     if header:
