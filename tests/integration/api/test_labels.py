@@ -190,6 +190,11 @@ def test_patches_make_versions_and_keep_ids(designer: Api) -> None:
         422,
         "document.patch_failed",
     )
+    # A copy that doubles the document is stopped at the operation that crosses the limit.
+    doubling = [{"op": "add", "path": "/grow", "value": ["x" * 60_000]}]
+    doubling += [{"op": "copy", "from": "/grow", "path": "/grow/-"}] * 40
+    too_large = problem(_patch(designer, label["id"], doubling), 413, "document.too_large")
+    assert too_large["params"]["index"] == 8
     # Nothing of the refused patches was saved.
     assert designer.get(f"/labels/{label['id']}").json()["latest_version"] == 2
 
