@@ -74,7 +74,8 @@ class ProblemCode(StrEnum):
     AUTH_LOGIN_THROTTLED = (
         "auth.login_throttled",
         429,
-        "Too many failed logins for this username; retry later.",
+        "Too many failed logins for this username from this address; retry after the "
+        "Retry-After header's seconds.",
     )
     AUTH_USER_INACTIVE = ("auth.user_inactive", 403, "The user is deactivated.")
     AUTH_FORBIDDEN = (

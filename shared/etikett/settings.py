@@ -79,8 +79,17 @@ class Settings(BaseSettings):
         default=90, ge=2, description="A Runner not heard from for this long is offline."
     )
     session_ttl_seconds: int = Field(default=43_200, ge=60)
-    login_max_failures: int = Field(default=5, ge=1)
-    login_window_seconds: int = Field(default=900, ge=1)
+    login_max_failures: int = Field(
+        default=5,
+        ge=1,
+        description="Failed logins per (username, client address) before attempts must wait.",
+    )
+    login_backoff_seconds: float = Field(
+        default=30, gt=0, description="The first wait; each further failure doubles it."
+    )
+    login_backoff_max_seconds: float = Field(
+        default=900, gt=0, description="The longest wait between two attempts."
+    )
     webhook_max_attempts: int = Field(default=12, ge=1)
     import_max_bytes: int = Field(
         default=2 * 1024 * 1024, ge=1024, description="Largest file postImport accepts (413)."
