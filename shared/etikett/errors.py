@@ -105,6 +105,12 @@ class ProblemCode(StrEnum):
         "Logout ends a session; a service-account token is revoked instead.",
     )
     AUTH_SETUP_DONE = ("auth.setup_done", 409, "First-time setup has already been done.")
+    AUTH_SETUP_SECRET_REQUIRED = (
+        "auth.setup_secret_required",
+        403,
+        "First-time setup on a deployed stack needs the stack's setup secret (`setup_secret`: "
+        "the template parameter SetupSecret).",
+    )
     AUTH_WRONG_PASSWORD = ("auth.wrong_password", 403, "The current password is wrong.")
     AUTH_WEAK_PASSWORD = (
         "auth.weak_password",

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -77,6 +77,11 @@ class Settings(BaseSettings):
     )
     runner_offline_seconds: int = Field(
         default=90, ge=2, description="A Runner not heard from for this long is offline."
+    )
+    setup_secret: SecretStr | None = Field(
+        default=None,
+        description="What first-time setup asks for (the template's SetupSecret, required on a "
+        "deployed stack); local mode passes none and needs none.",
     )
     session_ttl_seconds: int = Field(default=43_200, ge=60)
     login_max_failures: int = Field(

@@ -82,7 +82,10 @@ def local_stack(
         monkeypatch.setenv("AWS_ENDPOINT_URL", aws.endpoint_url)
         template = load(REPO / "template.yaml")
         resolver = provision.provision(
-            template, aws.endpoint_url, REGION, {"Build": "test", **(parameters or {})}
+            template,
+            aws.endpoint_url,
+            REGION,
+            {"Build": "test", "SetupSecret": "", **(parameters or {})},
         )
         for name, value in provision.function_environment(template, resolver).items():
             monkeypatch.setenv(name, value)

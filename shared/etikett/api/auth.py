@@ -48,11 +48,17 @@ def get_setup(invocation: Annotated[Invocation, public()]) -> auth.SetupState:
     response_model=auth.SignedIn,
     status_code=201,
     summary="Create the first admin (only while no user exists) and sign in",
-    responses={409: {"description": "Setup already done (`auth.setup_done`)"}},
+    responses={
+        403: {
+            "description": "The stack's setup secret is missing or wrong "
+            "(`auth.setup_secret_required`)"
+        },
+        409: {"description": "Setup already done (`auth.setup_done`)"},
+    },
     openapi_extra=not_in_mcp(),
 )
 def post_setup(
-    body: auth.Credentials,
+    body: auth.SetupRequest,
     request: Request,
     response: Response,
     invocation: Annotated[Invocation, public()],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import math
 from datetime import timedelta
@@ -26,12 +27,24 @@ class Credentials(BaseModel):
     password: str = Field(min_length=1, max_length=passwords.MAX_LENGTH)
 
 
+class SetupRequest(Credentials):
+    setup_secret: str | None = Field(
+        default=None,
+        max_length=1024,
+        description="The stack's setup secret (template parameter SetupSecret); a deployed "
+        "stack needs it, local mode none. `getAuthSetup` says which.",
+    )
+
+
 class SignedIn(tokens.Session):
     user: users.User
 
 
 class SetupState(BaseModel):
     setup_required: bool
+    setup_secret_required: bool = Field(
+        description="Whether setup asks for the stack's setup secret (`setup_secret`)."
+    )
 
 
 class WhoAmI(BaseModel):
@@ -83,13 +96,34 @@ def address_key(address: str | None) -> str:
 
 
 def setup_state() -> SetupState:
-    return SetupState(setup_required=not users.any_user_exists())
+    return SetupState(
+        setup_required=not users.any_user_exists(),
+        setup_secret_required=get_settings().setup_secret is not None,
+    )
 
 
-def setup(invocation: Invocation, credentials: Credentials) -> SignedIn:
+def _check_setup_secret(given: str | None) -> None:
+    """On a deployed stack only who knows the stack's SetupSecret creates the first admin."""
+    expected = get_settings().setup_secret
+    if expected is None:
+        return  # local mode
+    if given is None or not hmac.compare_digest(
+        given.encode("utf-8"), expected.get_secret_value().encode("utf-8")
+    ):
+        raise Forbidden(
+            "First-time setup needs the stack's setup secret in `setup_secret` (the template "
+            "parameter SetupSecret)."
+            if not given
+            else "The setup secret is wrong.",
+            ProblemCode.AUTH_SETUP_SECRET_REQUIRED,
+        )
+
+
+def setup(invocation: Invocation, credentials: SetupRequest) -> SignedIn:
     """Create the first admin and sign them in; refused once any user exists."""
     if users.any_user_exists():
         raise Conflict("Setup is done; sign in instead.", ProblemCode.AUTH_SETUP_DONE)
+    _check_setup_secret(credentials.setup_secret)
     record = users.new_record(
         users.NewUser(username=credentials.username, password=credentials.password, roles=["admin"])
     )

@@ -93,7 +93,8 @@ class LocalService:
             self.aws.endpoint_url,
             LOCAL_REGION,
             # Local models live on the developer's network: private addresses are allowed here.
-            {"Build": self.local.build, "OutgoingPrivateNetworks": "true"},
+            # Setup needs no secret on the developer's own machine (a deployed stack does).
+            {"Build": self.local.build, "OutgoingPrivateNetworks": "true", "SetupSecret": ""},
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
         os.environ["ETIKETT_AGENT_URL"] = self.agent_url
