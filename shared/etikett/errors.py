@@ -265,6 +265,12 @@ class ProblemCode(StrEnum):
         422,
         "The CEL expression does not compile or evaluate; params line, column.",
     )
+    CEL_LIMIT_EXCEEDED = (
+        "cel.limit_exceeded",
+        422,
+        "The CEL expression exceeds what one evaluation may cost; params.limit names the limit "
+        "(source, depth, variables, size, work or time).",
+    )
     RUNNER_GROUP_NOT_FOUND = ("runner_group.not_found", 404, "No Runner group has this id.")
     RUNNER_GROUP_NO_ONLINE_RUNNER = (
         "runner_group.no_online_runner",

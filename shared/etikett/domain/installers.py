@@ -27,6 +27,7 @@ _SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
 ENGINE_FILES = (
     "__init__.py",
     "cel.py",
+    "cel_limits.py",
     "errors.py",
     "dsl/__init__.py",
     "dsl/flow.py",

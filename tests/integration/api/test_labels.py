@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from typing import Any
 
 import pytest
@@ -525,3 +526,24 @@ def test_cel_evaluate(designer: Api) -> None:
         designer.post("/cel/evaluate", json={"expression": "1 +\n  * 2"}), 422, "cel.invalid"
     )
     assert body["params"]["line"] == 2 and body["params"]["column"] is not None
+
+
+def test_cel_evaluate_stops_a_runaway_expression(admin: Api) -> None:
+    """Any role may evaluate: the most an operator's token can make it do is bounded."""
+    _, operator = admin.user_session(["operator"])
+    hundred = "[" + ", ".join(str(i) for i in range(100)) + "]"
+    runaway = f"{hundred}.map(a, {hundred}.map(b, {hundred}.map(c, s + s)))"
+    started = time.monotonic()
+    response = operator.post(
+        "/cel/evaluate", json={"expression": runaway, "variables": {"s": "x" * 1000}}
+    )
+    body = problem(response, 422, "cel.limit_exceeded")
+    assert body["params"]["limit"] in ("work", "size", "time")
+    assert time.monotonic() - started < 30
+    deep = "[1].map(a, [1].map(b, [1].map(c, [1].map(d, a + b + c + d))))"
+    body = problem(
+        operator.post("/cel/evaluate", json={"expression": deep}), 422, "cel.limit_exceeded"
+    )
+    assert body["params"]["limit"] == "depth"
+    ordinary = {"expression": "size(s + s)", "variables": {"s": "ab"}}
+    assert operator.post("/cel/evaluate", json=ordinary).json() == {"value": 4, "type": "int"}
