@@ -114,8 +114,10 @@ class Settings(BaseSettings):
 
     outgoing_private_networks: bool = Field(
         default=False,
-        description="Whether the service's own HTTP requests (language models) may go to private "
-        "addresses (10/8, 192.168/16, …); local mode allows them. Link-local never.",
+        description="Whether the service's own HTTP requests (webhooks, language models) may go "
+        "to loopback and private addresses (127/8, 10/8, 192.168/16, …): the template parameter "
+        "OutgoingPrivateNetworks, off unless an admin turns it on; local mode turns it on. "
+        "Link-local never.",
     )
     ai_timeout_seconds: float = Field(
         default=20.0, gt=0, description="How long one request to a language model may take."

@@ -85,7 +85,13 @@ def local_stack(
             template,
             aws.endpoint_url,
             REGION,
-            {"Build": "test", "SetupSecret": "", **(parameters or {})},
+            # As local mode gives them: receivers and models of tests live on loopback.
+            {
+                "Build": "test",
+                "SetupSecret": "",
+                "OutgoingPrivateNetworks": "true",
+                **(parameters or {}),
+            },
         )
         for name, value in provision.function_environment(template, resolver).items():
             monkeypatch.setenv(name, value)

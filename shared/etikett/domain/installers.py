@@ -28,6 +28,7 @@ ENGINE_FILES = (
     "__init__.py",
     "cel.py",
     "cel_limits.py",
+    "outgoing.py",
     "errors.py",
     "dsl/__init__.py",
     "dsl/flow.py",
