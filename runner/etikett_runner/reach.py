@@ -112,12 +112,11 @@ def port_refusal(port: int, reach: Reach | None = None) -> str | None:
 
 
 def printer_addresses(host: str, port: int, reach: Reach | None = None) -> list[str]:
-    """The addresses to connect to for a printer at host:port: the name resolved here, and
-    every address checked (a name with one refused address is refused whole)."""
+    """The addresses to connect to for a printer at host:port: the name resolved here and every
+    address checked (a name with one refused address is refused whole); on a printer port,
+    unless every address is loopback and loopback printers are allowed (the simulator listens
+    wherever it was started)."""
     reach = reach or policy()
-    refused = port_refusal(port, reach)
-    if refused:
-        raise NotAPrinter(f"{host}:{port}: {refused}")
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
     except OSError as error:
@@ -132,4 +131,15 @@ def printer_addresses(host: str, port: int, reach: Reach | None = None) -> list[
             addresses.append(text)
     if not addresses:
         raise NotAPrinter(f"{host}: has no address")
+    if not all(_is_loopback(a) for a in addresses):
+        refused = port_refusal(port, reach)
+        if refused:
+            raise NotAPrinter(f"{host}:{port}: {refused}")
     return addresses
+
+
+def _is_loopback(address: str) -> bool:
+    parsed = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    return parsed.is_loopback

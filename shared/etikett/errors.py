@@ -325,6 +325,17 @@ class ProblemCode(StrEnum):
     CONTEXT_NOT_FOUND = ("context.not_found", 404, "No context parameter has this name.")
     PRINTER_NOT_FOUND = ("printer.not_found", 404, "No printer has this id or name.")
     PRINTER_NAME_TAKEN = ("printer.name_taken", 409, "Another printer has this name.")
+    PRINTER_ADDRESS_REFUSED = (
+        "printer.address_refused",
+        422,
+        "A Runner reaches printers only at private or link-local addresses on printer ports "
+        "(9100, 6101, 515 and those the group allows); params.reason says why this one is not.",
+    )
+    RUNNER_DISCOVERY_THROTTLED = (
+        "runner.discovery_throttled",
+        429,
+        "The Runner discovered a moment ago; retry after the Retry-After header's seconds.",
+    )
     FINDING_NOT_FOUND = (
         "finding.not_found",
         404,
@@ -334,6 +345,12 @@ class ProblemCode(StrEnum):
     JOB_NOT_CANCELLABLE = ("job.not_cancellable", 409, "The job's bytes reached a printer already.")
     JOB_FINISHED = ("job.finished", 409, "The job has a final outcome already.")
     JOB_OTHER_RUNNER = ("job.other_runner", 403, "The job belongs to another Runner.")
+    JOB_NOT_PRINTER_DATA = (
+        "job.not_printer_data",
+        422,
+        "A raw job's bytes are not in the printer's language as that language frames them "
+        "(ZPL ^XA…^XZ, ~ and SGD ! U1 commands; TSPL; EPL2); params.reason says why.",
+    )
     WEBHOOK_NOT_FOUND = ("webhook.not_found", 404, "No webhook receiver has this id.")
     WEBHOOK_URL_REFUSED = (
         "webhook.url_refused",

@@ -112,6 +112,18 @@ class Settings(BaseSettings):
             return {**values, "agent_url": f"https://{values['agent_domain']}"}
         return values
 
+    loopback_printers: bool = Field(
+        default=False,
+        description="Whether printers and discovery targets may be on loopback (the printer "
+        "simulator on a developer's machine): the template parameter LoopbackPrinters, on in "
+        "local mode only. Loopback printers may use any port.",
+    )
+    discovery_interval_seconds: float = Field(
+        default=20, ge=0, description="After its burst, a Runner discovers once per this long."
+    )
+    discovery_burst: int = Field(
+        default=3, ge=1, description="Discoveries a Runner may start at once."
+    )
     outgoing_private_networks: bool = Field(
         default=False,
         description="Whether the service's own HTTP requests (webhooks, language models) may go "

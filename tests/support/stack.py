@@ -90,6 +90,7 @@ def local_stack(
                 "Build": "test",
                 "SetupSecret": "",
                 "OutgoingPrivateNetworks": "true",
+                "LoopbackPrinters": "true",
                 **(parameters or {}),
             },
         )

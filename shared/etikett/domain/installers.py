@@ -29,6 +29,7 @@ ENGINE_FILES = (
     "cel.py",
     "cel_limits.py",
     "outgoing.py",
+    "printer_data.py",
     "errors.py",
     "dsl/__init__.py",
     "dsl/flow.py",
