@@ -398,9 +398,9 @@ def evaluator(ast: Any, activation: Any) -> Any:
     """celpy's interpreter for `ast`, charging the budget for each node it visits."""
     global _EVALUATOR
     if _EVALUATOR is None:
-        import celpy
+        from celpy.evaluation import Evaluator
 
-        class ChargedEvaluator(celpy.Evaluator):  # type: ignore[misc]
+        class ChargedEvaluator(Evaluator):
             def visit(self, tree: Any) -> Any:
                 budget = current()
                 if budget is not None:

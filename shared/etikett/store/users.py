@@ -210,7 +210,9 @@ def claim_login_attempt(
             _LoginAttempts(key=key).update(
                 actions=[
                     _LoginAttempts.failures.set(failures),
-                    _LoginAttempts.next_attempt_at.set(next_attempt_at),
+                    _LoginAttempts.next_attempt_at.remove()
+                    if next_attempt_at is None
+                    else _LoginAttempts.next_attempt_at.set(next_attempt_at),
                     _LoginAttempts.expires.set(expires),
                 ],
                 condition=_LoginAttempts.failures == expected,
