@@ -5,7 +5,6 @@ fails fast in bounded memory with `cel.limit_exceeded` (422), in flows as that r
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -31,16 +30,15 @@ def _refused(source: str, values: dict[str, Any] | None = None) -> CelLimitExcee
 
 @pytest.fixture
 def bounded_memory() -> Iterator[None]:
-    """Fails the test when evaluation allocates more than 64 MB at its peak, or is slow."""
+    """Fails the test when evaluation allocates more than 64 MB at its peak. (How fast a limit
+    stops an expression is the `time` limit's business, tested below, not a stopwatch's.)"""
     tracemalloc.start()
-    started = time.monotonic()
     try:
         yield
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 64 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB"
-    assert time.monotonic() - started < 10  # it takes well under a second; the machine is shared
 
 
 def test_a_nested_comprehension_that_would_need_gigabytes_fails_fast(bounded_memory: None) -> None:

@@ -5,7 +5,6 @@ the limit, not after gigabytes were built."""
 from __future__ import annotations
 
 import copy
-import time
 import tracemalloc
 from typing import Any
 
@@ -35,17 +34,15 @@ def test_a_copy_that_outgrows_the_limit_is_stopped_at_that_operation() -> None:
     assert document == {"grow": [SEED]}  # the original is untouched
 
 
-def test_doubling_forty_times_fails_fast_and_small() -> None:
+def test_doubling_forty_times_fails_small() -> None:
     """2**40 copies of 64 KiB would be 64 PiB: refused long before, in bounded memory."""
     tracemalloc.start()
-    started = time.monotonic()
     try:
         with pytest.raises(PayloadTooLarge):
             documents.apply_patch({"grow": [SEED]}, _doubling(40))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - started < 10  # generous for a loaded machine; it takes ~0.1 s
     assert peak < 64 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB"
 
 
