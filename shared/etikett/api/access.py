@@ -206,6 +206,17 @@ async def require_declared_media_type(request: Request) -> None:
     )
 
 
+def client_address(request: Request) -> str | None:
+    """The address the request came from, as API Gateway saw the connection (the local gateway
+    passes its peer the same way). Never a header the client wrote, such as X-Forwarded-For."""
+    event = request.scope.get("aws.event")
+    if isinstance(event, dict):
+        source = ((event.get("requestContext") or {}).get("http") or {}).get("sourceIp")
+        if source:
+            return str(source)
+    return request.client.host if request.client else None
+
+
 def request_id(request: Request) -> str:
     event = request.scope.get("aws.event")
     if isinstance(event, dict):
