@@ -3,6 +3,10 @@ each new event on the events queue, so an event is published iff its outbox item
 
 A failed record is reported as a batch item failure: the stream is retried from it, in order."""
 
+# First: the garbage collector pauses while the rest loads (etikett.coldstart).
+from etikett import coldstart
+
+# isort: split
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -17,7 +21,6 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
     DynamoDBRecordEventName,
 )
 
-from etikett import coldstart
 from etikett.domain import events
 
 logger = Logger(service="etikett-events-publisher")

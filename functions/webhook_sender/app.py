@@ -7,6 +7,10 @@
 
 Deliveries of one batch run concurrently, so a slow receiver holds up no other receiver."""
 
+# First: the garbage collector pauses while the rest loads (etikett.coldstart).
+from etikett import coldstart
+
+# isort: split
 import asyncio
 import json
 from typing import Any
@@ -22,7 +26,6 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from etikett import coldstart
 from etikett.domain import webhook_delivery
 from etikett.settings import get_settings
 

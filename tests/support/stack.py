@@ -83,7 +83,17 @@ def local_stack(
         monkeypatch.setenv("AWS_ENDPOINT_URL", aws.endpoint_url)
         template = load(REPO / "template.yaml")
         resolver = provision.provision(
-            template, aws.endpoint_url, REGION, {"Build": "test", **(parameters or {})}
+            template,
+            aws.endpoint_url,
+            REGION,
+            # As local mode gives them: receivers and models of tests live on loopback.
+            {
+                "Build": "test",
+                "SetupSecret": "",
+                "OutgoingPrivateNetworks": "true",
+                "LoopbackPrinters": "true",
+                **(parameters or {}),
+            },
         )
         for name, value in provision.function_environment(template, resolver).items():
             monkeypatch.setenv(name, value)

@@ -67,8 +67,10 @@ class DocumentAnswer(BaseModel):
 class DocumentPatch(BaseModel):
     model_config = {"extra": "forbid"}
     operations: list[dict[str, Any]] = Field(
-        max_length=1000,
-        description="RFC 6902 JSON Patch operations, applied in order.",
+        max_length=documents.MAX_PATCH_OPERATIONS,
+        description="RFC 6902 JSON Patch operations, applied in order; the document may not "
+        f"grow past {documents.MAX_PATCHED_DOCUMENT_CHARS} characters of JSON on the way "
+        "(413 `document.too_large`).",
         examples=[[{"op": "replace", "path": "/objects/0/content", "value": "Hello"}]],
     )
     base_version: int | None = Field(

@@ -201,11 +201,19 @@ def function_environment(template: Template, resolver: Resolver) -> dict[str, st
     All functions share one process locally, so a variable that two functions set differently
     (only descriptive ones such as the service name) is left out; their handlers name it themselves.
     """
-    environment = {k: str(resolver.resolve(v)) for k, v in template.global_environment.items()}
+    # A parameter given no value (and without a default) sets no variable, never "None".
+    environment = {
+        k: str(v)
+        for k, v in ((k, resolver.resolve(v)) for k, v in template.global_environment.items())
+        if v is not None
+    }
     seen: dict[str, str | None] = {}
     for function in template.functions.values():
         for key, value in function.environment.items():
-            resolved = str(resolver.resolve(value))
+            raw = resolver.resolve(value)
+            if raw is None:
+                continue
+            resolved = str(raw)
             seen[key] = resolved if seen.get(key, resolved) == resolved else None
     environment.update({k: v for k, v in seen.items() if v is not None})
     return environment

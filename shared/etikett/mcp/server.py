@@ -122,7 +122,9 @@ async def call_tool(
             names = ", ".join(dict.fromkeys(item["field"] for item in fields))
             raise InvalidRequest(f"Invalid arguments: {names}.", fields=fields)
         prepared = invoke.prepare(spec, arguments)
-        response = await invoke.execute(prepared, _scope_value(ctx, TOKEN_KEY), request_id)
+        response = await invoke.execute(
+            prepared, _scope_value(ctx, TOKEN_KEY), request_id, _scope_value(ctx, CALLER_KEY)
+        )
         return results.from_response(response.status_code, response.headers, response.content)
     except EtikettError as error:
         return results.error_result(error)

@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
-from moto.moto_server.werkzeug_app import MotoRequestHandler
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from etikett.local import moto_attribute_values, moto_transactions
@@ -21,6 +20,7 @@ from etikett.local.aws.snapshots import (
     replace_backends,
     write_state_file,
 )
+from etikett.local.moto_http import KeepAliveMotoRequestHandler
 
 __all__ = ["LocalAws"]
 
@@ -81,7 +81,11 @@ class LocalAws:
             self._dirty = False
         self._app = LockingMotoApp(self._lock, self._mark_dirty, self._max_wait_seconds)
         self._server = make_server(
-            self._host, self._port, self._app, threaded=True, request_handler=MotoRequestHandler
+            self._host,
+            self._port,
+            self._app,
+            threaded=True,
+            request_handler=KeepAliveMotoRequestHandler,
         )
         self._stopping.clear()
         self._server_thread = threading.Thread(
