@@ -67,7 +67,10 @@ def post_setup(
     operation_id="login",
     response_model=auth.SignedIn,
     summary="Sign in with username and password; answers a session token and sets a cookie",
-    responses={429: {"description": "Too many failed logins (`auth.login_throttled`)"}},
+    responses={
+        401: {"description": "Username or password is wrong (`auth.invalid_credentials`)"},
+        429: {"description": "Too many failed logins (`auth.login_throttled`)"},
+    },
     openapi_extra=not_in_mcp(),
 )
 def login(

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from etikett.dsl.label import MAX_MM, MIN_LABEL_MM
 from etikett.errors import ProblemCode
 from etikett.importers import (
     MAX_LABELS,
@@ -32,7 +34,6 @@ from etikett.importers import (
 )
 from etikett.importers.gs1 import element_string
 
-MAX_MM = 1000.0
 ROTATIONS = {"N": 0, "R": 90, "I": 180, "B": 270}
 PRINTER_SETTINGS = {
     "PQ": "print quantity",
@@ -335,11 +336,12 @@ class Converter:
 
     def size(self, args: list[str], command: str, line: int) -> int:
         value = self.int_arg(args, 0, 0)
-        if value <= 0 or value * 25.4 / self.dpi > MAX_MM:
+        if not MIN_LABEL_MM <= value * 25.4 / self.dpi <= MAX_MM:
+            least = math.ceil(MIN_LABEL_MM / 25.4 * self.dpi)
             raise refuse(
                 ProblemCode.IMPORT_SIZE_INVALID,
                 f"{command}{arg(args, 0) or ''} (line {line}) is not a label size at "
-                f"{self.dpi} dpi: it must be 1 to {int(MAX_MM / 25.4 * self.dpi)} dots.",
+                f"{self.dpi} dpi: it must be {least} to {int(MAX_MM / 25.4 * self.dpi)} dots.",
                 line=line,
                 value=value,
                 dpi=self.dpi,

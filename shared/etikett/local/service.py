@@ -92,8 +92,13 @@ class LocalService:
             self.template,
             self.aws.endpoint_url,
             LOCAL_REGION,
-            # Local models live on the developer's network: private addresses are allowed here.
-            {"Build": self.local.build, "OutgoingPrivateNetworks": "true"},
+            # Local models live on the developer's network: private addresses are allowed here,
+            # unless ETIKETT_OUTGOING_PRIVATE_NETWORKS=false says otherwise (the fuzzing runs:
+            # generated URLs must never reach beyond this machine).
+            {
+                "Build": self.local.build,
+                "OutgoingPrivateNetworks": _flag("ETIKETT_OUTGOING_PRIVATE_NETWORKS", "true"),
+            },
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
         os.environ["ETIKETT_AGENT_URL"] = self.agent_url
@@ -163,3 +168,8 @@ class LocalService:
         if self._poller is not None:
             self._poller.stop()
         self.aws.stop()
+
+
+def _flag(variable: str, default: str) -> str:
+    """A template parameter's "true"/"false" from the environment, or `default`."""
+    return "false" if os.environ.get(variable, default).strip().lower() == "false" else "true"

@@ -118,7 +118,7 @@ async def call_tool(
         # learns nothing of an operation it may not use.
         refused = spec.access.refusal(_scope_value(ctx, CALLER_KEY).as_service(), spec.name)
         if refused is not None:
-            raise refused
+            return results.refusal_result(refused)
         arguments = params.arguments or {}
         fields = spec.argument_errors(arguments)
         if fields:

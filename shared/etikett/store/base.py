@@ -77,6 +77,8 @@ def found(future: _ModelFuture[M]) -> M | None:
 
 def get_item(model: type[M], hash_key: str, range_key: str | None = None) -> M | None:
     """One item by its key, or None."""
+    if hash_key == "" or range_key == "":
+        return None  # DynamoDB refuses an empty key string: no item can have one
     try:
         return model.get(hash_key, range_key) if range_key is not None else model.get(hash_key)
     except model.DoesNotExist:
