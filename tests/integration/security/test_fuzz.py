@@ -3,8 +3,9 @@ the real local service (`etikett dev` on moto's server) as an admin signed in wi
 every operation is reached; each answer must be no 5xx and conform to the document (status code,
 content type, headers and body schema; errors as problem+json).
 
-`make test` runs a short, seeded run; `make fuzz` a long one (ETIKETT_FUZZ_EXAMPLES,
-ETIKETT_FUZZ_PHASES, ETIKETT_FUZZ_SEED, ETIKETT_FUZZ_MIN_REQUESTS; README, Security).
+`make test` runs a short, seeded run; `make fuzz` a long one with a random seed and the stateful
+phase (ETIKETT_FUZZ_EXAMPLES, ETIKETT_FUZZ_PHASES, ETIKETT_FUZZ_SEED, ETIKETT_FUZZ_MAX_TIME,
+ETIKETT_FUZZ_MIN_REQUESTS, ETIKETT_FUZZ_WORKERS; README, Security).
 
 Left out, and only these:
 - `logout`: it ends the session the fuzzer uses (tested in tests/integration/api/test_auth.py);
@@ -90,6 +91,7 @@ def test_generated_requests_get_no_5xx_and_answers_as_documented(
         "--report-dir",
         str(reports),
         *(["--seed", seed] if seed else []),
+        *(["--max-time", _setting("MAX_TIME", "")] if _setting("MAX_TIME", "") else []),
         *(option for name in EXCLUDED_OPERATIONS for option in ("--exclude-operation-id", name)),
     ]
     env = {
