@@ -67,6 +67,10 @@ class EtikettRoute(APIRoute):
             400: _problem("Malformed request (`request.malformed`, `request.invalid_cursor`)"),
             422: _problem("Invalid request (`request.invalid`, params.fields names each field)"),
         }
+        responses[503] = _problem(
+            "The database throttled the request beyond the retries (`service.busy`, with "
+            "Retry-After)"
+        )
         if self.body_field is not None:
             responses[415] = _problem(
                 "The body is not of the media type the operation takes "
