@@ -124,3 +124,20 @@ def test_what_the_service_answers_is_documented(anonymous: Api, document: dict) 
 def test_an_unknown_credential_named_to_an_ai_operation_is_not_found(admin: Api) -> None:
     response = admin.post("/ai/log-qa", json={"question": "Who?", "credential": "nope"})
     problem(response, 404, "credential.not_found")
+
+
+@pytest.mark.parametrize("bound", ["until", "since"])
+def test_an_audit_time_before_1970_bounds_the_log_instead_of_failing(
+    admin: Api, bound: str
+) -> None:
+    response = admin.get("/audit-log", params={bound: "0207-04-28T09:01:46-17:04", "limit": 1})
+    assert response.status_code == 200, response.text
+    assert (response.json()["items"] == []) is (bound == "until")
+
+
+def test_cel_evaluation_for_an_unknown_label_is_documented_not_found(
+    admin: Api, document: dict
+) -> None:
+    response = admin.post("/cel/evaluate", json={"expression": "1", "label_id": "lbl_nope"})
+    problem(response, 404, "label.not_found")
+    assert "404" in document["paths"]["/api/v1/cel/evaluate"]["post"]["responses"]
