@@ -3,9 +3,12 @@ the real local service (`etikett dev` on moto's server) as an admin signed in wi
 every operation is reached; each answer must be no 5xx and conform to the document (status code,
 content type, headers and body schema; errors as problem+json).
 
+The Runner's agent channel is fuzzed too, as an enrolled Runner with its client certificate.
+
 `make test` runs a short, seeded run; `make fuzz` a long one with a random seed and the stateful
-phase (ETIKETT_FUZZ_EXAMPLES, ETIKETT_FUZZ_PHASES, ETIKETT_FUZZ_SEED, ETIKETT_FUZZ_MAX_TIME,
-ETIKETT_FUZZ_MIN_REQUESTS, ETIKETT_FUZZ_WORKERS; README, Security).
+phase (ETIKETT_FUZZ_EXAMPLES, ETIKETT_FUZZ_PHASES, ETIKETT_FUZZ_AGENT_PHASES, ETIKETT_FUZZ_SEED,
+ETIKETT_FUZZ_MAX_TIME, ETIKETT_FUZZ_MIN_REQUESTS, ETIKETT_FUZZ_MIN_AGENT_REQUESTS,
+ETIKETT_FUZZ_WORKERS; README, Security).
 
 Left out, and only these:
 - `logout`: it ends the session the fuzzer uses (tested in tests/integration/api/test_auth.py);
@@ -29,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from support.client import PASSWORD, Api
+from support.runner_site import FakeSite
 from support.server import REPO, DevServer
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
@@ -58,28 +62,89 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]
     server.stop()
 
 
-def test_generated_requests_get_no_5xx_and_answers_as_documented(
-    fuzz_server: DevServer, tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def fuzz_admin(fuzz_server: DevServer) -> tuple[str, str]:
+    """The first admin's session token and user id."""
     anonymous = Api(fuzz_server.url)
     setup = anonymous.post("/auth/setup", json={"username": "fuzz-admin", "password": PASSWORD})
     assert setup.status_code == 201, setup.text
-    token, user_id = setup.json()["token"], setup.json()["user"]["id"]
+    return setup.json()["token"], setup.json()["user"]["id"]
+
+
+def test_generated_requests_get_no_5xx_and_answers_as_documented(
+    fuzz_server: DevServer, fuzz_admin: tuple[str, str], tmp_path: Path
+) -> None:
+    token, user_id = fuzz_admin
+    fuzz(
+        fuzz_server,
+        tmp_path,
+        ["--header", f"Authorization: Bearer {token}"]
+        + [option for name in EXCLUDED_OPERATIONS for option in ("--exclude-operation-id", name)],
+        protected=user_id,
+        min_requests=int(_setting("MIN_REQUESTS", "1000")),
+        phases=_setting("PHASES", "examples,coverage,fuzzing"),
+        max_time=_setting("MAX_TIME", ""),
+    )
+
+
+def test_the_agent_channel_answers_an_enrolled_runner_as_documented(
+    fuzz_server: DevServer, fuzz_admin: tuple[str, str], tmp_path: Path
+) -> None:
+    """The Runner's channel (mutual TLS), fuzzed as a Runner with its own client certificate."""
+    admin = Api(fuzz_server.url, fuzz_admin[0])
+    group = admin.post("/runner-groups", json={"name": "fuzz"}).json()
+    token = admin.post(f"/runner-groups/{group['id']}/enrollment-tokens", json={}).json()
+    site = FakeSite(tmp_path, "fuzz-runner")
+    assert site.enroll(admin, token["token"]).status_code == 201
+    site.agent(fuzz_server)  # writes the certificate and key beside each other
+    fuzz(
+        fuzz_server,
+        tmp_path,
+        [
+            "--url",
+            fuzz_server.agent_url,
+            "--include-path-regex",
+            "^/api/v1/runner-agent/",
+            "--request-cert",
+            str(site.folder / "cert.pem"),
+            "--request-cert-key",
+            str(site.folder / "key.pem"),
+            "--tls-verify",
+            str(fuzz_server.ca_file),
+        ],
+        protected="",
+        min_requests=int(_setting("MIN_AGENT_REQUESTS", "20")),
+        # make test: a smoke run (about 30 requests); make fuzz: every phase (≈ 450 and more).
+        phases=_setting("AGENT_PHASES", "fuzzing"),
+    )
+
+
+def fuzz(
+    server: DevServer,
+    tmp_path: Path,
+    options: list[str],
+    *,
+    protected: str,
+    min_requests: int,
+    phases: str = "examples,coverage,fuzzing",
+    max_time: str = "",
+) -> None:
+    """Run schemathesis against the service's published document with `options`; assert that
+    it found nothing, and that it sent at least `min_requests` requests."""
     reports = tmp_path / "reports"
     upstream_log = tmp_path / "upstream-failures.txt"
     seed = _setting("SEED", "20261126")
     command = [
         str(SCHEMATHESIS),
         "run",
-        f"{fuzz_server.url}/api/v1/openapi.json",
-        "--header",
-        f"Authorization: Bearer {token}",
+        f"{server.url}/api/v1/openapi.json",
+        *options,
         "--checks",
         ",".join(CHECKS),
         "--max-examples",
         _setting("EXAMPLES", "3"),
         "--phases",
-        _setting("PHASES", "examples,coverage,fuzzing"),
+        phases,
         "--workers",
         _setting("WORKERS", "2"),
         "--request-timeout",
@@ -91,13 +156,12 @@ def test_generated_requests_get_no_5xx_and_answers_as_documented(
         "--report-dir",
         str(reports),
         *(["--seed", seed] if seed else []),
-        *(["--max-time", _setting("MAX_TIME", "")] if _setting("MAX_TIME", "") else []),
-        *(option for name in EXCLUDED_OPERATIONS for option in ("--exclude-operation-id", name)),
+        *(["--max-time", max_time] if max_time else []),
     ]
     env = {
         **os.environ,
         "SCHEMATHESIS_HOOKS": str(REPO / "tests" / "support" / "fuzz_hooks.py"),
-        "ETIKETT_FUZZ_PROTECTED": user_id,
+        "ETIKETT_FUZZ_PROTECTED": protected,
         "ETIKETT_FUZZ_UPSTREAM_LOG": str(upstream_log),
         "NO_COLOR": "1",
     }
@@ -114,8 +178,8 @@ def test_generated_requests_get_no_5xx_and_answers_as_documented(
     )
     print(summary)
     assert run.returncode == 0, f"{summary}\n{run.stdout[-20000:]}\n{run.stderr[-5000:]}"
-    assert requests >= int(_setting("MIN_REQUESTS", "1000")), summary
-    # The fuzzing admin was never locked out: most answers are not 401.
+    assert requests >= min_requests, summary
+    # The caller was never locked out: most answers are not 401.
     assert statuses.get(401, 0) < requests / 4, summary
 
 
