@@ -38,12 +38,17 @@ BEYOND_CONTRACT = {
 AGENT_CHANNEL = "/api/v1/runner-agent/"  # "added": the Runner's channel, shape by design
 
 # Where an agent holding the role is sent to a person by the approval policy (403
-# `policy.human_required`): the contract's "human while the policy is on" rows, and user
-# management, which issue 18 (finding 4) puts behind a human session while the policy is on.
+# `policy.human_required`): the contract's "human while the policy is on" rows, and user and
+# token management, which issue 18 (finding 4) puts behind a human session while the policy is
+# on (creating users, granting roles, resetting passwords: a token must not mint a human).
 POLICY_BOUND = {op.operation_id for op in CONTRACT if op.human_by_policy} | {
     "createUser",
     "postUserRole",
+    "deleteUserRole",
     "postUserPassword",
+    "postUserDeactivate",
+    "postUserReactivate",
+    "createApiToken",
 }
 REFUSED = {401, 403}
 UNAUTHENTICATED = "auth.unauthenticated"
