@@ -117,7 +117,8 @@ def main() -> int:
         )
     print(
         f"  prints accepted {len(outcome.job_ids)}, jobs confirmed {confirmed}, labels at the "
-        f"simulator {printed} (odometer +{odometer}); all ended {drained:.1f} s after the load"
+        f"simulator {printed} (odometer +{odometer}); checked {drained:.0f} s after the load "
+        "(each job polled)"
     )
     for error, count in outcome.errors.most_common(10):
         print(f"  error x{count}: {error}")
