@@ -6,7 +6,7 @@ import { h } from "../lib/dom.js";
 import { field, form, input } from "../lib/ui.js";
 
 export async function render(main, _params, query) {
-  const { setup_required: setupRequired } = await get("/auth/setup");
+  const { setup_required: setupRequired, setup_secret_required: secretRequired } = await get("/auth/setup");
   const next = query.get("next");
   const username = input({ name: "username", autocomplete: "username", required: true, maxlength: 200 });
   const password = input({
@@ -18,9 +18,15 @@ export async function render(main, _params, query) {
   });
   const fields = [field("Username", username), field("Password", password)];
   let repeat = null;
+  let secret = null;
   if (setupRequired) {
     repeat = input({ name: "repeat", type: "password", autocomplete: "new-password", required: true });
     fields.push(field("Repeat the password", repeat));
+    if (secretRequired) {
+      // A deployed stack: only who knows its SetupSecret parameter creates the first admin.
+      secret = input({ name: "setup_secret", type: "password", autocomplete: "off", required: true });
+      fields.push(field("Setup secret (the stack's SetupSecret)", secret));
+    }
   }
   const card = h(
     "div",
@@ -39,6 +45,7 @@ export async function render(main, _params, query) {
           return;
         }
         const body = { username: username.value.trim(), password: password.value };
+        if (secret) body.setup_secret = secret.value;
         try {
           await post(setupRequired ? "/auth/setup" : "/auth/login", body);
         } catch (error) {

@@ -18,7 +18,8 @@ from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
 from etikett.local.sqs import SqsPoller
-from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
+from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
+from etikett.local.streams import StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
 from etikett.settings import LocalSettings
 
@@ -94,10 +95,14 @@ class LocalService:
             LOCAL_REGION,
             # Local models live on the developer's network: private addresses are allowed here,
             # unless ETIKETT_OUTGOING_PRIVATE_NETWORKS=false says otherwise (the fuzzing runs:
-            # generated URLs must never reach beyond this machine).
+            # generated URLs must never reach beyond this machine). Setup needs no secret on the
+            # developer's own machine (a deployed stack does), and the printer simulator runs on
+            # loopback.
             {
                 "Build": self.local.build,
                 "OutgoingPrivateNetworks": _flag("ETIKETT_OUTGOING_PRIVATE_NETWORKS", "true"),
+                "SetupSecret": "",
+                "LoopbackPrinters": "true",
             },
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
