@@ -34,21 +34,22 @@ ROLE_COLUMNS = ("designer", "operator", "approver", "admin", "none")
 BEYOND_CONTRACT = {
     "getOpenApiDocument": "the published OpenAPI document itself (svc://openapi in MCP)",
     "deleteRunner": "removing a Runner (README, Runners and printers); admin only",
+    "putRunnerGroupPrinterPorts": "the printer ports a group's Runners may reach besides 9100, "
+    "6101 and 515 (README, Security); admin only",
 }
 AGENT_CHANNEL = "/api/v1/runner-agent/"  # "added": the Runner's channel, shape by design
 
 # Where an agent holding the role is sent to a person by the approval policy (403
 # `policy.human_required`): the contract's "human while the policy is on" rows, and user and
 # token management, which issue 18 (finding 4) puts behind a human session while the policy is
-# on (creating users, granting roles, resetting passwords: a token must not mint a human).
+# on (creating users, granting roles, resetting passwords and reactivating accounts: a token
+# must not mint a human). Taking a role away, deactivating a user and issuing service tokens stay
+# open to agents: locking someone out never waits for a person, and a token mints no human.
 POLICY_BOUND = {op.operation_id for op in CONTRACT if op.human_by_policy} | {
     "createUser",
     "postUserRole",
-    "deleteUserRole",
     "postUserPassword",
-    "postUserDeactivate",
     "postUserReactivate",
-    "createApiToken",
 }
 REFUSED = {401, 403}
 UNAUTHENTICATED = "auth.unauthenticated"
