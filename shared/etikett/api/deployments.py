@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import Path, Response
 
 from etikett.api.access import any_caller, requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit, static_page
 from etikett.api.routing import Responses, router
 from etikett.domain import deployments
 from etikett.domain.actors import Invocation
@@ -39,8 +39,8 @@ _POLICY: Responses = {403: {"description": "Forbidden (`auth.forbidden`, `policy
 )
 def list_deployments(
     invocation: Anyone,
-    flow_id: str | None = None,
-    status: str | None = None,
+    flow_id: Filter = None,
+    status: Filter = None,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
 ) -> Any:
