@@ -146,6 +146,7 @@ export function form(children, onSubmit, { submitLabel = "Save", extraActions = 
     if (submit.getAttribute("aria-busy") === "true") return;
     replace(message);
     for (const wrapper of el.querySelectorAll(".field")) wrapper.setError?.("");
+    for (const control of el.elements) control.checkPattern?.();
     if (!el.checkValidity()) {
       const invalid = el.querySelector(":invalid");
       for (const control of el.querySelectorAll(":invalid")) {

@@ -6,6 +6,7 @@ import { contextEditor } from "../lib/context.js";
 import { add, h, replace } from "../lib/dom.js";
 import { ago, when } from "../lib/format.js";
 import { jobView } from "../lib/jobview.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import {
   badge,
@@ -44,8 +45,14 @@ export function findingsTable(findings, runnerId) {
   );
 }
 
-function adopt(finding) {
-  const name = input({ name: "name", required: true, maxlength: 100, value: finding.model ? `${finding.model} ${finding.address}` : "" });
+async function adopt(finding) {
+  const rules = await apiRules();
+  const name = rules.constrain(
+    input({ name: "name", required: true, value: finding.model ? `${finding.model} ${finding.address}` : "" }),
+    "createPrinter",
+    "name",
+    { hint: "no /, not starting with a space" },
+  );
   const { close } = dialog(
     `Adopt the printer at ${finding.address}`,
     form([field("Printer name", name, { help: "People and flows print to this name." })], async () => {
@@ -132,7 +139,7 @@ export async function render(main, { id }) {
     );
   }
   if (can("operator", "designer")) {
-    add(main, section("Context parameters (Runner level, wins over group and deployment)", contextEditor(`/runners/${id}/context`, { level: "this Runner" })));
+    add(main, section("Context parameters (Runner level, wins over group and deployment)", contextEditor(`/runners/${id}/context`, { level: "this Runner", operation: "putRunnerContextParameter" })));
   }
   if (can("operator")) {
     add(main, 
