@@ -172,7 +172,7 @@ export async function render(main, _params, query) {
                         await post(`/runner-enrollments/${e.id}/approval`);
                         notify("Enrollment approved; the Runner gets its certificate.");
                         await load();
-                      }, { class: "primary" })
+                      }, { class: "primary", "aria-label": `Approve ${e.hostname || e.id} (${e.id})` })
                     : "",
               },
             ],
