@@ -2,7 +2,7 @@
 // a data stream; then the job's messages and outcome, live.
 
 import { ROOT } from "../app.js";
-import { get, listAll, post, preview } from "../lib/api.js";
+import { get, listAll, newIdempotencyKey as newKey, post, preview } from "../lib/api.js";
 import { parseRecords, typed } from "../lib/csv.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
 import { bytes, count } from "../lib/format.js";
@@ -13,10 +13,6 @@ import { apiRules } from "../lib/schema.js";
 import { errorBox, field, form, input, pageHeader, section, select, showError, table } from "../lib/ui.js";
 
 const MAX_RECORDS = 10000;
-
-function newKey() {
-  return window.crypto?.randomUUID ? window.crypto.randomUUID() : `${Date.now()}-${Math.random()}`;
-}
 
 export async function render(main, { id }) {
   const [label, versions, printers, formAnswer, rules] = await Promise.all([
