@@ -188,15 +188,17 @@ def test_an_agents_draft_is_approved_after_its_visual_diff(
     )
 
 
-@pytest.fixture(scope="module")
-def released_shelf_label(admin: Api, person: dict[str, Any]) -> dict[str, Any]:
-    human = admin.as_token(admin.login(person["username"]))
-    label = shelf_label(human, unique("Regal"))
-    approved = human.post(
-        f"/labels/{label['id']}/status", json={"version": 1, "status": "approved"}
-    )
+def released(api: Api, name: str) -> dict[str, Any]:
+    """A shelf label whose version 1 `api` approved."""
+    label = shelf_label(api, name)
+    approved = api.post(f"/labels/{label['id']}/status", json={"version": 1, "status": "approved"})
     assert approved.status_code == 200, approved.text
     return label
+
+
+@pytest.fixture(scope="module")
+def released_shelf_label(admin: Api, person: dict[str, Any]) -> dict[str, Any]:
+    return released(admin.as_token(admin.login(person["username"])), unique("Regal"))
 
 
 def test_print_to_the_printer_simulator_and_see_the_outcome(
@@ -342,6 +344,86 @@ def test_a_webhook_receiver_and_its_deliveries(
         page.get_by_role("dialog").get_by_role("button", name="Delete").click()
         expect(page.locator(".panel").filter(has_text=receiver.url)).to_have_count(0)
     assert hook["id"] not in {w["id"] for w in admin.get("/webhooks").json()["items"]}
+
+
+def test_discover_and_adopt_a_printer_and_set_context_on_a_runner(
+    console: Session,
+    server: DevServer,
+    admin: Api,
+    person: dict[str, Any],
+    print_site: PrintSite,
+    simulator: PrinterSimulator,
+) -> None:
+    page = console.page
+    sign_in(page, server, person["username"])
+    page.goto(f"{server.url}/console/runners/{print_site.runner_id}")
+    expect(page.get_by_role("region", name="Status").locator(".badge")).to_have_text("online")
+
+    address = f"127.0.0.1:{simulator.port}"
+    discovery = page.get_by_role("region", name="Discover printers")
+    discovery.get_by_label("Addresses to search").fill(address)
+    discovery.get_by_role("button", name="Search").click()
+    expect(discovery.locator(".job")).to_have_attribute("data-final", "succeeded", timeout=60_000)
+    finding = discovery.get_by_role("row").filter(has_text=address)
+    expect(finding).to_contain_text("ZT411")
+    finding.get_by_role("button", name=f"Adopt {address}").click()
+    name = unique("Zebra Rampe")
+    adopt = page.get_by_role("dialog", name=f"Adopt the printer at {address}")
+    adopt.get_by_label("Printer name").fill(name)
+    adopt.get_by_role("button", name="Adopt printer").click()
+    # The Runner's printers show it at once.
+    printers = page.get_by_role("region", name="Printers")
+    expect(printers.get_by_role("row").filter(has_text=name)).to_contain_text(f"tcp://{address}")
+    adopted = next(p for p in admin.get("/printers").json()["items"] if p["name"] == name)
+    assert (adopted["runner_id"], adopted["uri"]) == (print_site.runner_id, f"tcp://{address}")
+
+    context = page.get_by_role("region", name=re.compile("^Context parameters"))
+    context.get_by_label("Parameter name").fill("line")
+    context.get_by_label("Value (JSON, or plain text)").fill("3")
+    context.get_by_role("button", name="Set parameter").click()
+    expect(context.get_by_role("row").filter(has_text="line")).to_contain_text("3")
+    items = admin.get(f"/runners/{print_site.runner_id}/context").json()["items"]
+    assert {(p["name"], p["value"]) for p in items} == {("line", 3)}
+    context.get_by_role("button", name="Remove line").click()
+    expect(context.get_by_text("No context parameters at this Runner.")).to_be_visible()
+    admin.delete(f"/printers/{adopted['id']}")
+
+
+def test_archive_restore_duplicate_and_retire_a_label(
+    console: Session, server: DevServer, admin: Api, person: dict[str, Any]
+) -> None:
+    human = admin.as_token(admin.login(person["username"]))
+    label = released(human, unique("Regal"))
+    page = console.page
+    sign_in(page, server, person["username"])
+    page.goto(f"{server.url}/console/labels/{label['id']}")
+    page.get_by_role("button", name="Archive").click()
+    expect(page.get_by_text("Label archived.")).to_be_visible()
+    expect(page.locator(".summary")).to_contain_text("archived")
+    assert admin.get(f"/labels/{label['id']}").json()["archived"] is True
+    page.get_by_role("button", name="Restore from archive").click()
+    expect(page.get_by_text("Label restored.")).to_be_visible()
+    expect(page.get_by_role("button", name="Archive", exact=True)).to_be_visible()
+    assert admin.get(f"/labels/{label['id']}").json()["archived"] is False
+
+    page.get_by_role("tab", name="Versions (1)").click()
+    page.get_by_role("button", name="Retire v1").click()
+    page.get_by_role("dialog", name="Retire version 1").get_by_role("button", name="Retire").click()
+    expect(page.get_by_text("Version 1 is retired.")).to_be_visible()
+    assert admin.get(f"/labels/{label['id']}/versions/1").json()["status"] == "retired"
+
+    page.get_by_role("button", name="Duplicate").click()
+    copy_name = unique("Regal Kopie")
+    dialog = page.get_by_role("dialog", name="Duplicate label")
+    dialog.get_by_label("Name of the copy").fill(copy_name)
+    dialog.get_by_role("button", name="Duplicate").click()
+    expect(page.get_by_role("heading", level=1, name=copy_name)).to_be_visible()
+    copy = admin.get(f"/labels/{page.url.rsplit('/', 1)[1]}").json()
+    assert (copy["name"], copy["copied_from"]) == (copy_name, f"{label['id']}@1")
+    # The copy leads back to its source (the label's page, not the version's id).
+    page.get_by_role("tab", name="Details").click()
+    page.get_by_role("link", name=f"{label['id']}, version 1").click()
+    expect(page.get_by_role("heading", level=1, name=label["name"])).to_be_visible()
 
 
 TICK = {

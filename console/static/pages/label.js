@@ -58,6 +58,13 @@ function findingsList(findings) {
   );
 }
 
+/** The label a copy was made from: `copied_from` is "lbl_…@version", the label's page has no version. */
+function copiedFrom(source) {
+  if (!source) return "—";
+  const [labelId, version] = source.split("@");
+  return h("a", { href: `${ROOT}/labels/${labelId}` }, version ? `${labelId}, version ${version}` : labelId);
+}
+
 /** What changed between two documents, by object and variable id. */
 export function documentChanges(older, newer) {
   const lines = [];
@@ -360,7 +367,7 @@ export async function render(main, { id }) {
         ["Id", h("code", label.id)],
         ["Size", mm(label.size)],
         ["Vorlage", label.vorlage_id || "—"],
-        ["Copied from", label.copied_from ? h("a", { href: `${ROOT}/labels/${label.copied_from}` }, label.copied_from) : "—"],
+        ["Copied from", copiedFrom(label.copied_from)],
         ["Created", when(label.created_at)],
         ["Updated", when(label.updated_at)],
         ["Form", formAnswer.version === 0 ? "derived from the variables" : `authored, v${formAnswer.version}`],

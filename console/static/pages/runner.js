@@ -24,8 +24,8 @@ import {
   table,
 } from "../lib/ui.js";
 
-/** Discovery findings with an "Adopt" button each (operators). */
-export function findingsTable(findings, runnerId) {
+/** Discovery findings with an "Adopt" button each (operators); `onAdopted(printer)` after one. */
+export function findingsTable(findings, onAdopted) {
   return table(
     [
       { title: "Address", render: (f) => h("code", f.address) },
@@ -36,7 +36,7 @@ export function findingsTable(findings, runnerId) {
         title: "",
         render: (f) =>
           can("operator")
-            ? button(`Adopt ${f.address}`, () => adopt(f, runnerId), { class: "primary" })
+            ? button(`Adopt ${f.address}`, () => adopt(f, onAdopted), { class: "primary" })
             : "",
       },
     ],
@@ -45,7 +45,7 @@ export function findingsTable(findings, runnerId) {
   );
 }
 
-async function adopt(finding) {
+async function adopt(finding, onAdopted) {
   const rules = await apiRules();
   const name = rules.constrain(
     input({ name: "name", required: true, value: finding.model ? `${finding.model} ${finding.address}` : "" }),
@@ -59,6 +59,7 @@ async function adopt(finding) {
       const printer = await post("/printers", { finding_id: finding.id, name: name.value.trim() });
       close();
       notify(`${printer.name} adopted.`);
+      await onAdopted?.(printer);
     }, { submitLabel: "Adopt printer" }),
   );
 }
@@ -129,7 +130,7 @@ export async function render(main, { id }) {
             const findings = h("div");
             replace(out, view.el, findings);
             const final = await view.done;
-            replace(findings, findingsTable(final.result?.findings || [], id));
+            replace(findings, findingsTable(final.result?.findings || [], loadPrinters));
             await loadPrinters();
           },
           { submitLabel: "Search" },

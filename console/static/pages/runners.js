@@ -110,7 +110,7 @@ export async function render(main, _params, query) {
                 const view = jobView(job.id);
                 cleanups.push(() => view.stop());
                 const findings = h("div");
-                view.done.then((final) => replace(findings, findingsTable(final.result?.findings || [], job.runner_id)));
+                view.done.then((final) => replace(findings, findingsTable(final.result?.findings || [])));
                 return h("div", { class: "panel" }, view.el, findings);
               }),
             );
