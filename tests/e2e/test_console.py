@@ -465,6 +465,42 @@ def test_approve_a_deployment_stage(
     assert answer["stages"][0]["approved_by"] == person["username"]
 
 
+def test_deploy_a_flow_from_its_page(
+    console: Session,
+    server: DevServer,
+    admin: Api,
+    person: dict[str, Any],
+    print_site: PrintSite,
+) -> None:
+    group = admin.post("/runner-groups", json={"name": unique("Halle")}).json()
+    flow = admin.post("/flows", json={"name": unique("Inbox"), "document": TICK}).json()
+    printers = admin.get("/printers").json()["items"]
+    printer = next(p for p in printers if p["name"] == print_site.printer)
+    page = console.page
+    sign_in(page, server, person["username"])
+    page.goto(f"{server.url}/console/flows/{flow['id']}")
+    page.get_by_role("link", name="Deploy…").click()
+    dialog = page.get_by_role("dialog", name="New deployment")
+    expect(dialog.get_by_label("Flow")).to_have_value(flow["id"])
+    dialog.get_by_role("group", name="Stage 1: Runner groups").get_by_label(group["name"]).check()
+    dialog.get_by_label("Printer", exact=True).select_option(printer["id"])
+    # An alias the API would refuse is refused here, before anything is sent.
+    dialog.get_by_label("Printer alias").fill("ship-1")
+    dialog.get_by_role("button", name="Create deployment").click()
+    expect(dialog.get_by_text(re.compile("^Allowed: up to 64 letters"))).to_be_visible()
+    dialog.get_by_label("Printer alias").fill("shipping")
+    dialog.get_by_role("button", name="Create deployment").click()
+
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Deployment of {flow['name']} v1")
+    stage = page.get_by_role("article", name="Stage 1")
+    expect(stage.locator(".badge").first).to_have_text("awaiting approval")
+    deployment = admin.get(f"/deployments/{page.url.rsplit('/', 1)[1]}").json()
+    assert [s["group_ids"] for s in deployment["stages"]] == [[group["id"]]]
+    assert deployment["author"]["subject"] == person["username"]
+    aliases = admin.get(f"/deployments/{deployment['id']}/printers").json()["items"]
+    assert [(a["alias"], a["printer_id"]) for a in aliases] == [("shipping", printer["id"])]
+
+
 def test_roll_back_a_deployment(
     console: Session, server: DevServer, admin: Api, person: dict[str, Any]
 ) -> None:
@@ -610,6 +646,35 @@ def test_cookie_posts_without_the_header_or_from_another_origin_are_refused(
     assert "with-header" in names
     assert not {"headerless", "forged"} & names
     assert not any(name.startswith('{"name": "forged"') for name in names)
+
+
+def test_a_flows_graph_marks_what_lint_finds(
+    console: Session, server: DevServer, admin: Api, person: dict[str, Any]
+) -> None:
+    document = {
+        "nodes": [
+            {"id": "inbox", "type": "trigger.folder", "path": "in", "wires": ["p"]},
+            {
+                "id": "p",
+                "type": "action.print",
+                "label": "lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5",
+                "printer": "main",
+                "variables": {"name": "record.n"},
+            },
+        ]
+    }
+    flow = admin.post("/flows", json={"name": unique("Fehler"), "document": document}).json()
+    page = console.page
+    sign_in(page, server, person["username"])
+    page.goto(f"{server.url}/console/flows/{flow['id']}")
+    graph = page.get_by_role("group", name="Flow graph: 2 nodes, 1 wires")
+    expect(graph.get_by_role("button", name="p: action.print, has errors")).to_be_visible()
+    expect(graph.get_by_role("button", name="inbox: trigger.folder")).to_be_visible()
+    page.get_by_role("tab", name="Lint").click()
+    finding = page.get_by_role("tabpanel", name="Lint").locator("tbody tr")
+    expect(finding).to_have_count(1)
+    expect(finding).to_contain_text("flow.label_not_found")
+    expect(finding.get_by_role("cell").nth(2)).to_have_text("p")
 
 
 # --- signing in and out, one's own password ----------------------------------------------------
