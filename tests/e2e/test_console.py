@@ -346,6 +346,47 @@ def test_a_webhook_receiver_and_its_deliveries(
     assert hook["id"] not in {w["id"] for w in admin.get("/webhooks").json()["items"]}
 
 
+def test_the_print_form_checks_its_cel_validation(
+    console: Session,
+    server: DevServer,
+    admin: Api,
+    person: dict[str, Any],
+    print_site: PrintSite,
+    simulator: PrinterSimulator,
+) -> None:
+    human = admin.as_token(admin.login(person["username"]))
+    label = released(human, unique("Regal"))
+    authored = human.request(
+        "PATCH",
+        f"/labels/{label['id']}/form",
+        json={
+            "operations": [
+                {"op": "add", "path": "/fields/2/validation", "value": "value < 100.0"},
+                {"op": "add", "path": "/fields/2/validation_message", "value": "Under 100."},
+            ]
+        },
+    )
+    assert authored.status_code == 200, authored.text
+    page = console.page
+    sign_in(page, server, person["username"])
+    page.goto(f"{server.url}/console/labels/{label['id']}/print")
+    page.get_by_label("Printer").select_option(print_site.printer)
+    price = page.get_by_label(re.compile("^Shelf price"))
+    price.fill("150")
+    page.get_by_role("button", name="Print", exact=True).click()
+    expect(page.get_by_text("Under 100.")).to_be_visible()
+    expect(price).to_have_attribute("aria-invalid", "true")
+    assert admin.get("/print-archive", params={"label_id": label["id"]}).json()["items"] == []
+
+    odometer = simulator.odometer
+    price.fill("2.49")
+    page.get_by_role("button", name="Print", exact=True).click()
+    expect(page.locator(".job")).to_have_attribute("data-final", "confirmed", timeout=60_000)
+    eventually(lambda: simulator.odometer == odometer + 1, 10)
+    entry = admin.get("/print-archive", params={"label_id": label["id"]}).json()["items"][0]
+    assert entry["variables"]["price"] == 2.49
+
+
 def test_discover_and_adopt_a_printer_and_set_context_on_a_runner(
     console: Session,
     server: DevServer,
