@@ -902,6 +902,33 @@ def test_a_secret_credential_is_stored_never_shown_and_deleted(
     assert ref not in {c["ref"] for c in admin.get("/credentials").json()["items"]}
 
 
+def test_create_a_user_with_roles_and_deactivate_them(
+    console: Session, server: DevServer, admin: Api
+) -> None:
+    username = unique("tom")
+    page = console.page
+    sign_in(page, server, "admin")
+    page.goto(f"{server.url}/console/admin/users")
+    new = page.get_by_role("region", name="New user")
+    new.get_by_label("Username").fill("tom with spaces")
+    new.get_by_label("Password").fill(PASSWORD)
+    new.get_by_label("operator").check()
+    new.get_by_label("approver").check()
+    new.get_by_role("button", name="Create user").click()
+    expect(new.get_by_label("Username")).to_have_attribute("aria-invalid", "true")
+    new.get_by_label("Username").fill(username)
+    new.get_by_role("button", name="Create user").click()
+    expect(page.get_by_text(f"{username} created.")).to_be_visible()
+    user = next(u for u in admin.get("/users").json()["items"] if u["username"] == username)
+    assert sorted(user["roles"]) == ["approver", "operator"]
+    session = admin.login(username)
+
+    page.get_by_role("button", name=f"Deactivate {username}").click()
+    page.get_by_role("dialog").get_by_role("button", name="Deactivate").click()
+    expect(page.get_by_role("button", name=f"Reactivate {username}")).to_be_visible()
+    assert admin.get("/auth/whoami", token=session).status_code == 401  # their sessions end
+
+
 def test_an_api_token_is_shown_once_and_revoked(
     console: Session, server: DevServer, admin: Api
 ) -> None:
