@@ -1010,3 +1010,11 @@ def test_the_audit_log_filters_by_who_acted(
     expect(rows.first).to_contain_text(made.json()["id"])
     who = {text.strip() for text in page.locator("tbody tr td:nth-child(2)").all_inner_texts()}
     assert who == {f"agent {issued['subject']}"}
+
+    # A failed sign-in is no one's act: it shows as anonymous, not as a person.
+    stranger = unique("niemand")
+    refused = admin.post("/auth/login", json={"username": stranger, "password": PASSWORD}, token="")
+    assert refused.status_code == 401
+    page.get_by_label("Who").fill(stranger)
+    page.get_by_label("Who").press("Enter")
+    expect(page.locator("tbody tr td:nth-child(2)").first).to_have_text(f"anonymous {stranger}")

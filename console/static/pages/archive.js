@@ -3,7 +3,7 @@
 import { navigate, ROOT } from "../app.js";
 import { listAll, newIdempotencyKey, page, post } from "../lib/api.js";
 import { add, h, replace } from "../lib/dom.js";
-import { when } from "../lib/format.js";
+import { author, when } from "../lib/format.js";
 import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import { badge, button, dialog, field, form, input, pageHeader, pagedList, pre, select, table } from "../lib/ui.js";
@@ -84,7 +84,7 @@ export async function render(main, _params, query) {
               { title: "Printer", render: (e) => e.printer },
               { title: "Copies", render: (e) => String(e.copies) },
               { title: "Outcome", render: (e) => [badge(e.outcome || "waiting"), e.outcome_reason ? ` ${e.outcome_reason}` : ""] },
-              { title: "By", render: (e) => `${e.actor?.actor === "service" ? "agent" : "person"} ${e.actor?.subject || ""}` },
+              { title: "By", render: (e) => author(e.actor) },
               { title: "Job", render: (e) => h("a", { href: `${ROOT}/jobs/${e.job_id}` }, e.job_id) },
               { title: "Values", render: (e) => h("details", h("summary", "Show"), pre({ variables: e.variables, serials: e.serials })) },
               { title: "", render: (e) => (can("operator") ? button("Print again", () => reprint(e, printers, rules), { "aria-label": `Print again: ${labelName[e.label_id] || e.label_id} on ${e.printer}` }) : "") },

@@ -2,7 +2,7 @@
 
 import { page } from "../lib/api.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
-import { rfc3339, when } from "../lib/format.js";
+import { actorKind, rfc3339, when } from "../lib/format.js";
 import { operationIds } from "../lib/schema.js";
 import { badge, field, input, pageHeader, pagedList, pre, table } from "../lib/ui.js";
 
@@ -36,7 +36,7 @@ export async function render(main, _params, query) {
           table(
             [
               { title: "When", render: (e) => when(e.at) },
-              { title: "Who", render: (e) => [badge(e.actor === "service" ? "agent" : "person"), ` ${e.subject}`] },
+              { title: "Who", render: (e) => [badge(actorKind(e.actor)), ` ${e.subject}`] },
               { title: "Operation", render: (e) => h("code", e.operation_id) },
               { title: "Target", render: (e) => (e.target_id ? h("code", e.target_id) : "") },
               { title: "Outcome", render: (e) => [badge(e.outcome), e.code ? h("code", ` ${e.code}`) : ""] },
