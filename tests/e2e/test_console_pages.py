@@ -215,6 +215,48 @@ def test_every_page_fits_a_tablet_without_sideways_scrolling(
         session.assert_clean(server.url)
 
 
+# Every kind of dialog the console opens, from the page and button that open it (dialogs have
+# no address of their own, so this list is kept by hand).
+DIALOGS = [
+    ("/labels", None, "New label"),
+    ("/labels/{labels}", None, "Duplicate"),
+    ("/labels/{labels}", "Versions (2)", "Approve v2"),
+    ("/deployments", None, "New deployment"),
+    ("/deployments/{deployments}", None, "Approve stage 1"),
+    ("/deployments/{deployments}", None, "Roll back"),
+    ("/archive", None, re.compile("^Print again")),
+    ("/runners/{runners}", None, "Remove Runner"),
+    ("/printers", None, "Remove Zebra Halle"),
+    ("/admin/users", None, re.compile("^Set the password of ")),
+]
+
+
+def test_every_dialog_names_its_controls_holds_focus_and_gives_it_back(
+    console: Session, server: DevServer, site: dict[str, str]
+) -> None:
+    page = console.page
+    sign_in(page, server.url, "admin", PASSWORD)
+    problems = []
+    for path, tab, name in DIALOGS:
+        open_page(page, server.url, path.format(**site))
+        if tab:
+            page.get_by_role("tab", name=tab).click()
+        opener = page.get_by_role("button", name=name).first
+        opener.focus()
+        page.keyboard.press("Enter")
+        dialog = page.get_by_role("dialog")
+        expect(dialog).to_be_visible()
+        where = f"{path} {name}"
+        walk = a11y.tab_walk(page)
+        problems += [f"{where}: {item}" for item in a11y.unnamed(page) + walk.problems()]
+        left = [stop["what"] for stop in walk.stops if not stop["in_dialog"]]
+        problems += [f"{where}: Tab left the dialog for {what}" for what in left]
+        page.keyboard.press("Escape")
+        expect(dialog).to_have_count(0)
+        expect(opener).to_be_focused()
+    assert not problems, "\n".join(problems)
+
+
 # --- the key flows with the keyboard alone -------------------------------------------------------
 
 
