@@ -274,7 +274,9 @@ function renderWebhooks(panel) {
     "fieldset",
     { class: "choices inline" },
     h("legend", "Events"),
-    rules.choices("createWebhook", "events").map((e) => checkbox(e, { value: e, name: "events" })),
+    rules
+      .choices("createWebhook", "events", ["print.failed", "print.held", "print.sent", "print.confirmed", "label.approved"])
+      .map((e) => checkbox(e, { value: e, name: "events" })),
   );
   add(panel, 
     section(
