@@ -929,6 +929,28 @@ def test_create_a_user_with_roles_and_deactivate_them(
     assert admin.get("/auth/whoami", token=session).status_code == 401  # their sessions end
 
 
+def test_without_the_apis_document_the_forms_still_work(
+    console: Session, server: DevServer, admin: Api
+) -> None:
+    """The limits are a courtesy: if the OpenAPI document cannot load, the forms still offer
+    their choices and the API's own refusal shows at the field."""
+    page = console.page
+    page.route("**/api/v1/openapi.json", lambda route: route.abort())
+    sign_in(page, server, "admin")
+    page.goto(f"{server.url}/console/admin/webhooks")
+    events = page.get_by_role("group", name="Events").get_by_role("checkbox")
+    expect(events).to_have_count(5)
+    page.get_by_role("tab", name="Credentials").click()
+    form = page.get_by_role("region", name="New credential")
+    form.get_by_label("Kind").select_option("secret")
+    form.get_by_label("Value", exact=True).fill("geheim")
+    form.get_by_label("Reference").fill("x" * 65)
+    form.get_by_role("button", name="Store credential").click()
+    expect(form.get_by_role("alert")).to_contain_text("request.invalid")
+    expect(form.get_by_label("Reference")).to_have_attribute("aria-invalid", "true")
+    assert "x" * 65 not in {c["ref"] for c in admin.get("/credentials").json()["items"]}
+
+
 def test_an_api_token_is_shown_once_and_revoked(
     console: Session, server: DevServer, admin: Api
 ) -> None:
