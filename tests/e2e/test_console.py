@@ -45,16 +45,19 @@ def browser() -> Iterator[Browser]:
 
 
 def set_up_in_the_console(page: Page, origin: str, username: str, password: str) -> None:
-    """A fresh service's first setup, as its first admin does it in the console: a password
-    too short and a repetition that differs are refused before anything is sent."""
+    """A fresh service's first setup, as its first admin does it in the console: a username the
+    API would refuse, a password too short and a repetition that differs are refused before
+    anything is sent."""
     page.goto(origin + "/")
     expect(page.get_by_role("heading", level=1, name="First setup")).to_be_visible()
-    page.get_by_label("Username").fill(username)
+    page.get_by_label("Username").fill(f"{username} one")  # the API's username rule: no spaces
     page.get_by_label("Password", exact=True).fill("kurz")
     page.get_by_label("Repeat the password").fill("kurz")
     create = page.get_by_role("button", name="Create administrator")
     create.click()
+    expect(page.get_by_label("Username")).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_label("Password", exact=True)).to_have_attribute("aria-invalid", "true")
+    page.get_by_label("Username").fill(username)
     page.get_by_label("Password", exact=True).fill(password)
     page.get_by_label("Repeat the password").fill(password + "!")
     create.click()

@@ -9,9 +9,9 @@ import { field, form, input } from "../lib/ui.js";
 export async function render(main, _params, query) {
   const [{ setup_required: setupRequired }, rules] = await Promise.all([get("/auth/setup"), apiRules()]);
   const next = query.get("next");
-  // The first admin is a user like any other: the same rules as creating one.
+  // The first admin is a user like any other: the API holds setup to the username rule of users.
   const [operation, hint] = setupRequired
-    ? ["createUser", { hint: "letters, digits and . _ @ -, starting with a letter or digit" }]
+    ? ["postAuthSetup", { hint: "letters, digits and . _ @ -, starting with a letter or digit" }]
     : ["login", {}];
   const username = rules.constrain(input({ name: "username", autocomplete: "username", required: true }), operation, "username", hint);
   const password = rules.constrain(

@@ -52,7 +52,7 @@ def get_setup(invocation: Annotated[Invocation, public()]) -> auth.SetupState:
     openapi_extra=not_in_mcp(),
 )
 def post_setup(
-    body: auth.Credentials,
+    body: auth.FirstAdmin,
     request: Request,
     response: Response,
     invocation: Annotated[Invocation, public()],

@@ -24,6 +24,15 @@ class Credentials(BaseModel):
     password: str = Field(min_length=1, max_length=passwords.MAX_LENGTH)
 
 
+class FirstAdmin(Credentials):
+    """The first admin is a user like any other: the same username rule as createUser (without
+    it a username the user model refuses failed inside setup, as a 500)."""
+
+    username: str = Field(
+        pattern=users.USERNAME_PATTERN, description="Letters, digits, . _ @ -; up to 64."
+    )
+
+
 class SignedIn(tokens.Session):
     user: users.User
 
@@ -59,7 +68,7 @@ def setup_state() -> SetupState:
     return SetupState(setup_required=not users.any_user_exists())
 
 
-def setup(invocation: Invocation, credentials: Credentials) -> SignedIn:
+def setup(invocation: Invocation, credentials: FirstAdmin) -> SignedIn:
     """Create the first admin and sign them in; refused once any user exists."""
     if users.any_user_exists():
         raise Conflict("Setup is done; sign in instead.", ProblemCode.AUTH_SETUP_DONE)
