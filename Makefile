@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint format bench build clean browser screenshots
+.PHONY: dev test lint format bench bench-anatomy build clean browser screenshots
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
@@ -20,9 +20,12 @@ $(STAMP): pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
 dev: $(STAMP)
 	$(BIN)/etikett dev
 
+# Style, layers and types: what `make test` checks before it runs a single test.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 browser:
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
@@ -30,6 +33,8 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The README's console screenshots (docs/console/*.png), from a fresh local service.
@@ -40,7 +45,12 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# Every goal of the Speed issue as one table (bench/goals.py; bench/README.md records the runs).
 bench: $(STAMP)
+	$(BIN)/python bench/goals.py
+
+# The cold-start anatomy and whoami latency (bench/run.py).
+bench-anatomy: $(STAMP)
 	$(BIN)/python bench/run.py
 
 # sam build with the project's environment first on PATH: the shared layer's build imports etikett

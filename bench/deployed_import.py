@@ -139,7 +139,7 @@ def functions(build_dir: Path) -> dict[str, list[Path]]:
 
 
 # What every HTTP function imports before any code of ours: the chosen libraries alone, under the
-# same cold-start settings (etikett.coldstart: GC paused, pydantic builds deferred).
+# same cold-start settings (etikett.coldstart: GC paused).
 FLOOR = "(floor: FastAPI, pynamodb, Mangum, Powertools)"
 FLOOR_APP = """from etikett import coldstart
 import fastapi

@@ -7,7 +7,8 @@
    a GS1 DataMatrix, frame and rule): render + 1-bit PNG, in process, median. "cold" forgets the
    encoded barcodes before each run (fonts stay loaded, as in a warm Lambda); "warm" keeps them.
 2. ZPL ^GFA Z64 of the same 4 x 6 in raster: ours against zebrafy's ZebrafyImage on the same PIL
-   image (checked to carry the same Z64 data), medians and the ratio.
+   image (checked to inflate to the same rows), interleaved, medians of CPU time and the ratio
+   (goal: zebrafy takes at least 5x as long).
 3. A fresh process that imports the renderer and renders + packs a 4 x 6 in label at 600 dpi:
    its wall time and peak RSS (ru_maxrss).
 
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 PREVIEW_BUDGET_MS = 30.0
+PREVIEW_WARM_GOAL_MS = 3.0  # the Speed issue: whole preview, warm, in process
+Z64_GOAL = 5.0  # zebrafy's time / ours, same raster
 RSS_BUDGET_MB = 150.0
 MARKER = "RENDER-BENCH "
 
@@ -41,14 +44,19 @@ def logistics_label(dpi: int) -> Any:
     return sample(dpi)
 
 
-def median_ms(action: Callable[[], Any], repeat: int, warmup: int = 5) -> float:
+def median_ms(
+    action: Callable[[], Any],
+    repeat: int,
+    warmup: int = 5,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
     for _ in range(warmup):
         action()
     samples = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         action()
-        samples.append((time.perf_counter() - start) * 1000)
+        samples.append((clock() - start) * 1000)
     return statistics.median(samples)
 
 
@@ -64,32 +72,58 @@ def bench_preview(repeat: int) -> dict[str, float]:
     def warm() -> None:
         to_png(render(document, {}))
 
-    return {"cold": median_ms(cold, repeat), "warm": median_ms(warm, repeat)}
+    return {
+        "cold": median_ms(cold, repeat),
+        "warm": median_ms(warm, repeat),
+        # The same by the CPU time it used: on a shared machine the wall clock adds the time the
+        # process waited for a core.
+        "warm_cpu": median_ms(warm, repeat, clock=time.process_time),
+    }
+
+
+def z64_rows(job: str) -> bytes:
+    """The rows a ZPL job's Z64 graphic field inflates to (its CRC checked)."""
+    import base64
+    import binascii
+    import zlib
+
+    found = re.search(r":Z64:([^:]+):([0-9A-F]{4})", job)
+    if found is None or f"{binascii.crc_hqx(found[1].encode(), 0):04X}" != found[2]:
+        raise ValueError("no Z64 field with a valid CRC")
+    return zlib.decompress(base64.b64decode(found[1]))
 
 
 def bench_zpl(repeat: int) -> dict[str, Any]:
+    """Ours and zebrafy's Z64 of the same raster, interleaved (one run of each per round, CPU
+    time, so that a busy machine slows both alike); the decoded rows must be the same."""
+    from zebrafy import ZebrafyImage
+
     from etikett.render import encode_zpl, render
 
     image = render(logistics_label(203), {})
-    result: dict[str, Any] = {
-        "ours": median_ms(lambda: encode_zpl(image), repeat),
-        "acs": median_ms(lambda: encode_zpl(image, compression="acs"), max(5, repeat // 4)),
-    }
-    try:
-        from zebrafy import ZebrafyImage
-    except ImportError:
-        result["zebrafy"] = None
-        return result
+
+    def ours() -> str:
+        return encode_zpl(image).decode("ascii")
 
     def zebrafy() -> str:
         return str(ZebrafyImage(image, format="Z64", complete_zpl=True).to_zpl())
 
-    field = re.compile(r":Z64:[^:]+:[0-9A-F]{4}")
-    same = field.search(zebrafy()) is not None and (
-        field.search(zebrafy())[0] == field.search(encode_zpl(image).decode())[0]  # type: ignore[index]
-    )
-    result.update(zebrafy=median_ms(zebrafy, repeat), same_data=same)
-    return result
+    same = z64_rows(ours()) == z64_rows(zebrafy())
+    samples: dict[str, list[float]] = {"ours": [], "zebrafy": []}
+    for _ in range(5):
+        ours(), zebrafy()
+    for _ in range(repeat):
+        for name, action in (("ours", ours), ("zebrafy", zebrafy)):
+            start = time.process_time()
+            action()
+            samples[name].append((time.process_time() - start) * 1000)
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    return {
+        **medians,
+        "ratio": medians["zebrafy"] / medians["ours"],
+        "same_data": same,
+        "acs": median_ms(lambda: encode_zpl(image, compression="acs"), max(5, repeat // 4)),
+    }
 
 
 def child_600dpi() -> None:
@@ -163,25 +197,21 @@ def main() -> int:
         (
             "preview 4x6 in @203, render + PNG, warm",
             f"{preview['warm']:.2f} ms",
-            f"< {PREVIEW_BUDGET_MS:.0f} ms",
-            verdict(preview["warm"] < PREVIEW_BUDGET_MS),
+            f"<= {PREVIEW_WARM_GOAL_MS:.0f} ms",
+            verdict(preview["warm"] <= PREVIEW_WARM_GOAL_MS),
         ),
         ("ZPL ^GFA Z64 4x6 in @203, ours", f"{zpl['ours']:.2f} ms", "", ""),
         ("ZPL ^GFA ACS 4x6 in @203, ours", f"{zpl['acs']:.2f} ms", "", ""),
     ]
-    if zpl["zebrafy"] is not None:
-        ratio = zpl["zebrafy"] / zpl["ours"]
-        rows += [
-            ("ZPL ^GFA Z64 4x6 in @203, zebrafy", f"{zpl['zebrafy']:.2f} ms", "", ""),
-            (
-                "zebrafy / ours (same Z64 data: " + ("yes" if zpl["same_data"] else "NO") + ")",
-                f"{ratio:.2f}x",
-                "> 1x",
-                verdict(ratio > 1 and zpl["same_data"]),
-            ),
-        ]
-    else:
-        rows.append(("zebrafy", "not installed (pip install zebrafy)", "", "skipped"))
+    rows += [
+        ("ZPL ^GFA Z64 4x6 in @203, zebrafy", f"{zpl['zebrafy']:.2f} ms", "", ""),
+        (
+            "zebrafy / ours (decoded rows the same: " + ("yes" if zpl["same_data"] else "NO") + ")",
+            f"{zpl['ratio']:.2f}x",
+            f">= {Z64_GOAL:.0f}x",
+            verdict(zpl["ratio"] >= Z64_GOAL and zpl["same_data"]),
+        ),
+    ]
     rows += [
         (
             f"fresh process: import + render + PNG + ZPL @600 ({big['size'][0]}x{big['size'][1]})",

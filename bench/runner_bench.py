@@ -87,7 +87,8 @@ def run(jobs: int, warmup: int) -> dict[str, list[float]]:
         with (work / "runner.log").open("wb") as log:
             runner = subprocess.Popen(
                 [str(RUNNER), "--server", server.url, "--agent-url", server.agent_url,
-                 "--enrollment-token", token["token"], "--state-dir", str(work / "runner")],
+                 "--enrollment-token", token["token"], "--state-dir", str(work / "runner"),
+                 "--loopback-printers"],  # the printer simulator
                 stdout=log, stderr=subprocess.STDOUT, env=env,
             )  # fmt: skip
         runner_id = wait(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,3 +45,9 @@ def admin(anonymous: Api) -> Api:
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return Path(__file__).resolve().parents[1]
+
+
+# Runners started by the tests (in process or as `etikett-runner`) reach the printer simulator and
+# test HTTP servers on loopback, which a Runner refuses unless told so (see README, Security).
+os.environ.setdefault("ETIKETT_RUNNER_LOOPBACK_PRINTERS", "1")
+os.environ.setdefault("ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS", "1")

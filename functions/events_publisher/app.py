@@ -3,6 +3,10 @@ each new event on the events queue, so an event is published iff its outbox item
 
 A failed record is reported as a batch item failure: the stream is retried from it, in order."""
 
+# First: the garbage collector pauses while the rest loads (etikett.coldstart).
+from etikett import coldstart
+
+# isort: split
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -11,12 +15,12 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
     DynamoDBRecord,
     DynamoDBRecordEventName,
 )
 
-from etikett import coldstart
 from etikett.domain import events
 
 logger = Logger(service="etikett-events-publisher")
@@ -33,7 +37,7 @@ def publish(record: DynamoDBRecord) -> None:
 
 
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=publish, processor=processor, context=context
     )

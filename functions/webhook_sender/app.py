@@ -7,9 +7,12 @@
 
 Deliveries of one batch run concurrently, so a slow receiver holds up no other receiver."""
 
+# First: the garbage collector pauses while the rest loads (etikett.coldstart).
+from etikett import coldstart
+
+# isort: split
 import asyncio
 import json
-import os
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -20,10 +23,11 @@ from aws_lambda_powertools.utilities.batch import (
     async_process_partial_response,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from etikett import coldstart
 from etikett.domain import webhook_delivery
+from etikett.settings import get_settings
 
 logger = Logger(service="etikett-webhook-sender")
 fan_out_processor = BatchProcessor(event_type=EventType.SQS)
@@ -77,8 +81,8 @@ def _source(event: dict[str, Any]) -> str:
 
 
 @logger.inject_lambda_context
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    if _source(event) == os.environ.get("ETIKETT_WEBHOOK_DELIVERIES_QUEUE_ARN"):
+def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    if _source(event) == get_settings().webhook_deliveries_queue_arn:
         return async_process_partial_response(
             event=event, record_handler=deliver_async, processor=delivery_processor, context=context
         )

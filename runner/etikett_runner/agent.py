@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from etikett_runner import __version__, jobs
+from etikett_runner import __version__, jobs, reach
 from etikett_runner.backoff import Backoff
 from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
@@ -225,6 +225,8 @@ class Agent:
         config = self._call("configuration", self.channel.config)
         if config is None:
             return
+        ports = config.get("printer_ports")
+        reach.allow_group_ports(ports if isinstance(ports, list) else [])
         targets = []
         for item in config.get("printers", []):
             try:

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from etikett_runner import __version__
+from etikett_runner import __version__, reach
 from etikett_runner.agent import Agent
 from etikett_runner.channel import AgentChannel
 from etikett_runner.enrollment import EnrollmentFailed, ensure_enrolled
@@ -85,40 +85,58 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="relative watched folders and the files flows write (default: <state dir>/data)",
     )
+    defaults = reach.from_environment()
+    network = parser.add_argument_group(
+        "what the Runner may reach besides the service (see the README's Security section)"
+    )
+    network.add_argument(
+        "--loopback-printers",
+        action="store_true",
+        default=defaults.loopback_printers,
+        help="also printers on 127.0.0.1/::1, e.g. the printer simulator (tests, demonstrations); "
+        f"default from ${reach.LOOPBACK_ENV}",
+    )
+    network.add_argument(
+        "--outgoing-private-networks",
+        action="store_true",
+        default=defaults.outgoing_private_networks,
+        help="let deployed flows' HTTP nodes call loopback and private addresses (the site's "
+        f"own services); default from ${reach.PRIVATE_HTTP_ENV}",
+    )
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
     parser.add_argument("--log-file", type=Path, metavar="FILE", help="log here, not to stderr")
     parser.add_argument("--version", action="version", version=f"etikett-runner {__version__}")
     tuning = parser.add_argument_group("tuning (defaults suit production)")
-    defaults = Tuning()
-    tuning.add_argument("--heartbeat-seconds", type=float, default=defaults.heartbeat_seconds)
+    timings = Tuning()
+    tuning.add_argument("--heartbeat-seconds", type=float, default=timings.heartbeat_seconds)
     tuning.add_argument(
         "--unreachable-seconds",
         type=float,
-        default=defaults.unreachable_seconds,
+        default=timings.unreachable_seconds,
         help="retry an unreachable printer this long before failing the job",
     )
-    tuning.add_argument("--held-recheck-seconds", type=float, default=defaults.held_recheck_seconds)
+    tuning.add_argument("--held-recheck-seconds", type=float, default=timings.held_recheck_seconds)
     tuning.add_argument(
         "--confirm-seconds",
         type=float,
-        default=defaults.confirm_seconds,
+        default=timings.confirm_seconds,
         help="the printer's counter must advance within this (+2 s per label)",
     )
     tuning.add_argument(
-        "--workers", type=int, default=defaults.workers, help="jobs in progress at once"
+        "--workers", type=int, default=timings.workers, help="jobs in progress at once"
     )
     tuning.add_argument(
         "--flows-seconds",
         type=float,
-        default=defaults.flows_seconds,
+        default=timings.flows_seconds,
         help="ask for deployed flows (and their changes) this often",
     )
     tuning.add_argument(
         "--flow-retry-seconds",
         type=float,
-        default=defaults.flow_retry_seconds,
+        default=timings.flow_retry_seconds,
         help="start a flow that could not start (e.g. a missing folder) again after this",
     )
     return parser
@@ -157,6 +175,12 @@ def configure_logging(level: str, log_file: Path | None = None) -> None:
 
 def run(args: argparse.Namespace, stop: threading.Event) -> int:
     """Enroll if needed, then run the agent until `stop`; answers the exit status."""
+    reach.configure(
+        reach.Reach(
+            loopback_printers=args.loopback_printers,
+            outgoing_private_networks=args.outgoing_private_networks,
+        )
+    )
     state = StateDir(args.state_dir.resolve())
     try:
         state.create()

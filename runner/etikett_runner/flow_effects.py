@@ -2,21 +2,21 @@
 
 Prints are collected, not sent: the event's records for one printer alias (same label and
 copies) become one data-stream print request, sent after the event is journaled (see
-`flow_runs`). HTTP requests go to HTTPS on public addresses or to loopback, checked after name
-resolution and pinned to the checked address; files stay inside the Runner's data folder; log
-messages go to the Runner's log and the run's trace."""
+`flow_runs`). HTTP requests go through the service's pinned client (`etikett.outgoing`): HTTPS to
+public addresses, each address the name resolves to checked and the connection pinned to it;
+loopback and private addresses only with `--outgoing-private-networks` (see `reach`); files stay
+inside the Runner's data folder; log messages go to the Runner's log and the run's trace."""
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
-import socket
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any
 
+from etikett import outgoing
 from etikett.flows.effects import (
     EffectFailed,
     FileIntent,
@@ -25,6 +25,10 @@ from etikett.flows.effects import (
     Outcome,
     PrintIntent,
 )
+from etikett_runner import reach
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +88,7 @@ class SiteEffects:
         detail = {"label": intent.label, "printer": intent.printer, "copies": intent.copies}
         return Outcome(performed=True, detail=detail, result={**detail, "job_id": None})
 
-    # --- HTTP: HTTPS to public addresses, or loopback ---------------------------------------
+    # --- HTTP: HTTPS to public addresses (private ones only where allowed) ---------------
 
     def http(self, intent: HttpIntent) -> Outcome:
         import httpx
@@ -94,17 +98,16 @@ class SiteEffects:
                 f"credential {intent.credential!r}: credentials are not available to flows on "
                 "a Runner"
             )
-        url, headers, extensions = pinned(intent.url)
+        private_allowed = reach.policy().outgoing_private_networks
+        try:
+            outgoing.check_url(intent.url, private_allowed=private_allowed)
+        except outgoing.UrlRefused as refused:
+            raise EffectFailed(f"{intent.url}: refused, it {refused}") from None
         body = plain(intent.body) if intent.body is not None else None
         try:
-            with httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False, trust_env=False) as c:
-                response = c.request(
-                    intent.method,
-                    url,
-                    json=body,
-                    headers={**headers, "user-agent": "etikett-runner"},
-                    extensions=extensions,
-                )
+            response = _client(private_allowed).request(intent.method, intent.url, json=body)
+        except outgoing.AddressRefused as refused:
+            raise EffectFailed(f"{intent.method} {intent.url}: refused, {refused}") from None
         except httpx.HTTPError as error:
             raise EffectFailed(f"{intent.method} {intent.url}: {error}") from None
         try:
@@ -153,37 +156,17 @@ class SiteEffects:
         return Outcome(performed=True, detail={"level": intent.level, "message": intent.message})
 
 
-def pinned(url: str) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """The URL with its host replaced by the checked address, the Host header, and the TLS
-    server name: the request goes where the check looked, whatever DNS answers next."""
-    parts = urlsplit(url)
-    host = parts.hostname
-    if parts.scheme not in ("http", "https") or not host:
-        raise EffectFailed(f"{url}: only https:// URLs (http:// to loopback)")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        raise EffectFailed(f"{url}: the port is not a number") from None
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as error:
-        raise EffectFailed(f"{url}: {host} does not resolve ({error})") from None
-    addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
-    if not addresses:
-        raise EffectFailed(f"{url}: {host} does not resolve")
-    loopback = all(a.is_loopback for a in addresses)
-    if parts.scheme == "http" and not loopback:
-        raise EffectFailed(f"{url}: http:// only to loopback; use https://")
-    if not loopback and not all(a.is_global for a in addresses):
-        raise EffectFailed(
-            f"{url}: {host} is a private address; a Runner calls only public HTTPS services "
-            "(or loopback)"
-        )
-    address = addresses[0]
-    literal = f"[{address}]" if address.version == 6 else str(address)
-    netloc = f"{literal}:{port}"
-    target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
-    named = f"[{host}]" if ":" in host else host
-    headers = {"host": named if parts.port is None else f"{named}:{port}"}
-    extensions = {"sni_hostname": host} if parts.scheme == "https" else {}
-    return target, headers, extensions
+_clients: dict[bool, httpx.Client] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(private_allowed: bool) -> httpx.Client:
+    """One pinned client per policy, kept: making one loads the trust store."""
+    with _clients_lock:
+        if private_allowed not in _clients:
+            _clients[private_allowed] = outgoing.client(
+                timeout=HTTP_TIMEOUT,
+                private_allowed=private_allowed,
+                headers={"user-agent": "etikett-runner"},
+            )
+        return _clients[private_allowed]

@@ -124,14 +124,14 @@ class FolderWatch:
         return arrived
 
     def _run(self, claimed: Path, name: str, run_id: str) -> None:
-        from etikett.flows.records import SourceInvalid, parse
+        from etikett.flows.records import SourceInvalid, parse, record_format
 
         event = EventFile(folder=str(self.folder), name=name, claimed=str(claimed))
         try:
             size = claimed.stat().st_size
             if size > MAX_FILE_BYTES:
                 raise SourceInvalid(f"{size} bytes; at most {MAX_FILE_BYTES}")
-            records = parse(claimed.read_bytes(), self.format, self.delimiter)  # type: ignore[arg-type]
+            records = parse(claimed.read_bytes(), record_format(self.format), self.delimiter)
         except (SourceInvalid, OSError) as error:
             self.flow.run_event(
                 self.node_id, [], name, run_id=run_id, file=event, problem=f"{name}: {error}"
@@ -220,7 +220,8 @@ class HttpTriggers:
 
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
-        self.address: tuple[str, int] = self.server.server_address[:2]  # type: ignore[assignment]
+        # The address bound (the port given may be 0: any free one)
+        self.address = (str(self.server.socket.getsockname()[0]), self.server.server_port)
         self._thread: threading.Thread | None = None
 
     def route(self, path: str) -> Route | None:

@@ -16,6 +16,7 @@ import logging
 import time
 from dataclasses import dataclass
 
+from etikett import printer_data
 from etikett_runner.backoff import Backoff
 from etikett_runner.context import JobContext, message
 from etikett_runner.download import DataUnavailable
@@ -23,7 +24,13 @@ from etikett_runner.journal import SENT, STARTED, JobRecord
 from etikett_runner.labels import count_zpl_labels
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.tuning import Tuning
-from etikett_runner.zebra import NoAnswer, PrinterConnection, PrinterState, PrinterUnreachable
+from etikett_runner.zebra import (
+    NoAnswer,
+    PrinterConnection,
+    PrinterRefused,
+    PrinterState,
+    PrinterUnreachable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +40,10 @@ SETTLE_LIMIT_SECONDS = 600.0  # after a crash, wait this long (while not held) f
 
 class GaveUp(Exception):
     """The printer stayed unreachable for the whole retry budget."""
+
+
+class NotReachable(Exception):
+    """The job's printer is at an address or port this Runner does not connect to (`reach`)."""
 
 
 @dataclass
@@ -72,6 +83,12 @@ class RawJob:
                     reason="unreachable",
                     messages=[message("error", f"The printer stayed unreachable: {exc}")],
                 )
+            except NotReachable as exc:
+                self.ctx.finish(
+                    "failed",
+                    reason="address_refused",
+                    messages=[message("error", f"This Runner does not connect there: {exc}")],
+                )
 
     def _waiting_for_printer(self) -> None:
         self.ctx.check()
@@ -89,6 +106,15 @@ class RawJob:
         if data is None:
             self.ctx.finish(
                 "failed", reason="no_data", messages=[message("error", "The job has no bytes.")]
+            )
+            return
+        # Checked again here, whatever the service let through: printer-language data only.
+        refused = printer_data.refusal(data, self.target.language)
+        if refused is not None:
+            self.ctx.finish(
+                "failed",
+                reason="not_printer_data",
+                messages=[message("error", f"Not {self.target.language.upper()} data: {refused}")],
             )
             return
         conn, waited = self.wait_until_ready()
@@ -161,6 +187,9 @@ class RawJob:
             try:
                 conn.open()
                 state = conn.state() if self.zpl else None
+            except PrinterRefused as exc:
+                conn.close()
+                raise NotReachable(str(exc)) from None
             except (PrinterUnreachable, NoAnswer) as exc:
                 conn.close()
                 waited = True

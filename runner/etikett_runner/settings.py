@@ -6,10 +6,12 @@ later starts need only `--state-dir`."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from etikett_runner.state import StateDir
 
@@ -59,12 +61,27 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def _url(value: Any, what: str) -> str | None:
+    """An https:// URL, or plain http:// to loopback (the service on this very machine): the
+    enrollment token, the CSR and every job travel over it, never in clear text on a network."""
     if value is None or value == "":
         return None
     text = str(value).strip().rstrip("/")
     if not text.startswith(("http://", "https://")):
-        raise SettingsError(f"{what} must start with http:// or https://: {text!r}")
+        raise SettingsError(f"{what} must start with https://: {text!r}")
+    if text.startswith("http://") and not _loopback(urlsplit(text).hostname or ""):
+        raise SettingsError(
+            f"{what} must be https:// (plain http:// only to 127.0.0.1, ::1 or localhost): {text!r}"
+        )
     return text
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -41,11 +42,12 @@ class StateDir:
         """Hold an exclusive lock on the folder until the process ends."""
         handle = open(self.root / "runner.lock", "a+b")  # noqa: SIM115 - held until exit
         try:
-            if os.name == "nt":
+            # (sys.platform, not os.name: type checkers read it, and check each side on its own)
+            if sys.platform == "win32":
                 import msvcrt
 
                 handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
             else:
                 import fcntl
 

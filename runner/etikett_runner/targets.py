@@ -1,12 +1,16 @@
 """Discovery targets → addresses to probe: `host`, `host:port`, `[v6]:port` or an IPv4 CIDR of at
-most /24 (`10.0.0.0/24`, `10.0.0.0/24:6101`); port 9100 unless given. Only private, loopback and
-link-local addresses: a Runner never scans the internet from a customer's site."""
+most /24 (`10.0.0.0/24`, `10.0.0.0/24:6101`); port 9100 unless given. Only private and link-local
+addresses on printer ports (loopback only with `--loopback-printers`; see `reach`): a Runner never
+scans the internet, nor its own network's other services, whatever the service asked. A name is
+resolved and checked when it is probed."""
 
 from __future__ import annotations
 
 import ipaddress
 import re
 from dataclasses import dataclass
+
+from etikett_runner import reach
 
 DEFAULT_PORT = 9100
 MAX_ADDRESSES = 256
@@ -42,8 +46,11 @@ def _split(target: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-def _allowed(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    return address.is_private or address.is_loopback or address.is_link_local
+def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> str | None:
+    why = reach.address_refusal(str(address))
+    if why is None and not address.is_loopback:
+        why = reach.port_refusal(port)
+    return why
 
 
 def expand(targets: list[str], limit: int = MAX_ADDRESSES) -> list[Address]:
@@ -58,8 +65,10 @@ def expand(targets: list[str], limit: int = MAX_ADDRESSES) -> list[Address]:
                 raise TargetError(f"{target!r}: not a CIDR") from None
             if network.version != 4 or network.prefixlen < 24:
                 raise TargetError(f"{target!r}: a CIDR may span at most a /24")
-            if not _allowed(network.network_address) or not _allowed(network.broadcast_address):
-                raise TargetError(f"{target!r}: only private, loopback or link-local networks")
+            for edge in (network.network_address, network.broadcast_address):
+                why = _refusal(edge, port)
+                if why:
+                    raise TargetError(f"{target!r}: {why}")
             hosts = list(network.hosts()) if network.prefixlen < 31 else list(network)
             for address in hosts:
                 found[Address(str(address), port)] = None
@@ -69,11 +78,19 @@ def expand(targets: list[str], limit: int = MAX_ADDRESSES) -> list[Address]:
             except ValueError:
                 if not _HOSTNAME.fullmatch(host):
                     raise TargetError(f"{target!r}: not a host name or address") from None
+                if reach.port_refusal(port) and not _loopback_name(host):
+                    raise TargetError(f"{target!r}: {reach.port_refusal(port)}") from None
                 found[Address(host.lower(), port)] = None
             else:
-                if not _allowed(literal):
-                    raise TargetError(f"{target!r}: only private, loopback or link-local addresses")
+                why = _refusal(literal, port)
+                if why:
+                    raise TargetError(f"{target!r}: {why}")
                 found[Address(str(literal), port)] = None
         if len(found) > limit:
             raise TargetError(f"the targets cover more than {limit} addresses")
     return list(found)
+
+
+def _loopback_name(host: str) -> bool:
+    # Checked again when it resolves; a loopback printer may listen on any port.
+    return host.lower().rstrip(".") == "localhost"

@@ -94,6 +94,7 @@ def _service_class() -> Any:
     import win32service
     import win32serviceutil
 
+    # pywin32 ships no types: its base class is Any to mypy
     class EtikettRunner(win32serviceutil.ServiceFramework):  # type: ignore[misc]
         _svc_name_ = SERVICE_NAME
         _svc_display_name_ = DISPLAY_NAME

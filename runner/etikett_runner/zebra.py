@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
+from etikett_runner import reach
 from etikett_runner.targets import DEFAULT_PORT, Address
 from etikett_runner.zebra_status import (
     ETX,
@@ -31,6 +32,10 @@ _URI = re.compile(r"^tcp://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-]{1,253}):(?
 
 class PrinterUnreachable(Exception):
     """No connection to the printer, or it broke off."""
+
+
+class PrinterRefused(PrinterUnreachable):
+    """The Runner does not connect there (`reach`): not a printer's address or port."""
 
 
 class NoAnswer(Exception):
@@ -87,12 +92,25 @@ class PrinterConnection:
     # --- lifecycle ----------------------------------------------------------------------------
 
     def open(self) -> PrinterConnection:
+        """Connect to a checked address of the printer (`reach`): the name is resolved and
+        checked here, and the socket gets the address that was checked, never the name."""
         try:
-            sock = socket.create_connection(
-                (self.address.host, self.address.port), timeout=self.connect_timeout
-            )
-        except OSError as exc:
-            raise PrinterUnreachable(f"{self.address}: {exc.strerror or exc}") from None
+            addresses = reach.printer_addresses(self.address.host, self.address.port)
+        except reach.NotAPrinter as refused:
+            raise PrinterRefused(str(refused)) from None
+        sock: socket.socket | None = None
+        failure: OSError | None = None
+        for address in addresses:
+            try:
+                sock = socket.create_connection(
+                    (address, self.address.port), timeout=self.connect_timeout
+                )
+                break
+            except OSError as exc:
+                failure = exc
+        if sock is None:
+            assert failure is not None
+            raise PrinterUnreachable(f"{self.address}: {failure.strerror or failure}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock = sock
         return self

@@ -49,7 +49,7 @@ def test_a_slash_24_is_its_254_hosts_and_small_networks_all_addresses() -> None:
     hosts = expand(["192.168.5.0/24"])
     assert len(hosts) == 254
     assert hosts[0] == Address("192.168.5.1", 9100) and hosts[-1] == Address("192.168.5.254", 9100)
-    assert expand(["10.0.0.8/30:9101"]) == [Address("10.0.0.9", 9101), Address("10.0.0.10", 9101)]
+    assert expand(["10.0.0.8/30:6101"]) == [Address("10.0.0.9", 6101), Address("10.0.0.10", 6101)]
     assert expand(["10.0.0.8/32"]) == [Address("10.0.0.8", 9100)]
     assert expand(["10.0.0.8/31"]) == [Address("10.0.0.8", 9100), Address("10.0.0.9", 9100)]
 

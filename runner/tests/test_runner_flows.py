@@ -4,23 +4,25 @@ folder arrival, flows started, changed and failed with reasons, and the site eff
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from etikett_runner import flow_effects
+from etikett_runner import flow_effects, reach
 from etikett_runner.connectivity import Connectivity
-from etikett_runner.flow_effects import SiteEffects, pinned
+from etikett_runner.flow_effects import SiteEffects
 from etikett_runner.flow_host import FlowHost
 from etikett_runner.flow_runs import RUN_ID, Batch, EventFile, PendingRun, RunJournal, RunSender
 from etikett_runner.flow_triggers import HttpTriggers
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
 
-from etikett.flows.effects import EffectFailed, FileIntent, PrintIntent
+from etikett.flows.effects import EffectFailed, FileIntent, HttpIntent, PrintIntent
 
 LABEL = "lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5"
 
@@ -146,28 +148,95 @@ def test_files_stay_inside_the_data_folder(tmp_path: Path) -> None:
             effects.file(FileIntent("f", path, "x"))
 
 
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on loopback; the Host headers it saw."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            seen.append(self.headers["host"])
+            body = b'{"ok": true}'
+            self.send_response(201)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://localhost:{server.server_port}", seen
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def policy() -> Iterator[Callable[[reach.Reach], None]]:
+    yield reach.configure
+    reach.configure(None)
+
+
+def test_http_to_loopback_needs_the_runners_allowance(
+    tmp_path: Path,
+    receiver: tuple[str, list[str]],
+    policy: Callable[[reach.Reach], None],
+) -> None:
+    url, seen = receiver
+    effects = SiteEffects(tmp_path)
+    intent = HttpIntent("h", f"{url}/hook", "POST", {"n": 1}, None)
+    policy(reach.Reach(outgoing_private_networks=False))
+    with pytest.raises(EffectFailed, match="loopback"):
+        effects.http(intent)
+    assert seen == []  # refused before any connection
+    policy(reach.Reach(outgoing_private_networks=True))
+    outcome = effects.http(intent)
+    assert outcome.result == {"status": 201, "body": {"ok": True}}
+    assert seen == [url.removeprefix("http://")]
+
+
 @pytest.mark.parametrize(
-    ("url", "problem"),
+    ("url", "problem", "allowed"),
     [
-        ("http://93.184.216.34/x", "only to loopback"),
-        ("https://10.1.2.3/x", "private address"),
-        ("https://192.168.1.10/x", "private address"),
-        ("https://169.254.169.254/latest", "private address"),
-        ("ftp://127.0.0.1/x", "only https"),
-        ("https://host.invalid/x", "does not resolve"),
+        ("http://93.184.216.34/x", "only to loopback", True),
+        ("https://10.1.2.3/x", "private address", False),
+        ("https://192.168.1.10/x", "private address", False),
+        ("https://169.254.169.254/latest", "link-local", True),
+        ("https://[fe80::1]/x", "link-local", True),
+        ("ftp://127.0.0.1/x", "https://", True),
+        ("https://host.invalid/x", "resolve", False),
     ],
 )
-def test_http_goes_only_to_public_https_or_loopback(url: str, problem: str) -> None:
+def test_http_goes_only_where_the_policy_allows(
+    tmp_path: Path,
+    policy: Callable[[reach.Reach], None],
+    url: str,
+    problem: str,
+    allowed: bool,
+) -> None:
+    policy(reach.Reach(outgoing_private_networks=allowed))
     with pytest.raises(EffectFailed, match=problem):
-        pinned(url)
+        SiteEffects(tmp_path).http(HttpIntent("h", url, "POST", None, None))
 
 
-def test_http_is_pinned_to_the_checked_address() -> None:
-    url, headers, extensions = pinned("http://localhost:8080/hook?a=1")
-    assert url in ("http://127.0.0.1:8080/hook?a=1", "http://[::1]:8080/hook?a=1")
-    assert headers == {"host": "localhost:8080"} and extensions == {}
-    url, headers, extensions = pinned("https://127.0.0.1/x")
-    assert url == "https://127.0.0.1:443/x" and extensions == {"sni_hostname": "127.0.0.1"}
+def test_a_name_is_checked_after_it_resolves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: Callable[[reach.Reach], None]
+) -> None:
+    """A public-looking name that resolves to the site's network is refused on connect."""
+    real = socket.getaddrinfo
+
+    def resolving(host: str, port: object, *args: object, **kwargs: object) -> object:
+        if host == "erp.example.com":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.7", 443))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolving)
+    policy(reach.Reach(outgoing_private_networks=False))
+    with pytest.raises(EffectFailed, match=r"10\.0\.0\.7.*private"):
+        SiteEffects(tmp_path).http(HttpIntent("h", "https://erp.example.com/x", "GET", None, None))
 
 
 # --- delivery ------------------------------------------------------------------------------

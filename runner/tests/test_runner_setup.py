@@ -61,8 +61,37 @@ def test_settings_need_a_server_and_sane_values(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="http"):
         resolve(state, server="etikett.example")
     with pytest.raises(SettingsError, match="does not exist"):
-        resolve(state, server="http://x", ca_file=str(tmp_path / "missing.pem"))
-    assert resolve(state, server="http://x").agent_url == "http://x"
+        resolve(state, server="https://x", ca_file=str(tmp_path / "missing.pem"))
+    assert resolve(state, server="https://x").agent_url == "https://x"
+
+
+@pytest.mark.parametrize(
+    ("server", "agent"),
+    [
+        ("http://etikett.example", None),
+        ("http://192.168.1.10:8000", None),
+        ("http://127.0.0.1.nip.example:8000", None),
+        ("https://etikett.example", "http://agent.etikett.example"),
+    ],
+)
+def test_plain_http_is_refused_except_to_loopback(
+    tmp_path: Path, server: str, agent: str | None
+) -> None:
+    """The enrollment token, the CSR and every job travel to the server: never in clear text
+    over a network (only loopback, where the service runs on the same machine)."""
+    state = StateDir(tmp_path / "state")
+    state.create()
+    with pytest.raises(SettingsError, match="https://"):
+        resolve(state, server=server, agent_url=agent)
+
+
+@pytest.mark.parametrize(
+    "server", ["http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"]
+)
+def test_plain_http_to_loopback_is_fine(tmp_path: Path, server: str) -> None:
+    state = StateDir(tmp_path / "state")
+    state.create()
+    assert resolve(state, server=server).server_url == server
 
 
 def test_the_key_is_private_from_the_start(tmp_path: Path) -> None:

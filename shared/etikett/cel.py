@@ -4,7 +4,8 @@ Built on cel-python (`celpy`), imported and set up on first use only: its parser
 0.3 s to build, which a Lambda cold start that never evaluates an expression should not pay.
 Each expression is parsed and transpiled to Python once (celpy's compiled mode, about five times
 faster than its interpreter) and every evaluation runs in its own namespace, so threads can share
-the compiled expressions.
+the compiled expressions. Every evaluation is bounded by `etikett.cel_limits` (size, work, time):
+an exceeded limit is `CelLimitExceeded` (422 `cel.limit_exceeded`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, cast
 
+from etikett import cel_limits
 from etikett.errors import EtikettError, ProblemCode
 
 if TYPE_CHECKING:
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FUNCTIONS",
     "CelInvalid",
+    "CelLimitExceeded",
     "Expression",
     "VariableType",
     "check",
@@ -69,6 +72,26 @@ class CelInvalid(EtikettError):
             line=line,
             column=column,
         )
+
+
+class CelLimitExceeded(CelInvalid):
+    """An expression that exceeds what one evaluation may cost (`etikett.cel_limits`): too long,
+    too deeply nested, too much work, too large a value or result, too long a run."""
+
+    code, title = ProblemCode.CEL_LIMIT_EXCEEDED, "CEL expression exceeds its limits"
+
+    def __init__(self, expression: str, message: str, limit: str) -> None:
+        EtikettError.__init__(
+            self,
+            f"The CEL expression was stopped: {message}.",
+            expression=expression[:200],
+            message=message,
+            limit=limit,
+        )
+
+    @classmethod
+    def of(cls, source: str, exceeded: cel_limits.Exceeded) -> CelLimitExceeded:
+        return cls(source, exceeded.message, exceeded.limit)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +285,7 @@ def _helper(name: str, signature: str, doc: str) -> Callable[[Callable[..., Any]
                 if isinstance(arg, error_type):
                     return arg
             try:
-                return function(*args)
+                return cel_limits.helper_called(args, function(*args))
             except _HelperError as ex:
                 return error_type(f"{name}(): {ex}")
             except TypeError:
@@ -443,7 +466,11 @@ class _Runtime:
         # The CompiledRunner's parser makes the trees the transpiler needs (celpy shares one
         # parser per process, shaped by the first Environment; see _compile for the other case).
         self.environment: Any = celpy.Environment(runner_class=celpy.CompiledRunner)
-        self.base_activation: Any = celpy.evaluation.Activation(functions=dict(_HELPERS))
+        # celpy's operations that build or scan values, charged to the evaluation's budget, and
+        # the label helpers (which charge too).
+        self.base_activation: Any = celpy.evaluation.Activation(
+            functions={**cel_limits.functions(), **_HELPERS}
+        )
         # Transpiled code calls functions by module path (etikett.cel._pad) and celpy's own by
         # celpy.evaluation's globals; each evaluation runs in its own copy (see _Program.run).
         self.globals: dict[str, Any] = dict(vars(celpy.evaluation))
@@ -518,7 +545,7 @@ class _Program:
                 raise result
             return result
         if self.code is None:
-            evaluator = runtime.celpy.Evaluator(ast=self.tree, activation=runtime.base_activation)
+            evaluator = cel_limits.evaluator(self.tree, runtime.base_activation)
             return evaluator.evaluate(values)
         activation = runtime.base_activation.clone()
         activation.identifiers.load_values(values)
@@ -541,6 +568,7 @@ def _compile(source: str) -> _Program | CelInvalid:
     try:
         with _COMPILE_LOCK:
             tree = runtime.environment.compile(source)
+            cel_limits.check_depth(_macro_depth(tree))
             problems = _references(tree, runtime.functions)
             code = _transpile(tree, runtime) if isinstance(tree, celpy.TranspilerTree) else None
             # A plain tree means another part of the process built celpy's shared parser for
@@ -549,6 +577,8 @@ def _compile(source: str) -> _Program | CelInvalid:
         return CelInvalid(source, _parse_message(ex), ex.line, ex.column)
     except RecursionError:
         return CelInvalid(source, "the expression is nested too deeply")
+    except cel_limits.Exceeded as exceeded:
+        return CelLimitExceeded.of(source, exceeded)
     return _Program(tree, code, problems)
 
 
@@ -565,6 +595,8 @@ def _transpile(tree: Any, runtime: _Runtime) -> Any:
     text = re.sub(
         _HAS_LAMBDA, r"lambda activation: celpy.celtypes.BoolType(\1)", transpiler.source_text
     )
+    # Comprehensions call celpy directly, not through the activation: charge their steps.
+    text = text.replace("celpy.evaluation.macro_", "etikett.cel_limits.macro_")
     try:
         code = compile(text, "<cel>", "exec")
         if "macro_" in text or "activation.resolve" in text:
@@ -650,7 +682,13 @@ def _plain_name(expr: Any) -> Any:
 def _program(source: str) -> _Program:
     if not isinstance(source, str):
         raise TypeError("a CEL expression is a string")
+    try:
+        cel_limits.check_source(source)  # before parsing: parsing is what it would cost
+    except cel_limits.Exceeded as exceeded:
+        raise CelLimitExceeded.of(source, exceeded) from None
     compiled = _compile(source)
+    if isinstance(compiled, CelLimitExceeded):
+        raise CelLimitExceeded(source, compiled.params["message"], compiled.params["limit"])
     if isinstance(compiled, CelInvalid):
         raise CelInvalid(**compiled.params)  # a fresh exception each time: tracebacks differ
     return compiled
@@ -694,6 +732,10 @@ def evaluate(
     expression = Expression(source)
     declared = declared or {}
     needed = expression.names
+    try:
+        cel_limits.check_variables({k: v for k, v in values.items() if k in needed})
+    except cel_limits.Exceeded as exceeded:
+        raise CelLimitExceeded.of(source, exceeded) from None
     bound: dict[str, Any] = {}
     for name, value in values.items():
         # Only what the expression reads is converted: labels declare many variables.
@@ -722,26 +764,38 @@ class Expression:
         self.names: frozenset[str] = self._program.names
 
     def run(self, bound: Mapping[str, Any]) -> Any:
-        """The plain Python value; CelInvalid for evaluation errors (never another exception)."""
+        """The plain Python value; CelInvalid for evaluation errors (never another exception),
+        CelLimitExceeded when it exceeded what one evaluation may cost."""
         source = self.source
         runtime = _runtime()
-        try:
-            result = self._program.run(bound)
-        except runtime.eval_error as ex:
-            raise CelInvalid(source, _eval_message(ex, self.names - set(bound))) from ex
-        except RecursionError as ex:
-            raise CelInvalid(source, "the expression is nested too deeply") from ex
-        except Exception as ex:  # celpy lets some Python errors through; never a 500 for them
-            raise CelInvalid(source, _clean(_python_error_message(ex))) from ex
+        with cel_limits.active(cel_limits.Budget()) as budget:
+            try:
+                result = cel_limits.result_checked(self._program.run(bound))
+            except Exception as ex:
+                # A limit raised inside celpy may come back wrapped, or swallowed by `||`:
+                # the budget knows either way.
+                if budget.failure is not None:
+                    raise CelLimitExceeded.of(source, budget.failure) from None
+                if isinstance(ex, runtime.eval_error):
+                    raise CelInvalid(source, _eval_message(ex, self.names - set(bound))) from ex
+                if isinstance(ex, RecursionError):
+                    raise CelInvalid(source, "the expression is nested too deeply") from ex
+                # celpy lets some Python errors through; never a 500 for them
+                raise CelInvalid(source, _clean(_python_error_message(ex))) from ex
+            if budget.failure is not None:
+                raise CelLimitExceeded.of(source, budget.failure)
         return _to_python(result, source)
 
 
 def macro_depth(source: str) -> int:
     """How deeply comprehension macros (map, filter, all, exists, …) nest in the expression:
     the cost of `a.map(x, b.map(y, …))` multiplies with each level, so callers bound it."""
+    return _macro_depth(_program(source).tree)
+
+
+def _macro_depth(tree: Any) -> int:
     from lark import Tree
 
-    tree = _program(source).tree
     deepest = 0
     stack: list[tuple[Any, int]] = [(tree, 0)]
     while stack:

@@ -74,7 +74,8 @@ class ProblemCode(StrEnum):
     AUTH_LOGIN_THROTTLED = (
         "auth.login_throttled",
         429,
-        "Too many failed logins for this username; retry later.",
+        "Too many failed logins for this username from this address; retry after the "
+        "Retry-After header's seconds.",
     )
     AUTH_USER_INACTIVE = ("auth.user_inactive", 403, "The user is deactivated.")
     AUTH_FORBIDDEN = (
@@ -104,6 +105,12 @@ class ProblemCode(StrEnum):
         "Logout ends a session; a service-account token is revoked instead.",
     )
     AUTH_SETUP_DONE = ("auth.setup_done", 409, "First-time setup has already been done.")
+    AUTH_SETUP_SECRET_REQUIRED = (
+        "auth.setup_secret_required",
+        403,
+        "First-time setup on a deployed stack needs the stack's setup secret (`setup_secret`: "
+        "the template parameter SetupSecret).",
+    )
     AUTH_WRONG_PASSWORD = ("auth.wrong_password", 403, "The current password is wrong.")
     AUTH_WEAK_PASSWORD = (
         "auth.weak_password",
@@ -258,6 +265,12 @@ class ProblemCode(StrEnum):
         422,
         "The CEL expression does not compile or evaluate; params line, column.",
     )
+    CEL_LIMIT_EXCEEDED = (
+        "cel.limit_exceeded",
+        422,
+        "The CEL expression exceeds what one evaluation may cost; params.limit names the limit "
+        "(source, depth, variables, size, work or time).",
+    )
     RUNNER_GROUP_NOT_FOUND = ("runner_group.not_found", 404, "No Runner group has this id.")
     RUNNER_GROUP_NO_ONLINE_RUNNER = (
         "runner_group.no_online_runner",
@@ -312,6 +325,17 @@ class ProblemCode(StrEnum):
     CONTEXT_NOT_FOUND = ("context.not_found", 404, "No context parameter has this name.")
     PRINTER_NOT_FOUND = ("printer.not_found", 404, "No printer has this id or name.")
     PRINTER_NAME_TAKEN = ("printer.name_taken", 409, "Another printer has this name.")
+    PRINTER_ADDRESS_REFUSED = (
+        "printer.address_refused",
+        422,
+        "A Runner reaches printers only at private or link-local addresses on printer ports "
+        "(9100, 6101, 515 and those the group allows); params.reason says why this one is not.",
+    )
+    RUNNER_DISCOVERY_THROTTLED = (
+        "runner.discovery_throttled",
+        429,
+        "The Runner discovered a moment ago; retry after the Retry-After header's seconds.",
+    )
     FINDING_NOT_FOUND = (
         "finding.not_found",
         404,
@@ -321,6 +345,12 @@ class ProblemCode(StrEnum):
     JOB_NOT_CANCELLABLE = ("job.not_cancellable", 409, "The job's bytes reached a printer already.")
     JOB_FINISHED = ("job.finished", 409, "The job has a final outcome already.")
     JOB_OTHER_RUNNER = ("job.other_runner", 403, "The job belongs to another Runner.")
+    JOB_NOT_PRINTER_DATA = (
+        "job.not_printer_data",
+        422,
+        "A raw job's bytes are not in the printer's language as that language frames them "
+        "(ZPL ^XA…^XZ, ~ and SGD ! U1 commands; TSPL; EPL2); params.reason says why.",
+    )
     WEBHOOK_NOT_FOUND = ("webhook.not_found", 404, "No webhook receiver has this id.")
     WEBHOOK_URL_REFUSED = (
         "webhook.url_refused",

@@ -1,13 +1,16 @@
-"""Where the service may send HTTP requests of its own (webhooks, language models, later the flow
-HTTP node), and the one client that sends them.
+"""Where the service may send HTTP requests of its own (webhooks, language models) and a Runner
+the requests of deployed flows' HTTP nodes, and the one client that sends them.
 
 The rules:
 - the URL is HTTPS, or plain HTTP to a loopback host (`localhost`, 127.0.0.0/8, `::1`) for
   development; never credentials in it, never a fragment;
 - the host is resolved and **every** address it resolves to is checked before connecting:
-  link-local (cloud metadata), multicast, unspecified and reserved addresses never; loopback only
-  when the URL names a loopback host; private addresses (10/8, 172.16/12, 192.168/16, fc00::/7,
-  100.64/10, …) only when `ETIKETT_OUTGOING_PRIVATE_NETWORKS` allows them (local mode does);
+  link-local (cloud metadata), multicast, unspecified and reserved addresses never; loopback and
+  private addresses (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10, …) only where they are
+  allowed: on the service by `ETIKETT_OUTGOING_PRIVATE_NETWORKS` (the template parameter
+  OutgoingPrivateNetworks, off on a deployed stack unless an admin turns it on; local mode turns
+  it on), on a Runner by its `--outgoing-private-networks`. A URL that names such an address (or
+  `localhost`) is refused when it is stored already;
 - the connection goes to an address that was checked (the client resolves once, checks, and
   connects to that address itself; TLS still verifies the certificate for the URL's name and sends
   it as SNI, and `Host` is the name), so a DNS answer that changes between check and connect
@@ -59,8 +62,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_url(url: str) -> str:
-    """`url` if the service may send to it, else `UrlRefused` saying why."""
+def check_url(url: str, *, private_allowed: bool | None = None) -> str:
+    """`url` if the service may send to it, else `UrlRefused` saying why. `private_allowed`:
+    whether loopback and private addresses may be reached (default: the service's setting)."""
     if len(url) > MAX_URL_LENGTH:
         raise UrlRefused(f"at most {MAX_URL_LENGTH} characters")
     if any(ord(c) <= 32 or ord(c) == 127 for c in url):
@@ -83,28 +87,45 @@ def check_url(url: str) -> str:
         raise UrlRefused(
             "plain http:// is allowed only to loopback (localhost, 127.0.0.0/8, ::1); use https://"
         )
+    allowed = private_networks_allowed() if private_allowed is None else private_allowed
+    named = _named_address(host)
+    if named is not None:
+        reason = refusal(named, private_allowed=allowed)
+        if reason is not None:
+            raise UrlRefused(f"names {reason}")
     return url
 
 
-def refusal(address: IPAddress, *, named_loopback: bool, private_allowed: bool) -> str | None:
+def _named_address(host: str) -> IPAddress | None:
+    """The address a URL's host names literally (`localhost` counts as 127.0.0.1)."""
+    name = host.lower().rstrip(".").strip("[]")
+    if name in LOOPBACK_NAMES:
+        return ipaddress.ip_address("127.0.0.1")
+    try:
+        return ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return None
+
+
+ALLOWANCE = "allowed only in local mode or where an admin allows private networks"
+
+
+def refusal(address: IPAddress, *, private_allowed: bool) -> str | None:
     """Why the service does not connect to `address`, or None if it may."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if address.is_link_local:
         return "a link-local address (never: cloud metadata lives there)"
     if address.is_loopback:
-        if named_loopback or private_allowed:
+        if private_allowed:
             return None
-        return "a loopback address, but the URL does not name loopback"
+        return f"a loopback address ({ALLOWANCE})"
     if address.is_multicast or address.is_unspecified or address.is_reserved:
         return "not a unicast address"
     if not address.is_global:
         if private_allowed:
             return None
-        return (
-            "a private address (allowed only in local mode or with "
-            "ETIKETT_OUTGOING_PRIVATE_NETWORKS)"
-        )
+        return f"a private address ({ALLOWANCE})"
     return None
 
 
@@ -114,7 +135,6 @@ def checked_addresses(
     """Every address `host` resolves to, each checked; `AddressRefused` if any is refused
     (a name with one bad address is refused whole: which one a connection gets is not ours)."""
     name = host.strip("[]")
-    named_loopback = is_loopback(name)
     try:
         infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
     except socket.gaierror as error:
@@ -125,7 +145,7 @@ def checked_addresses(
         address = ipaddress.ip_address(text)
         if loopback_only and not address.is_loopback:
             raise AddressRefused(host, text, "not loopback (plain http:// is for loopback only)")
-        reason = refusal(address, named_loopback=named_loopback, private_allowed=private_allowed)
+        reason = refusal(address, private_allowed=private_allowed)
         if reason is not None:
             raise AddressRefused(host, text, reason)
         if text not in addresses:
@@ -215,17 +235,17 @@ def _transport(private_allowed: bool, verify: Any) -> httpx.BaseTransport:
 
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             try:
-                check_url(str(request.url))
+                check_url(str(request.url), private_allowed=private_allowed)
             except UrlRefused as refused:
                 raise AddressRefused(
                     request.url.host, "-", f"the URL is refused: {refused}"
                 ) from None
             if request.url.scheme == "http":
-                # Plain HTTP: every address must be loopback, whatever the settings allow.
+                # Plain HTTP: every address must be loopback (and loopback allowed at all).
                 checked_addresses(
                     request.url.host,
                     request.url.port or 80,
-                    private_allowed=False,
+                    private_allowed=private_allowed,
                     loopback_only=True,
                 )
             return super().handle_request(request)

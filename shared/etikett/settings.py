@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -59,6 +59,7 @@ class Settings(BaseSettings):
     print_render_queue: str | None = None
     events_queue: str | None = None
     webhook_deliveries_queue: str | None = None
+    webhook_deliveries_queue_arn: str | None = None
     runner_queue_prefix: str = "etikett-runner"
     runner_dlq_arn: str | None = None
     runner_package_dir: Path | None = None
@@ -78,9 +79,23 @@ class Settings(BaseSettings):
     runner_offline_seconds: int = Field(
         default=90, ge=2, description="A Runner not heard from for this long is offline."
     )
+    setup_secret: SecretStr | None = Field(
+        default=None,
+        description="What first-time setup asks for (the template's SetupSecret, required on a "
+        "deployed stack); local mode passes none and needs none.",
+    )
     session_ttl_seconds: int = Field(default=43_200, ge=60)
-    login_max_failures: int = Field(default=5, ge=1)
-    login_window_seconds: int = Field(default=900, ge=1)
+    login_max_failures: int = Field(
+        default=5,
+        ge=1,
+        description="Failed logins per (username, client address) before attempts must wait.",
+    )
+    login_backoff_seconds: float = Field(
+        default=30, gt=0, description="The first wait; each further failure doubles it."
+    )
+    login_backoff_max_seconds: float = Field(
+        default=900, gt=0, description="The longest wait between two attempts."
+    )
     webhook_max_attempts: int = Field(default=12, ge=1)
     import_max_bytes: int = Field(
         default=2 * 1024 * 1024, ge=1024, description="Largest file postImport accepts (413)."
@@ -98,10 +113,24 @@ class Settings(BaseSettings):
             return {**values, "agent_url": f"https://{values['agent_domain']}"}
         return values
 
+    loopback_printers: bool = Field(
+        default=False,
+        description="Whether printers and discovery targets may be on loopback (the printer "
+        "simulator on a developer's machine): the template parameter LoopbackPrinters, on in "
+        "local mode only. Loopback printers may use any port.",
+    )
+    discovery_interval_seconds: float = Field(
+        default=20, ge=0, description="After its burst, a Runner discovers once per this long."
+    )
+    discovery_burst: int = Field(
+        default=3, ge=1, description="Discoveries a Runner may start at once."
+    )
     outgoing_private_networks: bool = Field(
         default=False,
-        description="Whether the service's own HTTP requests (language models) may go to private "
-        "addresses (10/8, 192.168/16, …); local mode allows them. Link-local never.",
+        description="Whether the service's own HTTP requests (webhooks, language models) may go "
+        "to loopback and private addresses (127/8, 10/8, 192.168/16, …): the template parameter "
+        "OutgoingPrivateNetworks, off unless an admin turns it on; local mode turns it on. "
+        "Link-local never.",
     )
     ai_timeout_seconds: float = Field(
         default=20.0, gt=0, description="How long one request to a language model may take."

@@ -41,6 +41,10 @@ class RunnerProcess:
     def start(self, *arguments: str) -> RunnerProcess:
         assert self.process is None or self.process.poll() is not None
         env = {k: v for k, v in os.environ.items() if not k.startswith("ETIKETT_")}
+        # The printer simulators and test servers listen on loopback (README: Security).
+        env.update(
+            ETIKETT_RUNNER_LOOPBACK_PRINTERS="1", ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS="1"
+        )
         with self.log.open("ab") as log:
             log.write(f"--- start {' '.join(arguments)}\n".encode())
             self.process = subprocess.Popen(

@@ -352,8 +352,14 @@ def test_a_dropped_file_prints_as_one_job_and_moves_to_done(
     entries = admin.get("/print-archive", params={"job_id": run["job_ids"][0]}).json()["items"]
     assert [e["variables"]["name"] for e in entries] == ["Anna", "Bert", "Carl", "Dora", "Emil"]
     assert {e["printer"] for e in entries} == {"Zebra A"}
-    job = admin.get(f"/jobs/{run['job_ids'][0]}").json()
-    assert job["runner_id"] == a.runner_id and job["status"] == "confirmed"
+    # The Runner confirms by the printer's counter after it sent the bytes: wait for that report.
+    job = eventually(
+        lambda: (lambda j: j if j["status"] == "confirmed" else None)(
+            admin.get(f"/jobs/{run['job_ids'][0]}").json()
+        ),
+        20,
+    )
+    assert job["runner_id"] == a.runner_id
     time.sleep(1.5)  # three more looks at the folder: the file is never taken again
     assert a.simulator.engine.printed_total == before + 5
     assert (

@@ -20,7 +20,8 @@ from etikett.local import provision
 from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
 from etikett.local.sqs import SqsPoller
-from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
+from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
+from etikett.local.streams import StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
 from etikett.store import base as store
 from etikett.store import clients
@@ -82,7 +83,17 @@ def local_stack(
         monkeypatch.setenv("AWS_ENDPOINT_URL", aws.endpoint_url)
         template = load(REPO / "template.yaml")
         resolver = provision.provision(
-            template, aws.endpoint_url, REGION, {"Build": "test", **(parameters or {})}
+            template,
+            aws.endpoint_url,
+            REGION,
+            # As local mode gives them: receivers and models of tests live on loopback.
+            {
+                "Build": "test",
+                "SetupSecret": "",
+                "OutgoingPrivateNetworks": "true",
+                "LoopbackPrinters": "true",
+                **(parameters or {}),
+            },
         )
         for name, value in provision.function_environment(template, resolver).items():
             monkeypatch.setenv(name, value)

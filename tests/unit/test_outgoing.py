@@ -14,42 +14,80 @@ from pathlib import Path
 import httpx
 import pytest
 
-from etikett import outgoing
+from etikett import outgoing, settings
 from etikett.outgoing import AddressRefused, refusal
 
 
 @pytest.mark.parametrize(
-    ("address", "named_loopback", "private", "refused"),
+    ("address", "private", "refused"),
     [
-        ("93.184.216.34", False, False, None),
-        ("2606:4700::1111", False, False, None),
-        ("10.1.2.3", False, False, "private"),
-        ("10.1.2.3", False, True, None),
-        ("192.168.0.10", False, True, None),
-        ("100.64.0.1", False, False, "private"),
-        ("fd00::1", False, False, "private"),
-        ("127.0.0.1", False, False, "loopback"),
-        ("127.0.0.1", True, False, None),
-        ("::1", True, False, None),
-        ("::ffff:10.0.0.1", False, False, "private"),
-        ("::ffff:169.254.169.254", False, True, "link-local"),
-        ("169.254.169.254", False, True, "link-local"),
-        ("169.254.169.254", True, True, "link-local"),
-        ("fe80::1", False, True, "link-local"),
-        ("0.0.0.0", False, True, "unicast"),
-        ("224.0.0.1", False, True, "unicast"),
-        ("240.0.0.1", False, True, "unicast"),
+        ("93.184.216.34", False, None),
+        ("2606:4700::1111", False, None),
+        ("10.1.2.3", False, "private"),
+        ("10.1.2.3", True, None),
+        ("192.168.0.10", True, None),
+        ("100.64.0.1", False, "private"),
+        ("fd00::1", False, "private"),
+        # Loopback is the private network of the machine itself: allowed only with them.
+        ("127.0.0.1", False, "loopback"),
+        ("::1", False, "loopback"),
+        ("127.0.0.1", True, None),
+        ("::1", True, None),
+        ("::ffff:10.0.0.1", False, "private"),
+        ("::ffff:169.254.169.254", True, "link-local"),
+        ("169.254.169.254", True, "link-local"),
+        ("fe80::1", True, "link-local"),
+        ("0.0.0.0", True, "unicast"),
+        ("224.0.0.1", True, "unicast"),
+        ("240.0.0.1", True, "unicast"),
     ],
 )
-def test_which_addresses_are_refused(
-    address: str, named_loopback: bool, private: bool, refused: str | None
-) -> None:
-    reason = refusal(
-        ipaddress.ip_address(address), named_loopback=named_loopback, private_allowed=private
-    )
+def test_which_addresses_are_refused(address: str, private: bool, refused: str | None) -> None:
+    reason = refusal(ipaddress.ip_address(address), private_allowed=private)
     assert (reason is None) == (refused is None), reason
     if refused:
         assert refused in reason
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:11434/v1",
+        "http://localhost:8080/hooks",
+        "https://localhost/hooks",
+        "https://[::1]:8443/",
+        "https://10.0.0.5/model",
+        "https://192.168.1.20/",
+    ],
+)
+def test_loopback_and_private_urls_only_where_allowed(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deployed stack (OutgoingPrivateNetworks off, the default) refuses them when they are
+    stored; local mode (on) and an admin who turned it on take them."""
+    with pytest.raises(outgoing.UrlRefused, match="allowed only in local mode"):
+        outgoing.check_url(url, private_allowed=False)
+    assert outgoing.check_url(url, private_allowed=True) == url
+    monkeypatch.delenv("ETIKETT_OUTGOING_PRIVATE_NETWORKS", raising=False)
+    settings.reload()
+    with pytest.raises(outgoing.UrlRefused):
+        outgoing.check_url(url)  # the setting's default: off
+    monkeypatch.setenv("ETIKETT_OUTGOING_PRIVATE_NETWORKS", "true")
+    settings.reload()
+    assert outgoing.check_url(url) == url
+
+
+def test_link_local_is_refused_even_where_private_networks_are_allowed() -> None:
+    for url in ("https://169.254.169.254/latest/meta-data/", "https://[fe80::1]/"):
+        with pytest.raises(outgoing.UrlRefused, match="link-local"):
+            outgoing.check_url(url, private_allowed=True)
+
+
+def test_the_client_refuses_loopback_on_a_deployed_stack() -> None:
+    with outgoing.client(timeout=2, private_allowed=False) as http:
+        for url in ("http://127.0.0.1:9/", "https://localhost:9/"):
+            with pytest.raises(AddressRefused, match="loopback"):
+                http.get(url)
 
 
 def _resolving(monkeypatch: pytest.MonkeyPatch, table: dict[str, list[str]]) -> list[str]:

@@ -7,7 +7,10 @@ import { apiRules } from "../lib/schema.js";
 import { field, form, input } from "../lib/ui.js";
 
 export async function render(main, _params, query) {
-  const [{ setup_required: setupRequired }, rules] = await Promise.all([get("/auth/setup"), apiRules()]);
+  const [{ setup_required: setupRequired, setup_secret_required: secretRequired }, rules] = await Promise.all([
+    get("/auth/setup"),
+    apiRules(),
+  ]);
   const next = query.get("next");
   // The first admin is a user like any other: the API holds setup to the username rule of users.
   const [operation, hint] = setupRequired
@@ -27,9 +30,15 @@ export async function render(main, _params, query) {
   if (setupRequired) password.minLength = 8; // the API's password rule (not in its schema)
   const fields = [field("Username", username), field("Password", password)];
   let repeat = null;
+  let secret = null;
   if (setupRequired) {
     repeat = input({ name: "repeat", type: "password", autocomplete: "new-password", required: true });
     fields.push(field("Repeat the password", repeat));
+    if (secretRequired) {
+      // A deployed stack: only who knows its SetupSecret parameter creates the first admin.
+      secret = input({ name: "setup_secret", type: "password", autocomplete: "off", required: true });
+      fields.push(field("Setup secret (the stack's SetupSecret)", secret));
+    }
   }
   const card = h(
     "div",
@@ -48,6 +57,7 @@ export async function render(main, _params, query) {
           return;
         }
         const body = { username: username.value.trim(), password: password.value };
+        if (secret) body.setup_secret = secret.value;
         try {
           await post(setupRequired ? "/auth/setup" : "/auth/login", body);
         } catch (error) {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import selectors
 import socket
 import threading
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from etikett_runner.printer_sim.formats import (
     compose,
 )
 from etikett_runner.printer_sim.graphics import GraphicError
+from etikett_runner.printer_sim.listener import Listener
 from etikett_runner.printer_sim.printer import (
     Conditions,
     PrintedLabel,
@@ -91,7 +91,7 @@ class PrinterSimulator:
         self._lock = threading.RLock()  # state shared with connection threads: held briefly
         self._port_lock = threading.Lock()  # opening/closing the port: may wait for threads
         self._running = False
-        self._listener: _Listener | None = None
+        self._listener: Listener | None = None
         self._connections: dict[socket.socket, threading.Thread] = {}
         self._open_formats: set[int] = set()  # connections inside ^XA … ^XZ (the ~HS h flag)
         self._sgd_values = {
@@ -283,7 +283,7 @@ class PrinterSimulator:
     # --- the TCP port ----------------------------------------------------------------------
 
     def _listen(self) -> None:
-        listener = _Listener(self.host, self._port, self._accept)
+        listener = Listener(self.host, self._port, self._accept)
         with self._lock:
             self._listener = listener
         self._port = listener.port
@@ -393,54 +393,3 @@ class PrinterSimulator:
         elif name == "~JA":
             self.engine.cancel_all()
         return None  # other control commands (~SD, ~TA, ~JS, …) change nothing we simulate
-
-
-class _Listener:
-    """A listening socket with its accept thread; `close()` returns once the port is closed."""
-
-    def __init__(
-        self, host: str, port: int, on_accept: Callable[[socket.socket, str], None]
-    ) -> None:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._sock = socket.create_server((host, port), family=family, backlog=64)
-        self._sock.setblocking(False)
-        self.port: int = self._sock.getsockname()[1]
-        self._on_accept = on_accept
-        # A byte on this pair wakes the selector: closing a socket another thread waits on does
-        # not reliably wake it (and on Linux the port would stay open until it does).
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._thread = threading.Thread(target=self._run, name="printer-sim-accept", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        selector = selectors.DefaultSelector()
-        selector.register(self._sock, selectors.EVENT_READ)
-        selector.register(self._wake_r, selectors.EVENT_READ)
-        try:
-            while True:
-                for key, _ in selector.select():
-                    if key.fileobj is self._wake_r:
-                        return
-                    try:
-                        conn, address = self._sock.accept()
-                    except OSError:  # the client gave up between select and accept
-                        continue
-                    conn.setblocking(True)
-                    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    self._on_accept(conn, f"{address[0]}:{address[1]}")
-        finally:
-            selector.close()
-            self._sock.close()
-            self._wake_r.close()
-
-    def close(self) -> None:
-        if self._thread.ident is None:  # never started: nobody else holds the sockets
-            for sock in (self._sock, self._wake_r, self._wake_w):
-                sock.close()
-            return
-        with contextlib.suppress(OSError):
-            self._wake_w.send(b"x")
-        self._thread.join(timeout=5)
-        self._wake_w.close()

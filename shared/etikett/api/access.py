@@ -30,6 +30,10 @@ JSON_MEDIA_TYPE = "application/json"
 FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 # Set by the MCP endpoint on its in-process requests: cookies ignored, caller is a service actor.
 VIA_MCP_SCOPE_KEY = "etikett.via_mcp"
+# Also set there: the caller the endpoint authenticated from this request's bearer token a moment
+# before, so that the operation does not read the token again. Only in-process code can put a key
+# into an ASGI scope; a request from outside never carries one.
+MCP_CALLER_SCOPE_KEY = "etikett.via_mcp.caller"
 
 
 class Access:
@@ -95,6 +99,10 @@ def authenticate(request: Request) -> Caller:
     from etikett.domain.tokens import authenticate as resolve
 
     via_mcp = bool(request.scope.get(VIA_MCP_SCOPE_KEY))
+    if via_mcp:
+        known = request.scope.get(MCP_CALLER_SCOPE_KEY)
+        if isinstance(known, Caller):
+            return known.as_service()
     header = request.headers.get("authorization")
     token: str | None = None
     if header:
@@ -196,6 +204,17 @@ async def require_declared_media_type(request: Request) -> None:
         content_type=header,
         accepted=list(accepted),
     )
+
+
+def client_address(request: Request) -> str | None:
+    """The address the request came from, as API Gateway saw the connection (the local gateway
+    passes its peer the same way). Never a header the client wrote, such as X-Forwarded-For."""
+    event = request.scope.get("aws.event")
+    if isinstance(event, dict):
+        source = ((event.get("requestContext") or {}).get("http") or {}).get("sourceIp")
+        if source:
+            return str(source)
+    return request.client.host if request.client else None
 
 
 def request_id(request: Request) -> str:

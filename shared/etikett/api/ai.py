@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from etikett.api.access import requires
 from etikett.api.routing import router
-from etikett.domain import assistant, copilots
+from etikett.domain import copilots, lint_explanations, log_questions
 from etikett.domain.actors import Invocation
 
 routes = router(prefix="/api/v1", tags=["AI"])
@@ -37,7 +37,7 @@ _COPILOT = {
 @routes.post(
     "/ai/lint-erklaerung",
     operation_id="aiLintErklaerung",
-    response_model=assistant.LintExplanation,
+    response_model=lint_explanations.LintExplanation,
     summary="Explain a flow or label lint finding in plain words, with suggested JSON Patch "
     "operations checked to apply and keep ids",
     responses={
@@ -46,25 +46,25 @@ _COPILOT = {
     },
 )
 def ai_lint_erklaerung(
-    body: assistant.LintExplanationRequest,
+    body: lint_explanations.LintExplanationRequest,
     invocation: Annotated[Invocation, requires("designer", "operator")],
-) -> assistant.LintExplanation:
-    return assistant.explain_finding(body)
+) -> lint_explanations.LintExplanation:
+    return lint_explanations.explain_finding(body)
 
 
 @routes.post(
     "/ai/log-qa",
     operation_id="aiLogQA",
-    response_model=assistant.LogAnswer,
+    response_model=log_questions.LogAnswer,
     summary="Answer a question over the audit entries that match structured filters, citing "
     "only their ids",
     responses=_PROVIDER_FAILURES,
 )
 def ai_log_qa(
-    body: assistant.LogQuestion,
+    body: log_questions.LogQuestion,
     invocation: Annotated[Invocation, requires("approver", "admin")],
-) -> assistant.LogAnswer:
-    return assistant.answer_question(body)
+) -> log_questions.LogAnswer:
+    return log_questions.answer_question(body)
 
 
 @routes.post(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Request, Response
 
-from etikett.api.access import SESSION_COOKIE, any_caller, public, requires
+from etikett.api.access import SESSION_COOKIE, any_caller, client_address, public, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain import auth, tokens
@@ -48,11 +48,17 @@ def get_setup(invocation: Annotated[Invocation, public()]) -> auth.SetupState:
     response_model=auth.SignedIn,
     status_code=201,
     summary="Create the first admin (only while no user exists) and sign in",
-    responses={409: {"description": "Setup already done (`auth.setup_done`)"}},
+    responses={
+        403: {
+            "description": "The stack's setup secret is missing or wrong "
+            "(`auth.setup_secret_required`)"
+        },
+        409: {"description": "Setup already done (`auth.setup_done`)"},
+    },
     openapi_extra=not_in_mcp(),
 )
 def post_setup(
-    body: auth.FirstAdmin,
+    body: auth.SetupRequest,
     request: Request,
     response: Response,
     invocation: Annotated[Invocation, public()],
@@ -67,7 +73,12 @@ def post_setup(
     operation_id="login",
     response_model=auth.SignedIn,
     summary="Sign in with username and password; answers a session token and sets a cookie",
-    responses={429: {"description": "Too many failed logins (`auth.login_throttled`)"}},
+    responses={
+        429: {
+            "description": "Too many failed logins for this username from this address "
+            "(`auth.login_throttled`); retry after `Retry-After` seconds"
+        }
+    },
     openapi_extra=not_in_mcp(),
 )
 def login(
@@ -76,7 +87,7 @@ def login(
     response: Response,
     invocation: Annotated[Invocation, public()],
 ) -> auth.SignedIn:
-    signed_in = auth.login(invocation, body)
+    signed_in = auth.login(invocation, body, client_address(request))
     _set_session_cookie(request, response, signed_in.token)
     return signed_in
 

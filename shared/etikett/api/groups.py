@@ -1,4 +1,5 @@
-"""The resource groups: each is one Lambda function in template.yaml and one router module here."""
+"""The resource groups: each is one Lambda function in template.yaml and one router module (here,
+or for the MCP endpoint in etikett.mcp)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ GROUPS: dict[str, str] = {
     "webhooks": "etikett.api.webhooks",
     "credentials": "etikett.api.credentials",
     "ai": "etikett.api.ai",
-    "mcp": "etikett.api.mcp",  # the MCP endpoint: plain routes, no operations of its own
+    "mcp": "etikett.mcp.routes",  # the MCP endpoint: plain routes, no operations of its own
 }
 
 

@@ -40,6 +40,10 @@ def list_printers(
     responses={
         404: {"description": "`finding.not_found`, `runner.not_found`"},
         409: {"description": "Name taken (`printer.name_taken`)"},
+        422: {
+            "description": "Not a private or link-local address on a printer port "
+            "(`printer.address_refused`)"
+        },
     },
 )
 def create_printer(body: printers.NewPrinter, invocation: Operator) -> printers.Printer:
@@ -52,7 +56,17 @@ def create_printer(body: printers.NewPrinter, invocation: Operator) -> printers.
     response_model=printers.DiscoveryJobs,
     status_code=202,
     summary="Search for printers at every online Runner of a group",
-    responses={409: {"description": "No Runner online (`runner_group.no_online_runner`)"}},
+    responses={
+        409: {"description": "No Runner online (`runner_group.no_online_runner`)"},
+        422: {
+            "description": "Invalid request (`request.invalid`, params.fields names each "
+            "field); a target the Runners may not probe (`printer.address_refused`)"
+        },
+        429: {
+            "description": "Every online Runner discovered a moment ago "
+            "(`runner.discovery_throttled`)"
+        },
+    },
 )
 def discover(body: printers.GroupDiscoveryRequest, invocation: Operator) -> printers.DiscoveryJobs:
     return printers.discover_in_group(invocation, body)

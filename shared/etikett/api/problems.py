@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -15,7 +15,9 @@ from starlette.exceptions import HTTPException
 
 from etikett.errors import EtikettError, ProblemCode
 
-logger = logging.getLogger("etikett.problems")
+# A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
+# the invocation's context and correlation id, as the function's own.
+logger = Logger(child=True)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -203,10 +205,12 @@ async def _unexpected(request: Request, error: Exception) -> JSONResponse:
 
 
 def install(app: FastAPI) -> None:
-    app.add_exception_handler(EtikettError, _etikett_error)  # type: ignore[arg-type]
-    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
-    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
-    app.add_exception_handler(Exception, _unexpected)
+    # (FastAPI's decorator, called: it takes a handler of the exception class it names, where
+    # add_exception_handler's type asks for one of any Exception)
+    app.exception_handler(EtikettError)(_etikett_error)
+    app.exception_handler(RequestValidationError)(_validation_error)
+    app.exception_handler(HTTPException)(_http_error)
+    app.exception_handler(Exception)(_unexpected)
 
 
 def catalog() -> dict[str, dict[str, Any]]:

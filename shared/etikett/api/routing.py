@@ -3,34 +3,14 @@ and publishes both, with the operation's problem responses, in the OpenAPI docum
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi._compat import shared as fastapi_compat
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
 from etikett.api.access import Access
-
-
-def _no_pydantic_v1_unless_loaded() -> None:
-    """FastAPI asks of each route's models whether they are pydantic 1 models, importing
-    `pydantic.v1` (≈ 20 ms of a cold start) to find out. A class can only be one if
-    `pydantic.v1` is loaded already, so until then the answer is no without the import."""
-    check = getattr(fastapi_compat, "is_pydantic_v1_model_class", None)
-    if check is None or getattr(check, "_etikett", False):
-        return
-
-    def is_pydantic_v1_model_class(cls: Any) -> bool:
-        return "pydantic.v1" in sys.modules and check(cls)
-
-    is_pydantic_v1_model_class._etikett = True  # type: ignore[attr-defined]
-    fastapi_compat.is_pydantic_v1_model_class = is_pydantic_v1_model_class
-
-
-_no_pydantic_v1_unless_loaded()
 
 # A route's extra responses, as FastAPI takes them: status -> OpenAPI response object.
 Responses = dict[int | str, dict[str, Any]]

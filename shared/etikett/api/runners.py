@@ -58,6 +58,21 @@ def create_group(body: runners.NewRunnerGroup, invocation: Admin) -> runners.Run
     return runners.create_group(invocation, body)
 
 
+@routes.put(
+    "/runner-groups/{groupId}/printer-ports",
+    operation_id="putRunnerGroupPrinterPorts",
+    response_model=runners.RunnerGroup,
+    summary="Allow the group's printers ports besides 9100, 6101 and 515",
+    description="Printers (and discovery targets) of the group's Runners may use these ports "
+    "too, on private or link-local addresses only. The whole list is replaced; audited.",
+    responses=_GROUP_404,
+)
+def put_printer_ports(
+    groupId: str, body: runners.PrinterPorts, invocation: Admin
+) -> runners.RunnerGroup:
+    return runners.set_printer_ports(invocation, groupId, body)
+
+
 @routes.post(
     "/runner-groups/{groupId}/enrollment-tokens",
     operation_id="createEnrollmentToken",
@@ -265,8 +280,17 @@ def delete_runner(runnerId: str, invocation: Admin) -> Response:
     status_code=202,
     summary="Search for printers on the Runner's network",
     description="Probes each target (port 9100 by default) with ~HI/~HS; the job's "
-    "result lists findings to adopt with createPrinter.",
-    responses=_RUNNER_404,
+    "result lists findings to adopt with createPrinter. Targets are private or link-local "
+    "addresses (or names) on printer ports; a Runner discovers at most three times at once, "
+    "then once every 20 s.",
+    responses={
+        **_RUNNER_404,
+        422: {
+            "description": "Invalid request (`request.invalid`, params.fields names each "
+            "field); a target the Runner may not probe (`printer.address_refused`)"
+        },
+        429: {"description": "The Runner discovered a moment ago (`runner.discovery_throttled`)"},
+    },
 )
 def discover(
     runnerId: str,
@@ -282,7 +306,15 @@ def discover(
     response_model=jobs.Job,
     status_code=202,
     summary="Hand a raw print job (printer-language bytes) to a Runner",
-    responses=_RUNNER_404,
+    description="The bytes must be in the printer's language as that language frames them "
+    "(ZPL ^XA…^XZ with ~ and SGD ! U1 commands, TSPL, EPL2); anything else is refused.",
+    responses={
+        **_RUNNER_404,
+        422: {
+            "description": "Invalid request (`request.invalid`, params.fields names each "
+            "field); not printer-language data (`job.not_printer_data`)"
+        },
+    },
 )
 def create_job(runnerId: str, body: jobs.RawJobRequest, invocation: Operator) -> jobs.Job:
     return printers.submit_raw(invocation, runnerId, body)

@@ -139,7 +139,6 @@ def sign_csr(csr_pem: str, runner_id: str) -> tuple[str, str, dt.datetime]:
     Only the CSR's public key is used; its subject is replaced by ours."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec, rsa
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     try:
@@ -151,10 +150,7 @@ def sign_csr(csr_pem: str, runner_id: str) -> tuple[str, str, dt.datetime]:
     if not csr.is_signature_valid:
         raise InvalidRequest.field("body.csr_pem", "the CSR's signature does not verify")
     public_key = csr.public_key()
-    if isinstance(public_key, rsa.RSAPublicKey) and public_key.key_size < 2048:
-        raise InvalidRequest.field("body.csr_pem", "RSA keys need at least 2048 bits")
-    if not isinstance(public_key, (rsa.RSAPublicKey, ec.EllipticCurvePublicKey)):
-        raise InvalidRequest.field("body.csr_pem", "use an EC (P-256) or RSA key")
+    check_runner_key(public_key)
     ca = authority()
     now = clock.now()
     not_after = now + CLIENT_VALIDITY
@@ -184,6 +180,35 @@ def sign_csr(csr_pem: str, runner_id: str) -> tuple[str, str, dt.datetime]:
     )
     pem = certificate.public_bytes(serialization.Encoding.PEM).decode()
     return pem, format(serial, "x"), not_after
+
+
+RUNNER_CURVES = ("secp256r1", "secp384r1")  # P-256 (what Runners make) and P-384
+RSA_BITS = (2048, 8192)
+
+
+def check_runner_key(public_key: Any) -> None:
+    """Refuse a Runner key not worth a client certificate: EC on P-256 or P-384, or RSA of
+    2048 to 8192 bits (a larger one only costs every handshake); nothing else."""
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+    if isinstance(public_key, ec.EllipticCurvePublicKey):
+        if public_key.curve.name not in RUNNER_CURVES:
+            raise InvalidRequest.field(
+                "body.csr_pem",
+                f"EC keys must be on P-256 or P-384, not {public_key.curve.name}",
+            )
+        return
+    if isinstance(public_key, rsa.RSAPublicKey):
+        low, high = RSA_BITS
+        if not low <= public_key.key_size <= high:
+            raise InvalidRequest.field(
+                "body.csr_pem",
+                f"RSA keys need {low} to {high} bits, not {public_key.key_size}",
+            )
+        return
+    raise InvalidRequest.field(
+        "body.csr_pem", "use an EC key on P-256 or P-384, or an RSA key of at least 2048 bits"
+    )
 
 
 def issue_server_certificate(hostnames: list[str]) -> tuple[str, str]:

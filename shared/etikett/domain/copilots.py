@@ -113,7 +113,7 @@ class Subject:
 
 
 def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
-    from etikett.domain import label_versions
+    from etikett.domain import label_validation, label_versions
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
@@ -125,7 +125,7 @@ def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
         shown=shown_label(current.document, conversation.shares_samples),
         context=_label_context(),
         id_collection="objects",
-        validate=label_versions.validate_label,
+        validate=label_validation.validate_label,
     )
     answer, parsed = _propose(conversation, subject, request.instruction)
     try:
@@ -136,7 +136,7 @@ def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
 
 
 def propose_form(label_id: str, request: CopilotRequest) -> CopilotAnswer:
-    from etikett.domain import label_versions
+    from etikett.domain import label_validation, label_versions
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
@@ -155,7 +155,7 @@ def propose_form(label_id: str, request: CopilotRequest) -> CopilotAnswer:
         "`expression`); each field's `variable` names one. The label (version "
         f"{label_version}):\n{as_json(shown_document)}",
         id_collection="fields",
-        validate=lambda data: label_versions.validate_form(data, label_document),
+        validate=lambda data: label_validation.validate_form(data, label_document),
     )
     return _propose(conversation, subject, request.instruction)[0]
 

@@ -1,8 +1,15 @@
-"""Editing documents (labels, forms, later flows): RFC 6902 patches, the rule that object ids are
-kept, and validation failures that name the JSON path of each problem."""
+"""Editing documents (labels, forms, flows): RFC 6902 patches, the rule that object ids are
+kept, and validation failures that name the JSON path of each problem.
+
+A patch is bounded while it runs, not after: at most `MAX_PATCH_OPERATIONS` operations, and the
+document's size is accounted after every operation (what an `add`, `replace` or `copy` brings in,
+what a `remove` takes out), so a `copy` that doubles the document is refused at the operation
+that crosses `MAX_PATCHED_DOCUMENT_CHARS`, before the next one can double it again."""
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -12,9 +19,16 @@ from etikett.errors import (
     DocumentInvalid,
     IdChanged,
     PatchFailed,
+    PayloadTooLarge,
+    ProblemCode,
 )
 
 M = TypeVar("M", bound=BaseModel)
+
+MAX_PATCH_OPERATIONS = 1000
+# Characters of the document as compact JSON. A stored version is at most 350 KB compressed;
+# its largest honest content (inline images, base64) compresses little, so 8 MB leaves room.
+MAX_PATCHED_DOCUMENT_CHARS = 8_000_000
 
 
 def _pointer_token(part: Any) -> str:
@@ -82,13 +96,33 @@ def apply_patch(
 
     if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
         raise PatchFailed("`operations` must be a list of RFC 6902 operation objects.")
-    current: Any = document
+    if len(operations) > MAX_PATCH_OPERATIONS:
+        raise PatchFailed(
+            f"The patch has {len(operations)} operations; at most {MAX_PATCH_OPERATIONS}.",
+            reason="too_many_operations",
+            limit=MAX_PATCH_OPERATIONS,
+        )
+    # One copy, changed in place by each operation: a copy per operation would cost the
+    # document's size times the number of operations.
+    current: Any = copy.deepcopy(document)
+    size = _size(current)
     removed: set[Any] = set()
     for index, operation in enumerate(operations):
         if id_collection is not None:
             removed |= _removed_ids(current, operation, id_collection, index)
+        size += _growth(current, operation)
+        if size > MAX_PATCHED_DOCUMENT_CHARS:
+            raise PayloadTooLarge(
+                f"operations[{index}] would make the document larger than "
+                f"{MAX_PATCHED_DOCUMENT_CHARS} characters of JSON; nothing was saved.",
+                ProblemCode.DOCUMENT_TOO_LARGE,
+                index=index,
+                limit=MAX_PATCHED_DOCUMENT_CHARS,
+            )
         try:
-            current = jsonpatch.JsonPatch([operation]).apply(current, in_place=False)
+            # The operation's own value is copied: applied in place, it would become part of
+            # the document and later operations would change the caller's operations.
+            current = jsonpatch.JsonPatch([copy.deepcopy(operation)]).apply(current, in_place=True)
         except jsonpatch.JsonPatchTestFailed as error:
             raise PatchFailed(
                 f"operations[{index}]: the `test` failed: {error}",
@@ -115,6 +149,56 @@ def apply_patch(
                 ids=dropped,
             )
     return current
+
+
+def _size(value: Any) -> int:
+    """Characters of `value` as compact JSON (what the limit counts)."""
+    try:
+        return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+    except (TypeError, ValueError):
+        return 0  # not JSON: jsonpatch refuses the operation itself
+
+
+def _at(document: Any, pointer: Any) -> tuple[bool, Any]:
+    """(found, value) at a JSON pointer; not found for anything malformed."""
+    import jsonpointer
+
+    if not isinstance(pointer, str):
+        return False, None
+    try:
+        return True, jsonpointer.resolve_pointer(document, pointer)
+    except (jsonpointer.JsonPointerException, TypeError, KeyError, IndexError, ValueError):
+        return False, None
+
+
+def _growth(document: Any, operation: dict[str, Any]) -> int:
+    """How many characters `operation` adds to the document (negative: removes), measured
+    before it runs: only the values it brings in or takes out are measured, never the whole
+    document. An operation that will not apply counts 0 (it fails when applied)."""
+    op, path = operation.get("op"), operation.get("path")
+    if op == "remove":
+        found, old = _at(document, path)
+        return -_size(old) if found else 0
+    if op in ("add", "replace", "copy"):
+        if op == "copy":
+            found, new = _at(document, operation.get("from"))
+            if not found:
+                return 0
+        elif "value" in operation:
+            new = operation["value"]
+        else:
+            return 0
+        # A key and its punctuation ("key":…,) count as well, so the sum never falls short.
+        grows = _size(new) + len(str(path)) + 4
+        parent = str(path).rpartition("/")[0]
+        found_parent, container = _at(document, parent)
+        replaces = op == "replace" or (found_parent and isinstance(container, dict))
+        if replaces:
+            found, old = _at(document, path)
+            if found:
+                grows -= _size(old)
+        return grows
+    return 0  # move and test change nothing in size
 
 
 def ids_of(document: Any, collection: str) -> list[Any]:

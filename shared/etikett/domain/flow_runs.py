@@ -8,7 +8,7 @@ copies and the counter values the labels would take (read, not taken)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,9 @@ from etikett.flows.findings import Finding
 from etikett.store import flows as store
 from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
+
+if TYPE_CHECKING:
+    from etikett.dsl.label import LabelDocument
 
 RunOutcome = Literal["succeeded", "failed", "partial"]
 
@@ -148,7 +151,7 @@ class _PrintPlanner:
     label would get, and the counter values it would take (one after another within the run)."""
 
     def __init__(self) -> None:
-        self._labels: dict[str, Any] = {}
+        self._labels: dict[str, tuple[int, LabelDocument] | str] = {}
         self._counters: dict[str, tuple[int, int, str | None]] = {}
         self._taken: dict[str, int] = {}
 
@@ -174,16 +177,16 @@ class _PrintPlanner:
             "counter_values": serials,
         }
 
-    def _label(self, reference: str) -> tuple[int, Any]:
+    def _label(self, reference: str) -> tuple[int, LabelDocument]:
         if reference not in self._labels:
             self._labels[reference] = self._read_label(reference)
         found = self._labels[reference]
         if isinstance(found, str):
             raise EffectFailed(found)
-        return found  # type: ignore[no-any-return]
+        return found
 
     @staticmethod
-    def _read_label(reference: str) -> tuple[int, Any] | str:
+    def _read_label(reference: str) -> tuple[int, LabelDocument] | str:
         from etikett.domain import label_versions, labels
         from etikett.dsl.label import LabelDocument
 

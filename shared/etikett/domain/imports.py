@@ -47,7 +47,7 @@ class ImportAnswer(BaseModel):
 
 
 def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> ImportAnswer:
-    from etikett.domain.label_versions import validate_label
+    from etikett.domain.label_validation import validate_label
     from etikett.importers import convert, refuse
     from etikett.settings import get_settings
     from etikett.store.labels import MAX_DOCUMENT_BYTES, pack

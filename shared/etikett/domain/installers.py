@@ -27,6 +27,9 @@ _SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
 ENGINE_FILES = (
     "__init__.py",
     "cel.py",
+    "cel_limits.py",
+    "outgoing.py",
+    "printer_data.py",
     "errors.py",
     "dsl/__init__.py",
     "dsl/flow.py",

@@ -16,11 +16,10 @@ from pydantic import BaseModel, Field
 from etikett import clock
 from etikett.domain import audit, documents, policies
 from etikett.domain.actors import Invocation
-from etikett.dsl.form import FormDocument, FormField
+from etikett.domain.label_validation import derived_form, validate_form, validate_label
 from etikett.dsl.label import LabelDocument
 from etikett.dsl.preflight import LabelFinding
 from etikett.errors import (
-    DocumentInvalid,
     HumanRequired,
     NotFound,
     PayloadTooLarge,
@@ -33,13 +32,6 @@ from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
 
 VersionStatus = Literal["draft", "approved", "retired"]
-_FIELD_KINDS = {
-    "string": "text",
-    "integer": "integer",
-    "number": "number",
-    "date": "date",
-    "boolean": "checkbox",
-}
 
 
 class Author(BaseModel):
@@ -75,8 +67,10 @@ class DocumentAnswer(BaseModel):
 class DocumentPatch(BaseModel):
     model_config = {"extra": "forbid"}
     operations: list[dict[str, Any]] = Field(
-        max_length=1000,
-        description="RFC 6902 JSON Patch operations, applied in order.",
+        max_length=documents.MAX_PATCH_OPERATIONS,
+        description="RFC 6902 JSON Patch operations, applied in order; the document may not "
+        f"grow past {documents.MAX_PATCHED_DOCUMENT_CHARS} characters of JSON on the way "
+        "(413 `document.too_large`).",
         examples=[[{"op": "replace", "path": "/objects/0/content", "value": "Hello"}]],
     )
     base_version: int | None = Field(
@@ -94,75 +88,6 @@ class StatusChange(BaseModel):
     comment: str | None = Field(default=None, max_length=1000)
     document: DocumentKind = Field(
         default="label", description="Whose version: the label's or its form's."
-    )
-
-
-# --- validation ------------------------------------------------------------------------------
-
-
-def _cel_check(
-    source: str | None, declared: dict[str, Any], path: str, extra_names: tuple[str, ...] = ()
-) -> None:
-    if source is None:
-        return
-    from etikett.cel import CelInvalid, check
-
-    try:
-        check(source, declared, extra_names=extra_names)
-    except CelInvalid as error:
-        raise DocumentInvalid(
-            f"The document is invalid at {path}: {error.detail}",
-            errors=[
-                {
-                    "path": path,
-                    "message": error.detail,
-                    "type": "cel.invalid",
-                    "line": error.params.get("line"),
-                    "column": error.params.get("column"),
-                }
-            ],
-        ) from None
-
-
-def validate_label(data: Any) -> LabelDocument:
-    """A label document, with every CEL expression compiled against the declared variables."""
-    document = documents.validate(LabelDocument, data)
-    declared = {v.name: v.type for v in document.variables}
-    for index, variable in enumerate(document.variables):
-        _cel_check(variable.expression, declared, f"/variables/{index}/expression")
-    for index, obj in enumerate(document.objects):
-        _cel_check(getattr(obj, "expression", None), declared, f"/objects/{index}/expression")
-    return document
-
-
-def validate_form(data: Any, label: LabelDocument) -> FormDocument:
-    form = documents.validate(FormDocument, data)
-    entered = {v.name: v.type for v in label.variables if v.expression is None}
-    declared = {v.name: v.type for v in label.variables}
-    for index, field in enumerate(form.fields):
-        if field.variable not in entered:
-            raise documents.invalid(
-                f"/fields/{index}/variable",
-                f"{field.variable!r} is not an entered variable of the label",
-            )
-        _cel_check(field.validation, declared, f"/fields/{index}/validation", ("value",))
-    return form
-
-
-def derived_form(label: LabelDocument) -> FormDocument:
-    """The form a label gets without an authored one: a field per entered variable."""
-    return FormDocument(
-        fields=[
-            FormField(
-                id=f"field_{v.name}",
-                variable=v.name,
-                label=v.description or v.name.replace("_", " ").capitalize(),
-                kind=_FIELD_KINDS[v.type],
-                required=v.required,
-            )
-            for v in label.variables
-            if v.expression is None
-        ]
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from etikett import clock
-from etikett.domain import audit, label_versions
+from etikett.domain import audit, label_validation, label_versions
 from etikett.domain.actors import Invocation
 from etikett.dsl.label import DPI, MAX_MM
 from etikett.errors import NotFound, ProblemCode
@@ -151,7 +151,7 @@ def create(
     comment: str | None = None,
 ) -> Label:
     """A new label whose version 1 is `document` (validated), written with its audit entry."""
-    parsed = label_versions.validate_label(document)
+    parsed = label_validation.validate_label(document)
     now = clock.now()
     label_id = new_id("lbl")
     record = LabelRecord(

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.errors import Forbidden, NotFound, ProblemCode
+from etikett.errors import Forbidden, HumanRequired, NotFound, ProblemCode
 from etikett.store import policies
 from etikett.store.policies import PolicyRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -17,7 +17,8 @@ AI_APPROVAL = "aiFreigabePflicht"
 DEFAULTS: dict[str, bool] = {AI_APPROVAL: True}
 DESCRIPTIONS: dict[str, str] = {
     AI_APPROVAL: "Agent-authored label and form versions stay drafts until a person approves "
-    "them; deploying a new automation and approving a deployment need a person.",
+    "them; deploying a new automation and approving a deployment need a person; so do "
+    "creating users, granting roles, setting passwords and reactivating users.",
 }
 
 
@@ -54,6 +55,23 @@ def _view(name: str) -> Policy:
         updated_at=clock.rfc3339(record.updated_at),
         updated_by=record.updated_by,
     )
+
+
+def require_person(invocation: Invocation, what: str) -> None:
+    """Refuse `what` to any caller but a person in a session while `aiFreigabePflicht` is on.
+
+    For what would let an agent make itself a person: a user it created, a password it set, a
+    role it granted or an account it brought back can sign in to a human session, which
+    approves what agents made. Taking access away (deactivating, revoking roles) stays open."""
+    caller = invocation.caller
+    if caller is not None and caller.actor == "human":
+        return
+    if enabled(AI_APPROVAL):
+        raise HumanRequired(
+            f"While {AI_APPROVAL} is on, only a person signed in with a session may {what}.",
+            policy=AI_APPROVAL,
+            operation_id=invocation.operation_id,
+        )
 
 
 def list_policies() -> Policies:

@@ -92,6 +92,10 @@ class RunnerConfig(BaseModel):
     group_id: str
     context: dict[str, Any]
     printers: list[dict[str, Any]]
+    printer_ports: list[int] = Field(
+        default_factory=list,
+        description="Ports the group allows its printers besides 9100, 6101 and 515.",
+    )
     poll_wait_seconds: int = MAX_WAIT_SECONDS
 
 
@@ -306,4 +310,5 @@ def configuration(runner: RunnerRecord) -> RunnerConfig:
         group_id=runner.group_id,
         context=runners.effective_context(runner),
         printers=assigned,
+        printer_ports=sorted(runners.printer_ports(runner.group_id) - runners.PRINTER_PORTS),
     )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -19,12 +20,18 @@ from etikett.store.runners import ContextRecord, GroupRecord, RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 
 CONTEXT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
+PRINTER_PORTS = frozenset({9100, 6101, 515})  # raw (and Zebra's second raw port), LPD
+# Below 1024 live services, not printers (LPD's 515 is among the defaults already).
+ExtraPort = Annotated[int, Field(ge=1024, le=65535)]
 
 
 class RunnerGroup(BaseModel):
     id: str
     name: str
     description: str | None
+    printer_ports: list[int] = Field(
+        description="Ports this group's printers may use besides 9100, 6101 and 515."
+    )
     created_at: str
 
 
@@ -32,6 +39,20 @@ class NewRunnerGroup(BaseModel):
     model_config = {"extra": "forbid"}
     name: str = Field(min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=1000)
+    printer_ports: list[ExtraPort] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Ports the group's printers may use besides 9100, 6101 and 515 (1024-65535).",
+    )
+
+
+class PrinterPorts(BaseModel):
+    model_config = {"extra": "forbid"}
+    ports: list[ExtraPort] = Field(
+        max_length=20,
+        description="Ports the group's printers may use besides 9100, 6101 and 515 (1024-65535); "
+        "an empty list allows those three only.",
+    )
 
 
 class Runner(BaseModel):
@@ -62,6 +83,7 @@ def group_view(record: GroupRecord) -> RunnerGroup:
         id=record.id,
         name=record.name,
         description=record.description,
+        printer_ports=sorted(int(port) for port in record.printer_ports),
         created_at=clock.rfc3339(record.created_at),
     )
 
@@ -101,12 +123,43 @@ def load_group(group_id: str) -> GroupRecord:
 
 def create_group(invocation: Invocation, request: NewRunnerGroup) -> RunnerGroup:
     group_id = new_id("rgp")
+    ports = tuple(sorted(set(request.printer_ports)))
     record = GroupRecord(
-        id=group_id, name=request.name, description=request.description, created_at=clock.now()
+        id=group_id,
+        name=request.name,
+        description=request.description,
+        created_at=clock.now(),
+        printer_ports=ports,
     )
-    with UnitOfWork(audit.record(invocation, group_id, details={"name": request.name})) as uow:
+    details = {"name": request.name, "printer_ports": list(ports)}
+    with UnitOfWork(audit.record(invocation, group_id, details=details)) as uow:
         runners.add_group(uow, record)
     return group_view(record)
+
+
+def set_printer_ports(invocation: Invocation, group_id: str, request: PrinterPorts) -> RunnerGroup:
+    """The ports an admin allows the group's printers besides the printer ports: what its
+    Runners may connect to (on private addresses only), so the change is audited."""
+    before = load_group(group_id)
+    after = dataclasses.replace(before, printer_ports=tuple(sorted(set(request.ports))))
+    if after == before:
+        return group_view(before)
+    details = {"before": list(before.printer_ports), "after": list(after.printer_ports)}
+    gone = NotFound(
+        f"No Runner group {group_id}.", ProblemCode.RUNNER_GROUP_NOT_FOUND, group_id=group_id
+    )
+    with UnitOfWork(
+        audit.record(invocation, group_id, details=details), errors={"group.exists": gone}
+    ) as uow:
+        runners.update_group(uow, before, after)
+    return group_view(after)
+
+
+def printer_ports(group_id: str) -> frozenset[int]:
+    """Every port the group's printers may use."""
+    group = runners.get_group(group_id)
+    extra = frozenset(int(p) for p in group.printer_ports) if group is not None else frozenset()
+    return PRINTER_PORTS | extra
 
 
 def list_groups(limit: int, cursor: str | None) -> Page[RunnerGroup]:

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from etikett import clock
-from etikett.domain import audit, passwords, tokens
+from etikett.domain import audit, passwords, policies, tokens
 from etikett.domain.actors import Invocation, Role
 from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
@@ -85,6 +85,7 @@ def adding(invocation: Invocation, record: UserRecord) -> UnitOfWork:
 
 
 def create(invocation: Invocation, request: NewUser) -> User:
+    policies.require_person(invocation, "create users")
     record = new_record(request)
     adding(invocation, record).commit()
     return view(record)
@@ -130,6 +131,7 @@ def _changed(
         try:
             with UnitOfWork(audit.record(invocation, user_id, details=details(before))) as uow:
                 users.update(uow, before, after)
+                _keep_an_admin(uow, before, after)
         except ConditionFailed:
             continue
         return view(after)
@@ -140,7 +142,27 @@ def _changed(
     )
 
 
+def _is_active_admin(record: UserRecord) -> bool:
+    return record.active and "admin" in record.roles
+
+
+def _keep_an_admin(uow: UnitOfWork, before: UserRecord, after: UserRecord) -> None:
+    """A change that ends `before` being an active admin needs another one, and that one must
+    still be an active admin when the change commits (two admins demoting each other at once
+    would otherwise both succeed); if not, the change is read and decided again."""
+    if not _is_active_admin(before) or _is_active_admin(after):
+        return
+    other = users.another_active_admin(before.id)
+    if other is None:
+        raise Conflict(
+            "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=before.id
+        )
+    users.check_active_admin(uow, other)
+
+
 def grant_role(invocation: Invocation, user_id: str, role: Role) -> User:
+    policies.require_person(invocation, "grant roles")
+
     def change(record: UserRecord) -> UserRecord:
         return dataclasses.replace(record, roles=tuple(sorted({*record.roles, role})))
 
@@ -169,6 +191,7 @@ def set_password(
     invocation: Invocation, user_id: str, password: str, *, keep_session: str | None = None
 ) -> User:
     """A new password ends the user's sessions (but `keep_session`, the one changing it)."""
+    policies.require_person(invocation, "set passwords")
 
     def change(record: UserRecord) -> UserRecord:
         passwords.check_rules(password, username=record.username)
@@ -196,4 +219,6 @@ def deactivate(invocation: Invocation, user_id: str) -> User:
 
 
 def reactivate(invocation: Invocation, user_id: str) -> User:
+    # A reactivated account signs in again with its password and roles: the same as creating it.
+    policies.require_person(invocation, "reactivate users")
     return _changed(invocation, user_id, lambda record: dataclasses.replace(record, active=True))

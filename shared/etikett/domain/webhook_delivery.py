@@ -11,20 +11,23 @@ and after the last attempt the queue's redrive moves it to the dead-letter queue
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from etikett import clock
-from etikett.domain import events, outgoing
+from etikett import clock, outgoing
+from etikett.domain import events
 from etikett.domain import webhook_receivers as receivers
 from etikett.ids import new_id
 from etikett.settings import get_settings
 from etikett.store import queues, webhooks
 from etikett.store.unit_of_work import UnitOfWork
 from etikett.store.webhooks import DeliveryLogRecord, WebhookRecord
+
+if TYPE_CHECKING:
+    import httpx
 
 DELIVERIES_QUEUE_ENV = "ETIKETT_WEBHOOK_DELIVERIES_QUEUE"
 MAX_DELAY_SECONDS = 900
@@ -118,18 +121,27 @@ class Response:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-@cache
-def _http() -> Any:
-    import urllib3
+_clients: dict[bool, httpx.Client] = {}
+_clients_lock = threading.Lock()
 
-    return urllib3.PoolManager(num_pools=32, retries=False, cert_reqs="CERT_REQUIRED")
+
+def _http(private_allowed: bool) -> httpx.Client:
+    """The pinned client (`etikett.outgoing`), one per warm container: its connections stay."""
+    with _clients_lock:
+        if private_allowed not in _clients:
+            _clients[private_allowed] = outgoing.client(
+                timeout=TIMEOUT_SECONDS, private_allowed=private_allowed
+            )
+        return _clients[private_allowed]
 
 
 def post(
     url: str, body: bytes, headers: dict[str, str], timeout: float = TIMEOUT_SECONDS
 ) -> Response:
-    """One POST: no retries here, no redirects followed, `timeout` for the whole exchange."""
-    import urllib3
+    """One POST: no retries here, no redirects followed, `timeout` for each phase (connect,
+    send, answer). Through the pinned client: every address the name resolves to is checked,
+    and the connection goes to a checked one."""
+    import httpx
 
     started = time.monotonic()
 
@@ -137,32 +149,26 @@ def post(
         duration = int((time.monotonic() - started) * 1000)
         return Response(status, error[:_MAX_ERROR] if error else None, duration)
 
+    private_allowed = outgoing.private_networks_allowed()
     try:
-        outgoing.check_url(url)
+        outgoing.check_url(url, private_allowed=private_allowed)
     except outgoing.UrlRefused as refused:
         return done(None, f"URL refused: it {refused}")
     try:
-        answer = _http().request(
-            "POST",
-            url,
-            body=body,
-            headers=headers,
-            redirect=False,
-            retries=False,
-            timeout=urllib3.Timeout(total=timeout),
-            preload_content=False,
-        )
-    except urllib3.exceptions.NewConnectionError as error:  # before TimeoutError, its base
-        return done(None, f"cannot connect: {error}")
-    except urllib3.exceptions.TimeoutError:
+        # The answer's body is not needed: only its status and headers are read.
+        with _http(private_allowed).stream(
+            "POST", url, content=body, headers=headers, timeout=timeout
+        ) as answer:
+            status = answer.status_code
+            location = answer.headers.get("location")
+    except outgoing.AddressRefused as refused:
+        return done(None, f"URL refused: {refused}")
+    except httpx.TimeoutException:
         return done(None, f"no answer within {timeout:g} s")
-    except urllib3.exceptions.HTTPError as error:
+    except httpx.ConnectError as error:
+        return done(None, f"cannot connect: {error}")
+    except httpx.HTTPError as error:
         return done(None, f"{type(error).__name__}: {error}")
-    try:
-        status = int(answer.status)
-        location = answer.headers.get("location")
-    finally:
-        answer.close()  # the answer's body is not needed; nor is the connection kept for it
     if 300 <= status < 400:
         return done(status, f"redirect to {location!r} not followed")
     return done(status, None if 200 <= status < 300 or status == 410 else f"HTTP {status}")

@@ -35,7 +35,9 @@ RESERVED_NAMES = frozenset({"now", "counters", "value"})  # names CEL expression
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Built on first use, not when the class is defined: most functions never validate a label
+    # document, and each builds these once per process either way.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class Size(Strict):

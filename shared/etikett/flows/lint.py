@@ -12,7 +12,16 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from etikett.dsl.flow import CEL_FIELDS, NODE_SPECS, FlowDocument, FlowNode, targets
+from etikett.dsl.flow import (
+    CEL_FIELDS,
+    NODE_SPECS,
+    FlowDocument,
+    FlowNode,
+    HttpAction,
+    HttpTrigger,
+    PrintNode,
+    targets,
+)
 from etikett.flows.findings import Finding, pointer
 
 CEL_NAMES = ("record", "context", "runner")
@@ -180,8 +189,8 @@ def _node_findings(
                     params={"expression": source[:200], "reason": problem},
                 )
             )
-    if fields is not None and node.type == "trigger.http":
-        other = http_paths.setdefault(fields.path, node.id)  # type: ignore[attr-defined]
+    if isinstance(fields, HttpTrigger):
+        other = http_paths.setdefault(fields.path, node.id)
         if other != node.id:
             found.append(
                 Finding(
@@ -190,11 +199,11 @@ def _node_findings(
                     path=here + "/path",
                     node_id=node.id,
                     message=f"The HTTP path is taken by node {other!r}.",
-                    params={"path": fields.path, "node": other},  # type: ignore[attr-defined]
+                    params={"path": fields.path, "node": other},
                 )
             )
-    if fields is not None and node.type == "action.http":
-        problem = _url_problem(fields.url)  # type: ignore[attr-defined]
+    if isinstance(fields, HttpAction):
+        problem = _url_problem(fields.url)
         if problem:
             found.append(
                 Finding(
@@ -203,11 +212,11 @@ def _node_findings(
                     path=here + "/url",
                     node_id=node.id,
                     message=problem,
-                    params={"url": fields.url},  # type: ignore[attr-defined]
+                    params={"url": fields.url},
                 )
             )
-    if fields is not None and node.type == "action.print" and labels is not None:
-        found += _label_findings(here, node, fields.label, fields.variables, labels)  # type: ignore[attr-defined]
+    if isinstance(fields, PrintNode) and labels is not None:
+        found += _label_findings(here, node, fields.label, fields.variables, labels)
     return found
 
 

@@ -5,18 +5,26 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 MAX_RECORDS = 100_000
+
+RecordFormat = Literal["csv", "json", "jsonl"]
 
 
 class SourceInvalid(ValueError):
     """The content cannot be read as records in its format; the message names where."""
 
 
-def parse(
-    content: bytes, fmt: Literal["csv", "json", "jsonl"], delimiter: str = ","
-) -> list[dict[str, Any]]:
+def record_format(name: str) -> RecordFormat:
+    """`name` as a format of records; SourceInvalid if it names none."""
+    for fmt in get_args(RecordFormat):
+        if fmt == name:
+            return cast(RecordFormat, fmt)
+    raise SourceInvalid(f"{name!r} is not a format of records (csv, json, jsonl)")
+
+
+def parse(content: bytes, fmt: RecordFormat, delimiter: str = ",") -> list[dict[str, Any]]:
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from etikett.local.template import LOCAL_ACCOUNT, Function
 
@@ -65,7 +65,10 @@ class FunctionRegistry:
         module = importlib.util.module_from_spec(spec)
         sys.modules[unique] = module
         spec.loader.exec_module(module)
-        return getattr(module, attribute)
+        handler = getattr(module, attribute)
+        if not callable(handler):
+            raise ImportError(f"{function.handler} is not callable")
+        return cast(Handler, handler)
 
     def context(self, logical_id: str) -> LambdaContext:
         function = self._functions[logical_id]

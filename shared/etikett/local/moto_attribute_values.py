@@ -49,6 +49,7 @@ def install() -> None:
             generic(self, serialized, value, shape, key)
 
         setattr(serialize_structure, _MARK, True)
+        # The patch this module exists for (mypy refuses assignments to methods)
         cls._serialize_type_structure = serialize_structure  # type: ignore[method-assign]
 
 

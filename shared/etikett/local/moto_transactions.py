@@ -17,8 +17,8 @@ import copy
 import functools
 import threading
 from dataclasses import dataclass, field
-from types import SimpleNamespace
-from typing import Any
+from types import ModuleType
+from typing import Any, cast
 
 import moto.dynamodb.models as dynamodb_models
 from moto.dynamodb.models import DynamoDBBackend
@@ -53,14 +53,23 @@ def install() -> None:
                 _covered.tables = frozenset()
 
         setattr(transact_write_items, _MARK, True)
+        # The patch this module exists for (mypy refuses assignments to methods)
         DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
         # The only other deepcopy in moto's backend module copies a single item; tables that the
         # undo log covers are handed back as they are instead of copied.
-        shim = SimpleNamespace(deepcopy=_deepcopy_except_covered_tables)
-        dynamodb_models.copy = shim  # type: ignore[attr-defined]
+        # (setattr: the module imports `copy` for itself, it does not export it)
+        setattr(dynamodb_models, "copy", _CopyExceptCoveredTables("copy"))  # noqa: B010
 
 
 _covered = threading.local()
+
+
+class _CopyExceptCoveredTables(ModuleType):
+    """Stands in for the `copy` module in moto's backend module, which uses only deepcopy."""
+
+    @staticmethod
+    def deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+        return _deepcopy_except_covered_tables(value, memo)
 
 
 def _deepcopy_except_covered_tables(value: Any, memo: dict[int, Any] | None = None) -> Any:
@@ -94,7 +103,9 @@ class _UndoLog:
                 hash_key = DynamoType(key[table.hash_key_attr])
                 range_key = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
             except (AttributeError, KeyError, TypeError, ValueError):
-                uncovered.add(_table_name(entry))
+                name = _table_name(entry)
+                if name is not None:
+                    uncovered.add(name)
                 continue
             keyed.append((table, hash_key, range_key))
         seen: set[int] = set()
@@ -115,10 +126,12 @@ class _UndoLog:
     def restore(self) -> None:
         for table, hash_key, range_key, item in reversed(self.items):
             if range_key is None:
+                # moto types its items as nested dicts; without a range key they are flat.
+                items = cast(dict[DynamoType, Item], table.items)
                 if item is None:
-                    table.items.pop(hash_key, None)
+                    items.pop(hash_key, None)
                 else:
-                    table.items[hash_key] = item
+                    items[hash_key] = item
             elif item is None:
                 table.items.get(hash_key, {}).pop(range_key, None)
                 if hash_key in table.items and not table.items[hash_key]:

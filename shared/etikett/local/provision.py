@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import boto3
+
+if TYPE_CHECKING:  # the stubs are a development dependency
+    from mypy_boto3_s3.literals import BucketLocationConstraintType
 
 from etikett.local.template import LOCAL_ACCOUNT, Template
 
@@ -93,10 +96,10 @@ def provision(
     resolver = Resolver(region, {**template.parameters, **(parameters or {})})
     session = boto3.session.Session(region_name=region)
 
-    def client(service: str) -> Any:
-        return session.client(service, endpoint_url=endpoint_url)
-
-    dynamodb, sqs, s3, kms = client("dynamodb"), client("sqs"), client("s3"), client("kms")
+    dynamodb = session.client("dynamodb", endpoint_url=endpoint_url)
+    sqs = session.client("sqs", endpoint_url=endpoint_url)
+    s3 = session.client("s3", endpoint_url=endpoint_url)
+    kms = session.client("kms", endpoint_url=endpoint_url)
     for name, resource in template.resources_of("AWS::DynamoDB::Table").items():
         props = resolver.resolve(resource.get("Properties", {}))
         table = props.get("TableName") or _physical(name)
@@ -110,12 +113,15 @@ def provision(
         props = resolver.resolve(resource.get("Properties", {}))
         bucket = props.get("BucketName") or _physical(name).lower()
         if bucket not in {b["Name"] for b in s3.list_buckets().get("Buckets", [])}:
-            extra = (
-                {}
-                if region == "us-east-1"
-                else {"CreateBucketConfiguration": {"LocationConstraint": region}}
-            )
-            s3.create_bucket(Bucket=bucket, **extra)
+            if region == "us-east-1":  # S3 refuses a location constraint naming its home
+                s3.create_bucket(Bucket=bucket)
+            else:
+                s3.create_bucket(
+                    Bucket=bucket,
+                    CreateBucketConfiguration={
+                        "LocationConstraint": cast("BucketLocationConstraintType", region)
+                    },
+                )
         resolver.refs[name] = bucket
         resolver.attributes[(name, "Arn")] = f"arn:aws:s3:::{bucket}"
 
@@ -195,11 +201,19 @@ def function_environment(template: Template, resolver: Resolver) -> dict[str, st
     All functions share one process locally, so a variable that two functions set differently
     (only descriptive ones such as the service name) is left out; their handlers name it themselves.
     """
-    environment = {k: str(resolver.resolve(v)) for k, v in template.global_environment.items()}
+    # A parameter given no value (and without a default) sets no variable, never "None".
+    environment = {
+        k: str(v)
+        for k, v in ((k, resolver.resolve(v)) for k, v in template.global_environment.items())
+        if v is not None
+    }
     seen: dict[str, str | None] = {}
     for function in template.functions.values():
         for key, value in function.environment.items():
-            resolved = str(resolver.resolve(value))
+            raw = resolver.resolve(value)
+            if raw is None:
+                continue
+            resolved = str(raw)
             seen[key] = resolved if seen.get(key, resolved) == resolved else None
     environment.update({k: v for k, v in seen.items() if v is not None})
     return environment

@@ -18,7 +18,8 @@ from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
 from etikett.local.sqs import SqsPoller
-from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
+from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
+from etikett.local.streams import StreamPoller, moto_shard_end
 from etikett.local.template import Template, load
 from etikett.settings import LocalSettings
 
@@ -93,7 +94,14 @@ class LocalService:
             self.aws.endpoint_url,
             LOCAL_REGION,
             # Local models live on the developer's network: private addresses are allowed here.
-            {"Build": self.local.build, "OutgoingPrivateNetworks": "true"},
+            # Setup needs no secret on the developer's own machine (a deployed stack does), and
+            # the printer simulator runs on loopback.
+            {
+                "Build": self.local.build,
+                "OutgoingPrivateNetworks": "true",
+                "SetupSecret": "",
+                "LoopbackPrinters": "true",
+            },
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
         os.environ["ETIKETT_AGENT_URL"] = self.agent_url

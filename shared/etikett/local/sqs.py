@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import boto3
@@ -16,7 +17,7 @@ from etikett.local.template import SqsSource
 logger = logging.getLogger("etikett.sqs")
 
 
-def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> dict[str, Any]:
+def sqs_event(messages: Sequence[Mapping[str, Any]], queue_arn: str, region: str) -> dict[str, Any]:
     return {
         "Records": [
             {

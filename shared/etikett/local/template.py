@@ -27,8 +27,10 @@ def _intrinsic(loader: _CfnLoader, suffix: str, node: yaml.Node) -> dict[str, An
             value = value.split(".", 1)
     elif isinstance(node, yaml.SequenceNode):
         value = loader.construct_sequence(node, deep=True)
-    else:
+    elif isinstance(node, yaml.MappingNode):
         value = loader.construct_mapping(node, deep=True)
+    else:  # YAML has no fourth kind of node
+        raise yaml.constructor.ConstructorError(None, None, f"unexpected {node!r}", node.start_mark)
     return {name: value}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from anyio import to_thread
+from aws_lambda_powertools import Logger
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
@@ -20,10 +20,13 @@ from etikett.errors import EtikettError, ProblemCode
 from etikett.mcp import catalog
 from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
 
-logger = logging.getLogger("etikett.mcp")
-# With a manager (and transport) per request, the SDK's INFO lines on each start and stop, and the
-# in-process client's line per operation, are noise: the function logs each request once itself.
-for _name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http", "httpx2"):
+# A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
+# the invocation's context and correlation id, as the function's own.
+logger = Logger(child=True)
+
+# The SDK's loggers are stdlib loggers, configured as such. With a manager per request, its INFO
+# lines on each start and stop are noise: the function logs each request once itself.
+for _name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
     logging.getLogger(_name).setLevel(logging.WARNING)
 
 # DNS-rebinding protection guards servers that trust whoever can reach them (a local server a web
@@ -49,7 +52,9 @@ async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     scope[VIA_MCP_SCOPE_KEY] = True
     request = Request(scope, receive)
     try:
-        caller = await to_thread.run_sync(authenticate, request)
+        # As a REST operation's access rule does: in the request's own thread (one request per
+        # Lambda container at a time), no hop to a worker thread.
+        caller = authenticate(request)
     except EtikettError as error:
         response = problem_response(
             error.code, error.title, error.detail, error.params, error.headers

@@ -4,11 +4,11 @@ schemas, registries and the OpenAPI document."""
 
 from __future__ import annotations
 
-import logging
 from functools import cache
 from typing import Any
 
 import mcp_types as types
+from aws_lambda_powertools import Logger
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -19,7 +19,9 @@ from etikett.errors import EtikettError, InvalidRequest
 from etikett.mcp import catalog as catalogs
 from etikett.mcp import invoke, resources, results
 
-logger = logging.getLogger("etikett.mcp")
+# A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
+# the invocation's context and correlation id, as the function's own.
+logger = Logger(child=True)
 
 # Set by the HTTP endpoint once the bearer token is authenticated; read by the handlers.
 CALLER_KEY = "etikett.mcp.caller"
@@ -120,7 +122,9 @@ async def call_tool(
             names = ", ".join(dict.fromkeys(item["field"] for item in fields))
             raise InvalidRequest(f"Invalid arguments: {names}.", fields=fields)
         prepared = invoke.prepare(spec, arguments)
-        response = await invoke.execute(prepared, _scope_value(ctx, TOKEN_KEY), request_id)
+        response = await invoke.execute(
+            prepared, _scope_value(ctx, TOKEN_KEY), request_id, _scope_value(ctx, CALLER_KEY)
+        )
         return results.from_response(response.status_code, response.headers, response.content)
     except EtikettError as error:
         return results.error_result(error)

@@ -1,7 +1,11 @@
 """1-bit grayscale PNG of a raster, written directly (filter 0 rows, one zlib stream).
 
-Pillow's PNG encoder takes ~9 ms for a 4x6 in label at 203 dpi; this takes ~1.5 ms and is smaller:
-bilevel label rows compress best unfiltered. PNG's 1-bit gray is 0 = black, like mode "1".
+Pillow's PNG encoder takes ~9 ms for a 4x6 in label at 203 dpi; this takes well under 1 ms and is
+smaller: bilevel label rows compress best unfiltered. PNG's 1-bit gray is 0 = black, like mode "1".
+
+PNG wants each row behind its filter type byte (0). Packed with 8 black dots in front, a row of the
+raster is exactly that: the 8 dots are the 0 byte, and the raster's own bits follow byte-aligned.
+So one `tobytes` of the widened raster gives the scanlines, with no pass over the rows in Python.
 """
 
 from __future__ import annotations
@@ -11,23 +15,23 @@ import zlib
 
 from PIL import Image
 
-from etikett.render.bits import bytes_per_row
+from etikett.render.deflate import zlib_stream
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_FILTER_DOTS = 8  # one byte of 0 bits: the "no filter" type in front of each row
 
 
-def to_png(image: Image.Image, *, level: int = 6) -> bytes:
+def to_png(image: Image.Image) -> bytes:
     if image.mode != "1":
         raise ValueError(f"a label raster is a mode '1' image, not {image.mode!r}")
-    raw = image.tobytes()
-    row = bytes_per_row(image)
-    rows = b"".join(b"\x00" + raw[start : start + row] for start in range(0, len(raw), row))
+    rows = Image.new("1", (image.width + _FILTER_DOTS, image.height), 0)
+    rows.paste(image, (_FILTER_DOTS, 0))
     header = struct.pack(">IIBBBBB", image.width, image.height, 1, 0, 0, 0, 0)
     return b"".join(
         (
             SIGNATURE,
             _chunk(b"IHDR", header),
-            _chunk(b"IDAT", zlib.compress(rows, level)),
+            _chunk(b"IDAT", zlib_stream(rows.tobytes())),
             _chunk(b"IEND", b""),
         )
     )

@@ -13,12 +13,12 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from typing import Literal
 
 from PIL import Image
 
 from etikett.render.bits import black_is_one, bytes_per_row
+from etikett.render.deflate import zlib_stream
 
 Compression = Literal["z64", "acs", "hex"]
 
@@ -27,26 +27,22 @@ _LARGE = "ghijklmnopqrstuvwxyz"  # 20..400, steps of 20
 _RUN = re.compile(r"([0-9A-F])\1+")
 
 
-def encode_zpl(
-    image: Image.Image, *, copies: int = 1, compression: Compression = "z64", zlib_level: int = 6
-) -> bytes:
+def encode_zpl(image: Image.Image, *, copies: int = 1, compression: Compression = "z64") -> bytes:
     """A complete job for one label (`copies` times): ^XA … ^XZ."""
     if copies < 1:
         raise ValueError("copies must be at least 1")
-    field = graphic_field(image, compression=compression, zlib_level=zlib_level)
+    field = graphic_field(image, compression=compression)
     return (
         f"^XA\n^PW{image.width}\n^LL{image.height}\n^LH0,0\n^FO0,0{field}^FS\n^PQ{copies}\n^XZ\n"
     ).encode("ascii")
 
 
-def graphic_field(
-    image: Image.Image, *, compression: Compression = "z64", zlib_level: int = 6
-) -> str:
+def graphic_field(image: Image.Image, *, compression: Compression = "z64") -> str:
     row_bytes = bytes_per_row(image)
     raw = black_is_one(image)
     total = len(raw)
     if compression == "z64":
-        data = z64(raw, zlib_level)
+        data = z64(raw)
     elif compression == "acs":
         data = acs(raw, row_bytes)
     elif compression == "hex":
@@ -56,8 +52,8 @@ def graphic_field(
     return f"^GFA,{total},{total},{row_bytes},{data}"
 
 
-def z64(raw: bytes, level: int = 6) -> str:
-    text = base64.b64encode(zlib.compress(raw, level))
+def z64(raw: bytes) -> str:
+    text = base64.b64encode(zlib_stream(raw))
     return f":Z64:{text.decode('ascii')}:{binascii.crc_hqx(text, 0):04X}"
 
 

@@ -281,6 +281,11 @@ def mark_deployed(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     )
 
 
+def use_flow(uow: UnitOfWork, flow_id: str, deployment_id: str) -> None:
+    """The deployment uses its flow (again: a rollback put it back on a group)."""
+    flows.mark_used(uow, flow_id, deployment_id)
+
+
 def release_flow(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     """The deployment no longer uses its flow (the flow may be deleted once none does)."""
     flows.unmark_used(uow, deployment.flow_id, deployment.id)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pynamodb.attributes import (
     BooleanAttribute,
     JSONAttribute,
+    ListAttribute,
     NumberAttribute,
     TTLAttribute,
     UnicodeAttribute,
@@ -39,6 +40,8 @@ class GroupRecord:
     name: str
     description: str | None
     created_at: dt.datetime
+    # Ports an admin allows the group's printers besides 9100, 6101 and 515.
+    printer_ports: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class _GroupItem(Model):
     name = UnicodeAttribute()
     description = UnicodeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
+    printer_ports = ListAttribute(of=NumberAttribute, null=True)
     by_kind = _ByKind()
 
 
@@ -152,6 +156,8 @@ class _RunnerItem(Model):
     created_at = UTCDateTimeAttribute()
     by_kind = _ByKind()
     by_group = _ByGroup()
+    # Discovery's rate limit: the time its discoveries are booked up to (see domain.printers).
+    discovery_booked_until = UTCDateTimeAttribute(null=True)
 
 
 class _EnrollmentTokenItem(Model):
@@ -250,6 +256,16 @@ def add_group(uow: UnitOfWork, group: GroupRecord) -> None:
     uow.put(item, _GroupItem.id.does_not_exist(), name="group.absent")
 
 
+def update_group(uow: UnitOfWork, before: GroupRecord, after: GroupRecord) -> None:
+    """`group.exists` fails when the group is gone."""
+    uow.update(
+        _GroupItem(before.id, GROUP_SK),
+        changes(_GroupItem, before, after),
+        _GroupItem.id.exists(),
+        name="group.exists",
+    )
+
+
 def page_groups(limit: int, cursor: str | None) -> Page[GroupRecord]:
     def query(**page: Any) -> Any:
         return _GroupItem.by_kind.query("group", **page)
@@ -313,6 +329,31 @@ def touch_runner(runner_id: str, **fields: Any) -> bool:
         if error.cause_response_code == "ConditionalCheckFailedException":
             return False
         raise
+    return True
+
+
+def discovery_schedule(runner_id: str) -> dt.datetime | None:
+    """When the Runner's discoveries are booked up to (None: never discovered)."""
+    try:
+        item = _RunnerItem.get(runner_id, RUNNER_SK, consistent_read=True)
+    except _RunnerItem.DoesNotExist:
+        return None
+    return item.discovery_booked_until
+
+
+def book_discovery(runner_id: str, seen: dt.datetime | None, booked_until: dt.datetime) -> bool:
+    """Move the Runner's booking from `seen` (what the caller read) to `booked_until`, in one
+    conditional write: False when another discovery booked meanwhile (read again, retry)."""
+    attribute = _RunnerItem.discovery_booked_until
+    unchanged = attribute.does_not_exist() if seen is None else attribute == seen
+    try:
+        _RunnerItem(runner_id, RUNNER_SK).update(
+            actions=[attribute.set(booked_until)], condition=_RunnerItem.id.exists() & unchanged
+        )
+    except UpdateError as error:
+        if error.cause_response_code != "ConditionalCheckFailedException":
+            raise
+        return False
     return True
 
 

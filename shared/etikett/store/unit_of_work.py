@@ -31,6 +31,9 @@ Write = Callable[[TransactWrite], None]
 
 # DynamoDB takes at most 100 items per transaction.
 MAX_WRITES = 100
+# pynamodb sends a transaction's items grouped by kind in this order, whatever order they were
+# added in; a cancellation reason's index counts in the order sent.
+_SENT_ORDER = {"check": 0, "delete": 1, "put": 2, "update": 3}
 
 
 class ConditionFailed(Conflict):
@@ -53,7 +56,7 @@ class UnitOfWork:
         errors: Mapping[str, EtikettError] | None = None,
     ) -> None:
         """`audit`: the change's audit entry, written in the same transaction."""
-        self._writes: list[tuple[str | None, Write]] = []
+        self._writes: list[tuple[str, str | None, Write]] = []
         self._errors = dict(errors or {})
         self._after: list[Callable[[], None]] = []
         if audit is not None:
@@ -64,7 +67,7 @@ class UnitOfWork:
     def put(
         self, item: Model, condition: Condition | None = None, *, name: str | None = None
     ) -> None:
-        self._add(name, lambda tx: tx.save(item, condition=condition))
+        self._add("put", name, lambda tx: tx.save(item, condition=condition))
 
     def update(
         self,
@@ -74,12 +77,12 @@ class UnitOfWork:
         *,
         name: str | None = None,
     ) -> None:
-        self._add(name, lambda tx: tx.update(item, actions=actions, condition=condition))
+        self._add("update", name, lambda tx: tx.update(item, actions=actions, condition=condition))
 
     def delete(
         self, item: Model, condition: Condition | None = None, *, name: str | None = None
     ) -> None:
-        self._add(name, lambda tx: tx.delete(item, condition=condition))
+        self._add("delete", name, lambda tx: tx.delete(item, condition=condition))
 
     def check(
         self,
@@ -92,6 +95,7 @@ class UnitOfWork:
     ) -> None:
         """A condition on an item this change does not write (it must hold when it commits)."""
         self._add(
+            "check",
             name,
             lambda tx: tx.condition_check(
                 model, hash_key, range_key=range_key, condition=condition
@@ -113,23 +117,25 @@ class UnitOfWork:
             return
         if len(self._writes) > MAX_WRITES:
             raise ValueError(f"{len(self._writes)} writes; a transaction takes {MAX_WRITES}")
+        writes = sorted(self._writes, key=lambda write: _SENT_ORDER[write[0]])  # as sent
         try:
             with TransactWrite(connection=connection()) as tx:
-                for _, write in self._writes:
+                for _, _, write in writes:
                     write(tx)
         except TransactWriteError as error:
-            raise self._refusal(error) from None
+            raise self._refusal(error, [name for _, name, _ in writes]) from None
         finally:
             self._writes.clear()
         for action in self._after:
             action()
 
-    def _refusal(self, error: TransactWriteError) -> Exception:
+    def _refusal(self, error: TransactWriteError, names: list[str | None]) -> Exception:
+        """The error for a cancelled transaction; `names` are its writes' in the order sent."""
         reasons = getattr(error, "cancellation_reasons", None) or []
         codes = [reason.code if reason is not None else None for reason in reasons]
         for index, code in enumerate(codes):
             if code == "ConditionalCheckFailed":
-                name = self._writes[index][0] if index < len(self._writes) else None
+                name = names[index] if index < len(names) else None
                 if name is not None and name in self._errors:
                     return self._errors[name]
                 return ConditionFailed(name)
@@ -137,8 +143,8 @@ class UnitOfWork:
             return ConditionFailed(None)
         return error
 
-    def _add(self, name: str | None, write: Write) -> None:
-        self._writes.append((name, write))
+    def _add(self, kind: str, name: str | None, write: Write) -> None:
+        self._writes.append((kind, name, write))
 
     def __enter__(self) -> UnitOfWork:
         return self

@@ -3,7 +3,6 @@ and the failed-login memory of the login throttle."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,9 +43,12 @@ class UserRecord:
 
 
 @dataclass(frozen=True)
-class LoginFailures:
+class LoginAttempts:
+    """Failed logins for one username from one client address (a /64 for IPv6)."""
+
     failures: int
-    window_ends: dt.datetime
+    next_attempt_at: dt.datetime | None  # no attempt is checked before this
+    expires: dt.datetime  # forgotten after this (DynamoDB's TTL deletes it later)
 
 
 def username_key(username: str) -> str:
@@ -94,20 +96,20 @@ class _SetupMarker(Model):
     user_id = UnicodeAttribute()
 
 
-class _LoginFailures(Model):
+class _LoginAttempts(Model):
     Meta = _META
-    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "login#<casefolded name>"
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "login#<casefolded name>#<address>"
     failures = NumberAttribute(default=0)
-    window_ends = UTCDateTimeAttribute()
-    expires = TTLAttribute(null=True)
+    next_attempt_at = UTCDateTimeAttribute(null=True)
+    expires = TTLAttribute()
 
 
 def _claim_key(username: str) -> str:
     return f"username#{username_key(username)}"
 
 
-def _login_key(username: str) -> str:
-    return f"login#{username_key(username)}"
+def _login_key(username: str, address: str) -> str:
+    return f"login#{username_key(username)}#{address}"
 
 
 def _record(item: _UserItem) -> UserRecord:
@@ -139,10 +141,20 @@ def any_exists() -> bool:
 
 
 def other_active_admin_exists(user_id: str) -> bool:
+    return another_active_admin(user_id) is not None
+
+
+def another_active_admin(user_id: str) -> str | None:
+    """The id of an active admin other than `user_id`, if there is one."""
     condition = _UserItem.roles.contains("admin") & (_UserItem.active == True)  # noqa: E712
-    return any(
-        item.id != user_id for item in _UserItem.by_username.query(KIND, filter_condition=condition)
-    )
+    found = _UserItem.by_username.query(KIND, filter_condition=condition)
+    return next((item.id for item in found if item.id != user_id), None)
+
+
+def check_active_admin(uow: UnitOfWork, user_id: str) -> None:
+    """`admin.active` fails unless `user_id` is still an active admin when `uow` commits."""
+    condition = _UserItem.roles.contains("admin") & (_UserItem.active == True)  # noqa: E712
+    uow.check(_UserItem, user_id, None, condition, name="admin.active")
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -174,25 +186,58 @@ def update(uow: UnitOfWork, before: UserRecord, after: UserRecord) -> None:
 # --- the login throttle's memory ---------------------------------------------------------------
 
 
-def login_failures(username: str) -> LoginFailures | None:
-    item = get_item(_LoginFailures, _login_key(username))
-    return record_of(LoginFailures, item) if item is not None else None
-
-
-def count_login_failure(username: str, now: dt.datetime, window: dt.timedelta) -> None:
-    """One more failure in the open window, or the first of a new one."""
-    key = _login_key(username)
+def login_attempts(username: str, address: str) -> LoginAttempts | None:
     try:
-        _LoginFailures(key=key).update(
-            actions=[_LoginFailures.failures.add(1)],
-            condition=_LoginFailures.window_ends > now,
-        )
-    except UpdateError:
-        # No open window: start one. A lost race here only costs the attacker one extra try.
-        ends = now + window
-        with contextlib.suppress(PutError):
-            _LoginFailures(key=key, failures=1, window_ends=ends, expires=ends).save()
+        item = _LoginAttempts.get(_login_key(username, address), consistent_read=True)
+    except _LoginAttempts.DoesNotExist:
+        return None
+    return LoginAttempts(
+        failures=int(item.failures),
+        next_attempt_at=item.next_attempt_at,
+        expires=item.expires,
+    )
 
 
-def clear_login_failures(username: str) -> None:
-    _LoginFailures(key=_login_key(username)).delete()
+def claim_login_attempt(
+    username: str,
+    address: str,
+    *,
+    expected: int | None,
+    failures: int,
+    next_attempt_at: dt.datetime | None,
+    expires: dt.datetime,
+) -> bool:
+    """Store `failures` if the stored count is still `expected` (None: nothing is stored), in
+    one conditional write: False when another attempt was counted since, and nothing was
+    written (the caller reads again and retries)."""
+    key = _login_key(username, address)
+    try:
+        if expected is None:
+            _LoginAttempts(
+                key=key, failures=failures, next_attempt_at=next_attempt_at, expires=expires
+            ).save(condition=_LoginAttempts.key.does_not_exist())
+        else:
+            _LoginAttempts(key=key).update(
+                actions=[
+                    _LoginAttempts.failures.set(failures),
+                    _LoginAttempts.next_attempt_at.remove()
+                    if next_attempt_at is None
+                    else _LoginAttempts.next_attempt_at.set(next_attempt_at),
+                    _LoginAttempts.expires.set(expires),
+                ],
+                condition=_LoginAttempts.failures == expected,
+            )
+    except (PutError, UpdateError) as error:
+        if _condition_failed(error):
+            return False
+        raise
+    return True
+
+
+def _condition_failed(error: Exception) -> bool:
+    cause = getattr(error, "cause_response_code", None)
+    return cause == "ConditionalCheckFailedException"
+
+
+def clear_login_attempts(username: str, address: str) -> None:
+    _LoginAttempts(key=_login_key(username, address)).delete()

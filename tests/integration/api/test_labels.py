@@ -190,6 +190,11 @@ def test_patches_make_versions_and_keep_ids(designer: Api) -> None:
         422,
         "document.patch_failed",
     )
+    # A copy that doubles the document is stopped at the operation that crosses the limit.
+    doubling = [{"op": "add", "path": "/grow", "value": ["x" * 60_000]}]
+    doubling += [{"op": "copy", "from": "/grow", "path": "/grow/-"}] * 40
+    too_large = problem(_patch(designer, label["id"], doubling), 413, "document.too_large")
+    assert too_large["params"]["index"] == 8
     # Nothing of the refused patches was saved.
     assert designer.get(f"/labels/{label['id']}").json()["latest_version"] == 2
 
@@ -520,3 +525,22 @@ def test_cel_evaluate(designer: Api) -> None:
         designer.post("/cel/evaluate", json={"expression": "1 +\n  * 2"}), 422, "cel.invalid"
     )
     assert body["params"]["line"] == 2 and body["params"]["column"] is not None
+
+
+def test_cel_evaluate_stops_a_runaway_expression(admin: Api) -> None:
+    """Any role may evaluate: the most an operator's token can make it do is bounded."""
+    _, operator = admin.user_session(["operator"])
+    hundred = "[" + ", ".join(str(i) for i in range(100)) + "]"
+    runaway = f"{hundred}.map(a, {hundred}.map(b, {hundred}.map(c, s + s)))"
+    response = operator.post(
+        "/cel/evaluate", json={"expression": runaway, "variables": {"s": "x" * 1000}}
+    )
+    body = problem(response, 422, "cel.limit_exceeded")
+    assert body["params"]["limit"] in ("work", "size", "time")
+    deep = "[1].map(a, [1].map(b, [1].map(c, [1].map(d, a + b + c + d))))"
+    body = problem(
+        operator.post("/cel/evaluate", json={"expression": deep}), 422, "cel.limit_exceeded"
+    )
+    assert body["params"]["limit"] == "depth"
+    ordinary = {"expression": "size(s + s)", "variables": {"s": "ab"}}
+    assert operator.post("/cel/evaluate", json=ordinary).json() == {"value": 4, "type": "int"}

@@ -15,7 +15,10 @@ def test_setup_then_restart_keeps_everything(tmp_path: Path) -> None:
     assert "First-time setup needed" in banner
     api = Api(server.url)
     try:
-        assert api.get("/auth/setup").json() == {"setup_required": True}
+        assert api.get("/auth/setup").json() == {
+            "setup_required": True,
+            "setup_secret_required": False,  # local mode: a deployed stack asks for its secret
+        }
         # Nothing but setup works before there is a user.
         problem(
             api.post("/auth/login", json={"username": "x", "password": "y" * 8}),
@@ -38,7 +41,7 @@ def test_setup_then_restart_keeps_everything(tmp_path: Path) -> None:
         cookie = response.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie
 
-        assert api.get("/auth/setup").json() == {"setup_required": False}
+        assert api.get("/auth/setup").json()["setup_required"] is False
         problem(
             api.post("/auth/setup", json={"username": "second", "password": PASSWORD}),
             409,
@@ -58,7 +61,7 @@ def test_setup_then_restart_keeps_everything(tmp_path: Path) -> None:
     banner = server.start()
     assert "Setup done" in banner
     try:
-        assert api.get("/auth/setup").json() == {"setup_required": False}
+        assert api.get("/auth/setup").json()["setup_required"] is False
         assert admin.get("/auth/whoami").json()["subject"] == "first"  # the session survived
         assert admin.get(f"/users/{user['id']}").json()["username"] == "kept-user"
         whoami = api.as_token(token["token"]).get("/auth/whoami").json()

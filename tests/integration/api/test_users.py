@@ -167,3 +167,72 @@ def test_user_management_is_for_admins(admin: Api) -> None:
         ):
             problem(session.request(method, path, json=body), 403, "auth.forbidden")
     assert admin.get(f"/users/{target['id']}").json()["roles"] == ["designer"]
+
+
+def test_an_agent_cannot_mint_a_person_while_the_policy_is_on(admin: Api) -> None:
+    """With `aiFreigabePflicht` on, an admin token could otherwise create a user (or set a
+    password, grant a role, bring a user back) and sign in as that person: a human session
+    that approves what agents made."""
+    agent = admin.as_token(admin.service_token("admin")["token"])
+    target = admin.create_user(["designer"])
+    admin.post(f"/users/{target['id']}/deactivate")
+    name = unique("minted")
+    attempts = (
+        ("createUser", "/users", {"username": name, "password": PASSWORD, "roles": ["admin"]}),
+        ("postUserRole", f"/users/{target['id']}/roles", {"role": "approver"}),
+        ("postUserPassword", f"/users/{target['id']}/password", {"password": "agent's choice"}),
+        ("postUserReactivate", f"/users/{target['id']}/reactivate", None),
+    )
+    for operation, path, body in attempts:
+        refused = problem(agent.post(path, json=body), 403, "policy.human_required")
+        assert refused["params"]["policy"] == "aiFreigabePflicht", operation
+    # Nothing changed: no user, no role, the old password, still inactive.
+    usernames = {u["username"] for u in admin.get("/users", params={"limit": 200}).json()["items"]}
+    assert name not in usernames
+    after = admin.get(f"/users/{target['id']}").json()
+    assert after["roles"] == ["designer"] and after["active"] is False
+    entries = admin.get(
+        "/audit-log", params={"actor": agent.get("/auth/whoami").json()["subject"]}
+    ).json()["items"]
+    assert {(e["operation_id"], e["outcome"], e["code"]) for e in entries} >= {
+        (operation, "refused", "policy.human_required") for operation, _, _ in attempts
+    }
+    # Taking access away stays open to agents (locking an account out must never wait).
+    assert agent.post(f"/users/{target['id']}/deactivate").status_code == 200
+    assert agent.delete(f"/users/{target['id']}/roles/designer").status_code == 200
+
+
+def test_with_the_policy_off_an_admin_token_manages_users(admin: Api) -> None:
+    agent = admin.as_token(admin.service_token("admin")["token"])
+    try:
+        assert (
+            admin.request("PUT", "/policies/aiFreigabePflicht", json={"enabled": False})
+        ).status_code == 200
+        created = agent.post("/users", json={"username": unique("bot-made"), "password": PASSWORD})
+        assert created.status_code == 201, created.text
+        user_id = created.json()["id"]
+        assert agent.post(f"/users/{user_id}/roles", json={"role": "operator"}).status_code == 200
+        reset = agent.post(f"/users/{user_id}/password", json={"password": "fresh password"})
+        assert reset.status_code == 204
+    finally:
+        admin.request("PUT", "/policies/aiFreigabePflicht", json={"enabled": True})
+
+
+def test_a_token_an_agent_mints_is_never_a_person(admin: Api) -> None:
+    """createApiToken makes service actors only, whoever asks and whatever subject it names."""
+    agent = admin.as_token(admin.service_token("admin")["token"])
+    person = admin.create_user(["designer"])
+    issued = agent.post("/auth/tokens", json={"subject": person["username"], "role": "admin"})
+    assert issued.status_code == 201, issued.text
+    assert issued.json()["token"].startswith("etks_")
+    minted = admin.as_token(issued.json()["token"])
+    who = minted.get("/auth/whoami").json()
+    assert who["actor"] == "service" and who["user_id"] is None
+    change = {"current_password": PASSWORD, "new_password": "x" * 12}
+    problem(minted.post("/auth/password", json=change), 403, "auth.human_required")
+    problem(minted.post("/auth/logout"), 409, "auth.not_a_session")
+    problem(
+        minted.post("/users", json={"username": unique("via-minted"), "password": PASSWORD}),
+        403,
+        "policy.human_required",
+    )

@@ -154,6 +154,11 @@ def test_newer_deployments_supersede_and_rollback_restores(
     entry = admin.get("/audit-log", params={"target": new["id"]}).json()["items"][0]
     assert entry["operation_id"] == "postDeploymentRollback"
     assert entry["details"]["restored"] == {group: f"{old['id']}@1"}
+    # The group runs the old deployment again: it is active, and its flow is in use until it
+    # is rolled back in turn.
+    assert admin.get(f"/deployments/{old['id']}").json()["status"] == "active"
+    problem(admin.delete(f"/flows/{flow_id}"), 409, "flow.in_use")
+    assert operator.post(f"/deployments/{old['id']}/rollback", json={}).status_code == 200
     assert admin.delete(f"/flows/{flow_id}").status_code == 204  # nothing uses it any more
 
 

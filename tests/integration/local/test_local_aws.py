@@ -634,3 +634,43 @@ if __name__ == "__main__":
         serve(*sys.argv[2:])
     else:
         sys.exit(f"usage: {sys.argv[0]} serve STATE_FILE SNAPSHOT_INTERVAL")
+
+
+def test_calls_share_one_connection_and_a_body_ends_where_its_length_says() -> None:
+    """botocore's connections stay open between calls (no TCP connection and server thread per
+    call), answers carry their length, and a client that asks for it gets the connection closed."""
+    import http.client
+
+    with LocalAws(None) as aws:
+        make_table(aws.endpoint_url, "t")
+        dynamodb = client("dynamodb", aws.endpoint_url)
+        dynamodb.put_item(TableName="t", Item={"pk": {"S": "a"}, "v": {"S": "x" * 5000}})
+        before = threading.active_count()
+        for _ in range(20):
+            assert dynamodb.get_item(TableName="t", Key={"pk": {"S": "a"}})["Item"]["v"]["S"]
+        assert threading.active_count() <= before + 1  # one thread per connection, not per call
+
+        host, port = urlsplit(aws.endpoint_url).netloc.split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        body = json.dumps({"TableName": "t", "Key": {"pk": {"S": "a"}}})
+        headers = {
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": "DynamoDB_20120810.GetItem",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=testing/20260101/eu-central-1/"
+            "dynamodb/aws4_request, SignedHeaders=host, Signature=0",
+        }
+        sockets = []
+        for _ in range(3):
+            connection.request("POST", "/", body, headers)
+            answer = connection.getresponse()
+            data = answer.read()
+            assert answer.status == 200 and answer.getheader("Connection") is None
+            assert int(answer.getheader("Content-Length")) == len(data)
+            assert json.loads(data)["Item"]["v"]["S"] == "x" * 5000
+            sockets.append(connection.sock)
+        assert sockets[0] is not None and sockets.count(sockets[0]) == 3  # the same connection
+        connection.request("POST", "/", body, {**headers, "Connection": "close"})
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.getheader("Connection") == "close"
+        connection.close()

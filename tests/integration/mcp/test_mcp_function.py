@@ -22,6 +22,8 @@ BROADER = {
     "S3WritePolicy": "S3CrudPolicy",
 }
 NAMING = {"POWERTOOLS_SERVICE_NAME"}  # each function names itself
+# Read only by operations MCP never offers (first-time setup): the secret stays with its function.
+NOT_FOR_MCP = {"ETIKETT_SETUP_SECRET": "postAuthSetup"}
 
 
 def _functions(repo: Path) -> dict[str, dict[str, Any]]:
@@ -80,6 +82,17 @@ def test_mcp_function_can_run_every_mcp_operation(repo: Path) -> None:
         variables = (properties.get("Environment") or {}).get("Variables", {})
         mine = (mcp.get("Environment") or {}).get("Variables", {})
         for key, value in variables.items():
+            if key in NOT_FOR_MCP:
+                assert key not in mine, (name, key)
+                continue
             assert key in NAMING or mine.get(key) == value, (name, key)
         assert mcp.get("MemorySize", 0) >= properties.get("MemorySize", 0), name
         assert mcp.get("Timeout", 0) >= properties.get("Timeout", 0), name
+    # ... and those operations are really not MCP's.
+    operations = {
+        route.operation_id: route.mcp
+        for group in GROUPS
+        for route in routes_of(group).routes
+        if isinstance(route, EtikettRoute)
+    }
+    assert all(operations[operation] is False for operation in NOT_FOR_MCP.values())

@@ -276,11 +276,17 @@ def test_discovery_findings_are_adopted_as_printers(
 ) -> None:
     site, agent = _admitted(admin, dev_server, tmp_path)
     runner_id = site.enrollment["runner_id"]
-    for targets in (["8.8.8.8"], ["10.0.0.0/16"], ["10.0.0.0/24", "10.0.1.1"], ["bad host!"]):
+    for targets in (["10.0.0.0/16"], ["10.0.0.0/24", "10.0.1.1"], ["bad host!"]):
         problem(
             operator.post(f"/runners/{runner_id}/discovery", json={"targets": targets}),
             422,
             "request.invalid",
+        )
+    for targets in (["8.8.8.8"], ["10.0.0.0/24:22"]):
+        problem(
+            operator.post(f"/runners/{runner_id}/discovery", json={"targets": targets}),
+            422,
+            "printer.address_refused",
         )
     job = operator.post(
         f"/runners/{runner_id}/discovery", json={"targets": ["127.0.0.1:9100", "192.168.5.0/28"]}
@@ -463,7 +469,10 @@ def test_job_bytes_travel_in_the_message_or_through_s3(
         },
     ).json()
     for size in (MESSAGE_DATA_BYTES, MESSAGE_DATA_BYTES + 1):
-        data = bytes(range(256)) * (size // 256) + b"^" * (size % 256)
+        # One ZPL format whose field data is every byte value, to the exact size.
+        filler = bytes(range(256)) * (size // 256)
+        data = b"^XA^FD" + filler[: size - 9] + b"^" * max(0, size - 9 - len(filler)) + b"^XZ"
+        assert len(data) == size
         job = operator.post(
             f"/runners/{runner_id}/jobs",
             json={"printer_id": printer["id"], "data_base64": base64.b64encode(data).decode()},
@@ -665,3 +674,85 @@ def test_a_removed_runners_open_jobs_end(admin: Api, dev_server: DevServer, tmp_
     assert admin.delete(f"/runners/{runner_id}").status_code == 204
     ended = admin.get(f"/jobs/{job['id']}").json()
     assert (ended["status"], ended["outcome_reason"]) == ("failed", "runner_removed")
+
+
+def test_printers_stay_on_the_sites_network_and_its_printer_ports(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """An operator cannot point a Runner at the internet or at a site's other services; an
+    admin may allow the group more printer ports, and that is audited and reaches the Runner."""
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id, group_id = site.enrollment["runner_id"], site.enrollment["group_id"]
+
+    def declare(uri: str) -> httpx.Response:
+        body = {"name": unique("p"), "runner_id": runner_id, "uri": uri, "language": "zpl"}
+        return operator.post("/printers", json={**body, "dpi": 203})
+
+    for uri in ("tcp://93.184.216.34:9100", "tcp://10.0.0.5:22", "tcp://10.0.0.5:9101"):
+        refused = problem(declare(uri), 422, "printer.address_refused")
+        assert refused["params"]["uri"] == uri and refused["params"]["reason"]
+    problem(
+        operator.request("PUT", f"/runner-groups/{group_id}/printer-ports", json={"ports": [9101]}),
+        403,
+        "auth.forbidden",
+    )
+    problem(
+        admin.request("PUT", f"/runner-groups/{group_id}/printer-ports", json={"ports": [80]}),
+        422,
+        "request.invalid",
+    )
+    allowed = admin.request(
+        "PUT", f"/runner-groups/{group_id}/printer-ports", json={"ports": [9101, 9101]}
+    )
+    assert allowed.status_code == 200 and allowed.json()["printer_ports"] == [9101]
+    assert declare("tcp://10.0.0.5:9101").status_code == 201
+    problem(declare("tcp://93.184.216.34:9101"), 422, "printer.address_refused")
+    assert agent.get("/config").json()["printer_ports"] == [9101]
+    entries = admin.get(
+        "/audit-log", params={"operation": "putRunnerGroupPrinterPorts", "target": group_id}
+    ).json()["items"]
+    assert [(e["outcome"], e["details"]) for e in entries if e["outcome"] == "success"] == [
+        ("success", {"before": [], "after": [9101]})
+    ]
+
+
+def test_raw_jobs_carry_printer_language_only(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    body = {"name": unique("raw"), "runner_id": runner_id, "uri": "tcp://10.0.0.9:9100"}
+    printer = operator.post("/printers", json={**body, "language": "zpl", "dpi": 203}).json()
+    for data in (
+        b"GET /admin HTTP/1.1\r\nHost: 10.0.0.9\r\n\r\n",
+        b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03",
+        b"^XA^XZ\r\nFLUSHALL\r\n",
+    ):
+        refused = problem(
+            operator.post(
+                f"/runners/{runner_id}/jobs",
+                json={"printer_id": printer["id"], "data_base64": base64.b64encode(data).decode()},
+            ),
+            422,
+            "job.not_printer_data",
+        )
+        assert refused["params"]["language"] == "zpl"
+    assert agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
+
+
+def test_discovery_is_rate_limited_per_runner(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    site, _agent = _admitted(admin, dev_server, tmp_path)
+    runner_id, group_id = site.enrollment["runner_id"], site.enrollment["group_id"]
+    for _ in range(3):  # a burst of three, then one every 20 s
+        burst = operator.post(f"/runners/{runner_id}/discovery", json={"targets": ["10.0.0.0/28"]})
+        assert burst.status_code == 202, burst.text
+    again = operator.post(f"/runners/{runner_id}/discovery", json={"targets": ["10.0.0.0/28"]})
+    body = problem(again, 429, "runner.discovery_throttled")
+    wait = int(again.headers["retry-after"])
+    assert 1 <= wait <= 20 and body["params"]["retry_after"] == wait
+    grouped = operator.post(
+        "/printers/discover", json={"group_id": group_id, "targets": ["10.0.0.1"]}
+    )
+    problem(grouped, 429, "runner.discovery_throttled")

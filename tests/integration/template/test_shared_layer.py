@@ -53,7 +53,10 @@ import etikett
 print(json.dumps({{
     "package": etikett.__file__,
     "tools": sorted(catalog.catalog().tools),
-    "groups": sorted(m for m in sys.modules if m.startswith("etikett.api.") and m.count(".") == 2),
+    "groups": sorted(
+        m for m in sys.modules
+        if m.startswith(("etikett.api.", "etikett.mcp.")) and m.count(".") == 2
+    ),
 }}))
 """
     env = {
@@ -81,4 +84,4 @@ print(json.dumps({{
     # Only the mcp group's own router and the modules every function shares.
     assert "etikett.api.labels" not in loaded["groups"]
     assert "etikett.api.printing" not in loaded["groups"]
-    assert "etikett.api.mcp" in loaded["groups"]
+    assert "etikett.mcp.routes" in loaded["groups"]

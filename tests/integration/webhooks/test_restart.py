@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from etikett.local.streams import CHECKPOINT_FILE
+from etikett.local.stream_checkpoints import CHECKPOINT_FILE
 from support.client import PASSWORD, Api, unique
 from support.server import DevServer
 

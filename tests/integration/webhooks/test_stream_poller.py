@@ -19,7 +19,8 @@ from etikett import settings
 from etikett.local import provision
 from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry
-from etikett.local.streams import CHECKPOINT_FILE, Checkpoints, StreamPoller, moto_shard_end
+from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
+from etikett.local.streams import StreamPoller, moto_shard_end
 from etikett.local.template import LOCAL_ACCOUNT, load
 
 FIXTURE = Path(__file__).resolve().parent / "stream_app" / "template.yaml"

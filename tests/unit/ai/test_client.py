@@ -39,7 +39,7 @@ def endpoint(server: ModelServer, provider: str, key: str | None = KEY) -> Endpo
 
 def ask(target: Endpoint, tool: Tool | None = None, **limits: float) -> object:
     request = Request(system="Be brief.", turns=(Turn(role="user", text="Hello?"),), tool=tool)
-    return client.complete(target, request, limits=client.Limits(**limits), private_allowed=False)
+    return client.complete(target, request, limits=client.Limits(**limits), private_allowed=True)
 
 
 def failure(target: Endpoint, code: str, **limits: float) -> ProviderFailed:
@@ -102,7 +102,7 @@ def test_tool_calls_go_out_and_come_back(server: ModelServer, provider: str) -> 
         ),
         tool=TOOL,
     )
-    client.complete(endpoint(server, provider), follow_up, private_allowed=False)
+    client.complete(endpoint(server, provider), follow_up, private_allowed=True)
     messages = server.requests[1].json["messages"]
     if provider == "anthropic-messages":
         assert messages[1]["content"][-1] == {

@@ -7,15 +7,18 @@ import base64
 import json
 from typing import Annotated, Any
 
-import httpx2
 import mcp_types as types
 import pytest
 from fastapi import FastAPI, File, Form, Header, UploadFile
 
+from etikett.api.access import MCP_CALLER_SCOPE_KEY, requires
+from etikett.api.app import create_app
+from etikett.api.routing import router
+from etikett.domain.actors import Caller, Invocation
 from etikett.errors import InvalidRequest
 from etikett.mcp import results
 from etikett.mcp.catalog import build, catalog
-from etikett.mcp.invoke import prepare
+from etikett.mcp.invoke import PreparedRequest, _call, execute, prepare
 
 pytestmark = pytest.mark.anyio
 
@@ -63,8 +66,6 @@ def _b64(text: str) -> str:
 
 
 async def test_multipart_files_are_sent_as_files_generically() -> None:
-    from etikett.mcp.invoke import execute
-
     app = _upload_app()
     tool = build(app.openapi()).tools["postImport"]
     assert tool.body is not None and tool.body.file_fields == {"file", "more"}
@@ -86,9 +87,9 @@ async def test_multipart_files_are_sent_as_files_generically() -> None:
     assert prepared.params == [("dry_run", "true")]
     assert prepared.headers == {"x-trace": "t-1"}
     assert prepared.data == {"note": "Grüße", "flags": '{"strict": true}', "copies": "2"}
-    response = await execute(prepared, "etks_x", "req-1", httpx2.ASGITransport(app=app))
-    assert response.status_code == 200, response.text
-    assert response.json() == {
+    response = await execute(prepared, "etks_x", "req-1", app=app)
+    assert response.status_code == 200, response.content
+    assert json.loads(response.content) == {
         "kind": "label set",
         "file": ["labels.csv", "a;b\n1;2\n", "text/csv"],
         "more": [["logo.png", "PNG!"]],
@@ -178,3 +179,54 @@ def test_failures_are_is_error_with_code_and_params() -> None:
     assert _text(refused.content[0])["params"]["fields"][0]["field"] == "body.x"
     crashed = results.internal_error("req-9")
     assert _text(crashed.content[0])["params"] == {"request_id": "req-9"}
+
+
+def _guarded_app() -> Any:
+    routes = router(prefix="/api/v1")
+
+    @routes.get("/guarded", operation_id="getGuarded", summary="Designers only")
+    def get_guarded(invocation: Annotated[Invocation, requires("designer")]) -> dict[str, Any]:
+        caller = invocation.caller
+        assert caller is not None
+        return {"subject": caller.subject, "actor": caller.actor, "request": invocation.request_id}
+
+    return create_app(routes)
+
+
+async def test_the_operation_takes_the_caller_the_endpoint_authenticated() -> None:
+    """The token is not read a second time: "nonsense" would be refused if it were (401)."""
+    app = _guarded_app()
+    request = PreparedRequest("GET", "/api/v1/guarded")
+    person = Caller(actor="human", subject="ada", roles=frozenset({"designer"}))
+    answer = await execute(request, "nonsense", "req-7", person, app=app)
+    assert answer.status_code == 200, answer.content
+    # Still a service actor through /mcp, with the /mcp request's id for the audit log.
+    assert json.loads(answer.content) == {"subject": "ada", "actor": "service", "request": "req-7"}
+
+    viewer = Caller(actor="service", subject="bot", roles=frozenset({"viewer"}))
+    refused = await execute(request, "nonsense", "req-8", viewer, app=app)
+    assert refused.status_code == 403
+    assert json.loads(refused.content)["code"] == "auth.forbidden"
+
+    unauthenticated = await execute(request, "nonsense", "req-9", app=app)
+    assert unauthenticated.status_code == 401
+    assert json.loads(unauthenticated.content)["code"] == "auth.invalid_token"
+
+
+async def test_outside_mcp_a_caller_in_the_scope_counts_for_nothing() -> None:
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/api/v1/guarded",
+        "raw_path": b"/api/v1/guarded",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"etikett.test")],
+        MCP_CALLER_SCOPE_KEY: Caller(actor="human", subject="ada", roles=frozenset({"admin"})),
+    }
+    answer = await _call(_guarded_app(), scope, b"", head=False)
+    assert answer.status_code == 401
+    assert json.loads(answer.content)["code"] == "auth.unauthenticated"

@@ -1,4 +1,5 @@
-"""Where webhooks may be sent: HTTPS anywhere, plain HTTP only to loopback."""
+"""Where webhooks may be sent: HTTPS anywhere public, plain HTTP only to loopback, and loopback
+or private addresses only where private networks are allowed (local mode)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from etikett.domain.outgoing import MAX_URL_LENGTH, UrlRefused, check_url, is_lo
     ],
 )
 def test_accepted(url: str) -> None:
-    assert check_url(url) == url
+    assert check_url(url, private_allowed=True) == url
 
 
 @pytest.mark.parametrize(
@@ -50,7 +51,7 @@ def test_accepted(url: str) -> None:
 )
 def test_refused(url: str, reason: str) -> None:
     with pytest.raises(UrlRefused, match=reason):
-        check_url(url)
+        check_url(url, private_allowed=True)
 
 
 def test_loopback_names_and_addresses() -> None:

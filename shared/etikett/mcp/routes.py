@@ -1,4 +1,5 @@
-"""Routes of the mcp group: `POST /mcp`, the MCP endpoint, and `GET /mcp`, refused with 405.
+"""Routes of the mcp group: `POST /mcp`, the MCP endpoint, and `GET /mcp`, refused with 405. Its
+router lives beside the endpoint it serves, so that the API package does not import the MCP one.
 
 A protocol endpoint, not API operations: plain routes, outside the OpenAPI document and outside the
 `EtikettRoute` access rules (each tool call meets those rules in its own operation). Importing this

@@ -1,0 +1,206 @@
+"""`make bench`: every goal of the Speed issue, measured in one run, as one table.
+
+    .venv/bin/python bench/goals.py                 # about three to five minutes
+    .venv/bin/python bench/goals.py --quick         # fewer rounds, for a try
+
+- MCP ÷ REST ≤ 1.15: p50 of `tools/call getLabelDocument` ÷ p50 of the same REST GET, round-robin
+  through `etikett dev` (mcp_bench.py).
+- Z64 ≥ 5× zebrafy: zebrafy's CPU time ÷ ours on the same 4 × 6 in raster, interleaved; the
+  decoded rows must be equal (render_bench.py).
+- preview ≤ 3 ms warm: render + PNG of the 4 × 6 in @203 label with text, GS1-128 and
+  DataMatrix, in process, by the CPU time it uses (the wall clock beside it) (render_bench.py).
+- print p50 ≤ 60 ms back to back: `POST /print` → label decoded at the simulator via a real
+  Runner, each print as soon as the previous label is out (print_bench.py).
+- stream ≥ 300 labels/s: 1,000 records in one request → last label at the simulator.
+- cold start ≤ 1.15× floor: each function's handler import ÷ its modules outside etikett alone
+  (cold_start.py).
+
+Ratios are taken within this run; for the absolute goals (preview, print, stream) the ratio is the
+measured value against the goal, oriented so that ≤ 1 passes. The table ends with the machine and
+its load average at the start and the end. Exit status 0 when every measurement ran (a FAIL is a
+finding, not an error), 1 when one could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path[:0] = [str(BENCH), str(REPO / "tests")]
+
+
+@dataclass
+class Goal:
+    name: str
+    measured: str
+    ratio: float  # ≤ 1 passes for every row but the ratio goals, which carry their own limit
+    limit: float
+    higher_is_better: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.ratio >= self.limit if self.higher_is_better else self.ratio <= self.limit
+
+
+def progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+def mcp_goal(requests: int) -> list[Goal]:
+    import mcp_bench
+
+    with tempfile.TemporaryDirectory(prefix="etikett-goals-mcp-") as folder:
+        server = mcp_bench.DevServer(Path(folder) / "home")
+        server.start()
+        try:
+            series = mcp_bench.measure(server.url, requests)
+        finally:
+            server.stop()
+    rest, modern, legacy = series[0], series[1], series[2]
+    return [
+        Goal(
+            f"MCP tools/call ÷ REST, p50 ({label})",
+            f"{mcp.p(50):.1f} vs {rest.p(50):.1f} ms",
+            mcp.p(50) / rest.p(50),
+            1.15,
+        )
+        for label, mcp in (("2026-07-28", modern), ("2025-11-25", legacy))
+    ]
+
+
+def render_goals(repeat: int) -> list[Goal]:
+    import render_bench
+
+    zpl = render_bench.bench_zpl(repeat)
+    preview = render_bench.bench_preview(repeat)
+    same = "decoded rows equal" if zpl["same_data"] else "DECODED ROWS DIFFER"
+    return [
+        Goal(
+            "Z64: zebrafy ÷ ours, same raster",
+            f"{zpl['zebrafy']:.2f} vs {zpl['ours']:.2f} ms, {same}",
+            zpl["ratio"] if zpl["same_data"] else 0.0,
+            5.0,
+            higher_is_better=True,
+        ),
+        Goal(
+            "preview 4x6 in @203 (GS1-128, DataMatrix) warm, CPU",
+            f"{preview['warm_cpu']:.2f} ms (wall {preview['warm']:.2f})",
+            preview["warm_cpu"] / 3.0,
+            1.0,
+        ),
+    ]
+
+
+def print_goals(singles: int, stream: int) -> list[Goal]:
+    import print_bench
+
+    with print_bench.PrintRig() as rig:
+        latencies, _ = rig.singles(singles, wait_for_the_end=False)
+        elapsed = rig.stream(stream)
+    p50 = statistics.median(latencies)
+    rate = stream / elapsed
+    return [
+        Goal("print p50, back to back", f"{p50:.1f} ms", p50 / 60.0, 1.0),
+        Goal(
+            f"{stream}-record stream",
+            f"{rate:.0f} labels/s",
+            rate / 300.0,
+            1.0,
+            higher_is_better=True,
+        ),
+    ]
+
+
+def cold_start_goals(repeat: int) -> list[Goal]:
+    import cold_start
+
+    rows = cold_start.measure(repeat, time_budget=90)
+    return [
+        Goal(
+            f"cold start {row.function}",
+            f"{row.ours():.0f} vs floor {row.base():.0f} ms",
+            row.ratio(),
+            cold_start.GOAL,
+        )
+        for row in rows
+    ]
+
+
+def table(goals: list[Goal]) -> str:
+    rows = [
+        [
+            goal.name,
+            goal.measured,
+            f"{goal.ratio:.2f}",
+            f"{'≥' if goal.higher_is_better else '≤'} {goal.limit:g}",
+            "PASS" if goal.passed else "FAIL",
+        ]
+        for goal in goals
+    ]
+    headers = ["goal", "measured", "ratio", "limit", ""]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a try, not a record)")
+    arguments = parser.parse_args(argv)
+    quick = arguments.quick
+    started, load_before = time.monotonic(), load()
+    goals: list[Goal] = []
+    steps = [
+        ("render: Z64 against zebrafy, preview", lambda: render_goals(50 if quick else 200)),
+        ("MCP against REST through etikett dev", lambda: mcp_goal(50 if quick else 150)),
+        ("print path: Runner and simulator", lambda: print_goals(15 if quick else 40, 1000)),
+        ("cold start of every function", lambda: cold_start_goals(2 if quick else 3)),
+    ]
+    try:
+        for label, step in steps:
+            progress(label)
+            goals += step()
+    except Exception as error:  # a measurement that could not run
+        print(f"benchmark failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"\nEtikett speed goals, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"{time.monotonic() - started:.0f} s; {cpu()}, "
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}; "
+        f"load average {load_before} at the start, {load()} at the end"
+    )
+    print(table(goals))
+    failed = [goal.name for goal in goals if not goal.passed]
+    print(f"{len(goals) - len(failed)} of {len(goals)} goals met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""What this Runner may connect to besides the service: its own rules, checked on its side after
+every name is resolved, so that not even a compromised service can make it a proxy into the
+site's network.
+
+- Printers (jobs, status, discovery) only at private (10/8, 172.16/12, 192.168/16, fc00::/7) or
+  link-local addresses, on printer ports: 9100 (raw), 6101 (Zebra's second raw port), 515 (LPD)
+  and those the Runner's group allows (an admin's setting, delivered with the configuration).
+  Loopback only with `--loopback-printers` (the printer simulator: tests and demonstrations).
+- Deployed flows' HTTP nodes only to public HTTPS addresses; loopback and private addresses only
+  with `--outgoing-private-networks` (the site's own ERP, say), through the pinned client of
+  `etikett.outgoing`.
+
+The policy is the process's, set once at start (`configure`) from the command line, whose
+defaults come from `ETIKETT_RUNNER_LOOPBACK_PRINTERS` and `ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS`
+(1/true/yes); the group's extra ports change with the configuration (`allow_group_ports`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import threading
+from dataclasses import dataclass, field, replace
+
+PRINTER_PORTS = frozenset({9100, 6101, 515})
+LOOPBACK_ENV = "ETIKETT_RUNNER_LOOPBACK_PRINTERS"
+PRIVATE_HTTP_ENV = "ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS"
+
+
+class NotAPrinter(ConnectionError):
+    """An address or port a Runner does not connect to as a printer; the message says why."""
+
+
+@dataclass(frozen=True)
+class Reach:
+    loopback_printers: bool = False
+    outgoing_private_networks: bool = False
+    group_ports: frozenset[int] = field(default_factory=frozenset)
+
+    @property
+    def printer_ports(self) -> frozenset[int]:
+        return PRINTER_PORTS | self.group_ports
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def from_environment() -> Reach:
+    return Reach(
+        loopback_printers=_flag(LOOPBACK_ENV), outgoing_private_networks=_flag(PRIVATE_HTTP_ENV)
+    )
+
+
+_policy: Reach | None = None
+_lock = threading.Lock()
+
+
+def policy() -> Reach:
+    global _policy
+    with _lock:
+        if _policy is None:
+            _policy = from_environment()
+        return _policy
+
+
+def configure(reach: Reach | None) -> None:
+    """Set the process's policy (None: read the environment again on next use)."""
+    global _policy
+    with _lock:
+        _policy = reach
+
+
+def allow_group_ports(ports: list[int] | frozenset[int]) -> None:
+    """The ports the Runner's group allows besides the printer ports (from the configuration)."""
+    global _policy
+    clean = frozenset(p for p in ports if isinstance(p, int) and 0 < p < 65536)
+    current = policy()
+    with _lock:
+        _policy = replace(current, group_ports=clean)
+
+
+def address_refusal(address: str, reach: Reach | None = None) -> str | None:
+    """Why a printer at this IP address is refused, or None."""
+    reach = reach or policy()
+    try:
+        parsed = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return "not an IP address"
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    if parsed.is_loopback:
+        return (
+            None
+            if reach.loopback_printers
+            else ("a loopback address (printers there only with --loopback-printers)")
+        )
+    if parsed.is_multicast or parsed.is_unspecified or parsed.is_reserved:
+        return "not a unicast address"
+    if parsed.is_link_local or parsed.is_private:
+        return None
+    return "not a private or link-local address (a Runner reaches printers on its own network only)"
+
+
+def port_refusal(port: int, reach: Reach | None = None) -> str | None:
+    reach = reach or policy()
+    if port in reach.printer_ports:
+        return None
+    allowed = ", ".join(str(p) for p in sorted(reach.printer_ports))
+    return f"port {port} is not a printer port ({allowed}; a group admin may allow more)"
+
+
+def printer_addresses(host: str, port: int, reach: Reach | None = None) -> list[str]:
+    """The addresses to connect to for a printer at host:port: the name resolved here and every
+    address checked (a name with one refused address is refused whole); on a printer port,
+    unless every address is loopback and loopback printers are allowed (the simulator listens
+    wherever it was started)."""
+    reach = reach or policy()
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except OSError as error:
+        raise NotAPrinter(f"{host}: does not resolve ({error})") from None
+    addresses: list[str] = []
+    for info in infos:
+        text = str(info[4][0])
+        why = address_refusal(text, reach)
+        if why:
+            raise NotAPrinter(f"{host} is {text}, {why}")
+        if text not in addresses:
+            addresses.append(text)
+    if not addresses:
+        raise NotAPrinter(f"{host}: has no address")
+    if not all(_is_loopback(a) for a in addresses):
+        refused = port_refusal(port, reach)
+        if refused:
+            raise NotAPrinter(f"{host}:{port}: {refused}")
+    return addresses
+
+
+def _is_loopback(address: str) -> bool:
+    parsed = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    return parsed.is_loopback

@@ -1,0 +1,107 @@
+"""What a deployment gives its flow on site: context parameters and printers by alias (per
+Runner if need be), each change audited.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from etikett import clock
+from etikett.domain import audit
+from etikett.domain.actors import Invocation
+from etikett.domain.deployments.creating import check_alias, context_entry
+from etikett.domain.deployments.models import AssignedPrinter, ContextParameter, PrinterAssignment
+from etikett.domain.deployments.records import load, saving
+from etikett.errors import InvalidRequest, NotFound, ProblemCode
+from etikett.store import deployments as store
+from etikett.store.deployments import DeploymentRecord
+
+
+def context(deployment_id: str) -> list[ContextParameter]:
+    record = load(deployment_id)
+    return [ContextParameter(name=name, **entry) for name, entry in sorted(record.context.items())]
+
+
+def context_values(record: DeploymentRecord) -> dict[str, Any]:
+    return {name: entry["value"] for name, entry in record.context.items()}
+
+
+def put_context(
+    invocation: Invocation, deployment_id: str, name: str, value: Any
+) -> ContextParameter:
+    caller = invocation.caller
+    assert caller is not None
+    if not name or len(name) > 100:
+        raise InvalidRequest.field("path.name", "1 to 100 characters")
+    record = load(deployment_id)
+    before = record.context.get(name)
+    now = clock.now()
+    entry = context_entry(value, caller.subject, now)
+    after = dataclasses.replace(record, context={**record.context, name: entry}, updated_at=now)
+    details = {"name": name, "before": before and before["value"], "after": value}
+    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+    return ContextParameter(name=name, **entry)
+
+
+def delete_context(invocation: Invocation, deployment_id: str, name: str) -> None:
+    record = load(deployment_id)
+    if name not in record.context:
+        raise NotFound(
+            f"{deployment_id} has no context parameter {name!r}.", ProblemCode.CONTEXT_NOT_FOUND
+        )
+    before = record.context[name]["value"]
+    context = {k: v for k, v in record.context.items() if k != name}
+    after = dataclasses.replace(record, context=context, updated_at=clock.now())
+    details = {"name": name, "before": before}
+    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+
+
+def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:
+    record = load(deployment_id)
+    return [
+        AssignedPrinter(alias=alias, **entry) for alias, entry in sorted(record.printers.items())
+    ]
+
+
+def put_printer(
+    invocation: Invocation, deployment_id: str, alias: str, request: PrinterAssignment
+) -> AssignedPrinter:
+    from etikett.domain import printers
+
+    check_alias(alias)
+    printers.load(request.printer_id)
+    for printer_id in request.by_runner.values():
+        printers.load(printer_id)
+    record = load(deployment_id)
+    before = record.printers.get(alias)
+    assigned = {**record.printers, alias: request.model_dump()}
+    after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
+    details = {"alias": alias, "before": before, "after": request.model_dump()}
+    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+    return AssignedPrinter(alias=alias, **request.model_dump())
+
+
+def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> None:
+    record = load(deployment_id)
+    if alias not in record.printers:
+        raise NotFound(
+            f"{deployment_id} assigns no printer to {alias!r}.",
+            ProblemCode.DEPLOYMENT_PRINTER_NOT_FOUND,
+        )
+    before = record.printers[alias]
+    assigned = {k: v for k, v in record.printers.items() if k != alias}
+    after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
+    details = {"alias": alias, "before": before}
+    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+
+
+def printer_for(record: DeploymentRecord, alias: str, runner_id: str) -> str | None:
+    entry = record.printers.get(alias)
+    if entry is None:
+        return None
+    return str(entry.get("by_runner", {}).get(runner_id) or entry["printer_id"])

@@ -1,0 +1,102 @@
+"""A new deployment: its flow version checked, its stages' groups, printers and context; while
+`aiFreigabePflicht` is on, a flow version that never ran anywhere needs a person.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from etikett import clock
+from etikett.domain import audit, flows, policies
+from etikett.domain.actors import Invocation
+from etikett.domain.deployments.models import Deployment, NewDeployment
+from etikett.domain.deployments.views import view
+from etikett.dsl.label import IDENTIFIER
+from etikett.errors import HumanRequired, InvalidRequest, ProblemCode
+from etikett.ids import new_id
+from etikett.store import deployments as store
+from etikett.store.deployments import DeploymentRecord
+from etikett.store.unit_of_work import UnitOfWork
+
+
+def create(invocation: Invocation, request: NewDeployment) -> Deployment:
+    from etikett.domain import flow_checks, printers, runners
+    from etikett.flows.findings import has_errors
+
+    caller = invocation.caller
+    assert caller is not None
+    document = flows.document_of(flows.load_version(request.flow_id, request.version))
+    findings = flow_checks.lint(document)
+    if has_errors(findings):
+        raise InvalidRequest(
+            f"Version {request.version} of {request.flow_id} has lint errors; fix them first.",
+            ProblemCode.DEPLOYMENT_FLOW_HAS_ERRORS,
+            findings=[f.model_dump() for f in findings if f.severity == "error"][:50],
+        )
+    seen: set[str] = set()
+    for index, stage in enumerate(request.stages):
+        for group_id in stage.group_ids:
+            if group_id in seen:
+                raise InvalidRequest.field(
+                    f"body.stages.{index}.group_ids", f"{group_id} is in an earlier stage"
+                )
+            seen.add(group_id)
+            runners.load_group(group_id)
+    for alias, printer_id in request.printers.items():
+        check_alias(alias)
+        printers.load(printer_id)
+    if (
+        caller.actor != "human"
+        and policies.enabled(policies.AI_APPROVAL)
+        and not store.was_deployed(request.flow_id, request.version)
+    ):
+        raise HumanRequired(
+            f"Version {request.version} of {request.flow_id} was never deployed; while "
+            f"{policies.AI_APPROVAL} is on, a person must deploy it first.",
+            flow_id=request.flow_id,
+            version=request.version,
+            policy=policies.AI_APPROVAL,
+        )
+    now = clock.now()
+    record = DeploymentRecord(
+        id=new_id("dep"),
+        flow_id=request.flow_id,
+        version=request.version,
+        status="awaiting_approval",
+        stages=[
+            {
+                "index": index,
+                "group_ids": stage.group_ids,
+                "status": "awaiting_approval" if index == 0 else "pending",
+            }
+            for index, stage in enumerate(request.stages)
+        ],
+        printers={
+            alias: {"printer_id": printer_id, "by_runner": {}}
+            for alias, printer_id in request.printers.items()
+        },
+        context={
+            name: context_entry(value, caller.subject, now)
+            for name, value in request.context.items()
+        },
+        author_actor=caller.actor,
+        author_subject=caller.subject,
+        created_at=now,
+        updated_at=now,
+        rev=0,
+    )
+    details = {"flow_id": request.flow_id, "version": request.version}
+    with UnitOfWork(audit.record(invocation, record.id, details=details)) as uow:
+        store.add(uow, record)
+    return view(record, [])
+
+
+def check_alias(alias: str) -> None:
+    import re
+
+    if not re.match(IDENTIFIER, alias):
+        raise InvalidRequest.field("printers", f"{alias!r} is not a valid printer alias")
+
+
+def context_entry(value: Any, subject: str, at: Any) -> dict[str, Any]:
+    return {"value": value, "updated_at": clock.rfc3339(at), "updated_by": subject}

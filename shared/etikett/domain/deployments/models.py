@@ -1,0 +1,113 @@
+"""What a deployment is to its callers: the requests, the deployment with its stages and Runner
+states, and the statuses they go through.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+DeploymentStatus = Literal[
+    "awaiting_approval", "rolling_out", "active", "failed", "rolled_back", "superseded"
+]
+StageStatus = Literal[
+    "pending", "awaiting_approval", "rolling_out", "active", "failed", "rolled_back"
+]
+RunnerStatus = Literal["pending", "applying", "active", "failed"]
+ENDED = ("rolled_back", "superseded")
+APPROVED = ("rolling_out", "active", "failed")
+
+
+class StageIn(BaseModel):
+    model_config = {"extra": "forbid"}
+    group_ids: list[str] = Field(min_length=1, max_length=20, description="Runner groups (rgp_…).")
+
+
+class NewDeployment(BaseModel):
+    model_config = {"extra": "forbid"}
+    flow_id: str
+    version: int = Field(ge=1)
+    stages: list[StageIn] = Field(
+        min_length=1,
+        max_length=10,
+        description="Rolled out in order; each stage waits for its own approval.",
+        examples=[[{"group_ids": ["rgp_01J8Z7Q4X9V3M2N5P6R7S8T9U0"]}]],
+    )
+    printers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Printer alias (as the flow's action.print names it) → printer id.",
+    )
+    context: dict[str, Any] = Field(
+        default_factory=dict, max_length=100, description="Deployment-level context parameters."
+    )
+
+
+class RunnerState(BaseModel):
+    runner_id: str
+    status: RunnerStatus
+    detail: str | None = None
+
+
+class Stage(BaseModel):
+    index: int
+    group_ids: list[str]
+    status: StageStatus
+    approved_by: str | None = None
+    approved_at: str | None = None
+    runners: list[RunnerState]
+
+
+class Author(BaseModel):
+    actor: Literal["human", "service"]
+    subject: str
+
+
+class Deployment(BaseModel):
+    id: str
+    flow_id: str
+    version: int
+    status: DeploymentStatus
+    stages: list[Stage]
+    author: Author
+    created_at: str
+    updated_at: str
+
+
+class Approval(BaseModel):
+    model_config = {"extra": "forbid"}
+    stage: int = Field(ge=0, description="The index of the stage awaiting approval.")
+    comment: str | None = Field(default=None, max_length=1000)
+
+
+class Rollback(BaseModel):
+    model_config = {"extra": "forbid"}
+    comment: str | None = Field(default=None, max_length=1000)
+
+
+class PrinterAssignment(BaseModel):
+    model_config = {"extra": "forbid"}
+    printer_id: str = Field(description="The printer this alias prints to.")
+    by_runner: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=200,
+        description="Runner id → printer id, for Runners that print to another printer.",
+    )
+
+
+class AssignedPrinter(PrinterAssignment):
+    alias: str
+
+
+class RunnerReport(BaseModel):
+    model_config = {"extra": "forbid"}
+    status: Literal["applying", "active", "failed"]
+    detail: str | None = Field(default=None, max_length=2000)
+
+
+class ContextParameter(BaseModel):
+    name: str
+    value: Any
+    updated_at: str
+    updated_by: str

@@ -1,0 +1,262 @@
+"""A deployment's stages rolled out: approved one by one, advanced as Runners report, older
+deployments of the same groups superseded, rolled back to what ran before.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from etikett import clock
+from etikett.domain import audit, policies
+from etikett.domain.actors import Invocation
+from etikett.domain.deployments.models import (
+    APPROVED,
+    ENDED,
+    Approval,
+    Deployment,
+    Rollback,
+    RunnerReport,
+)
+from etikett.domain.deployments.records import load, saving
+from etikett.domain.deployments.views import get
+from etikett.errors import Conflict, HumanRequired, ProblemCode
+from etikett.store import deployments as store
+from etikett.store.deployments import DeploymentRecord, GroupFlowRecord, RunnerStateRecord
+from etikett.store.runners import RunnerRecord
+from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+
+
+def approve(invocation: Invocation, deployment_id: str, request: Approval) -> Deployment:
+    from etikett.domain import runners
+
+    caller = invocation.caller
+    assert caller is not None
+    if caller.actor != "human" and policies.enabled(policies.AI_APPROVAL):
+        raise HumanRequired(
+            f"While {policies.AI_APPROVAL} is on, a person approves each stage.",
+            deployment_id=deployment_id,
+            policy=policies.AI_APPROVAL,
+        )
+    record = load(deployment_id)
+    stages = record.stages
+    if not 0 <= request.stage < len(stages) or stages[request.stage]["status"] != (
+        "awaiting_approval"
+    ):
+        raise Conflict(
+            f"Stage {request.stage} of {deployment_id} is not awaiting approval.",
+            ProblemCode.DEPLOYMENT_STAGE_NOT_AWAITING,
+            deployment_id=deployment_id,
+            stage=request.stage,
+            status=stages[request.stage]["status"] if 0 <= request.stage < len(stages) else None,
+        )
+    now = clock.now()
+    new_stages = copy.deepcopy(stages)
+    stage = new_stages[request.stage]
+    stage.update(status="rolling_out", approved_by=caller.subject, approved_at=clock.rfc3339(now))
+    after = dataclasses.replace(record, stages=new_stages, status="rolling_out", updated_at=now)
+    targets = []
+    for group_id in stage["group_ids"]:
+        current = store.group_flow(group_id, record.flow_id)
+        previous = current
+        if current is not None and current.deployment_id == record.id:
+            previous = None
+        targets.append(
+            GroupFlowRecord(
+                group_id=group_id,
+                flow_id=record.flow_id,
+                deployment_id=record.id,
+                version=record.version,
+                previous_deployment_id=previous.deployment_id if previous else None,
+                previous_version=previous.version if previous else None,
+                since=now,
+            )
+        )
+    states = [
+        RunnerStateRecord(
+            deployment_id=record.id,
+            runner_id=runner.id,
+            group_id=group_id,
+            status="pending",
+            detail=None if runners.status_of(runner, now) == "online" else "offline",
+            updated_at=now,
+        )
+        for group_id in stage["group_ids"]
+        for runner in _runners_of(group_id)
+    ]
+    details = {"stage": request.stage, "comment": request.comment}
+    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+        for target in targets:
+            store.set_group_flow(uow, target)
+        for state in states:
+            store.put_runner_state(uow, state)
+        store.mark_deployed(uow, record)
+    advance(deployment_id)
+    return get(deployment_id)
+
+
+def _runners_of(group_id: str) -> list[RunnerRecord]:
+    from etikett.domain import runners
+
+    return [r for r in runners.members(group_id) if r.state == "active"]
+
+
+def advance(deployment_id: str) -> None:
+    """Moves the rolling-out stage on from what its Runners reported: failed when one failed,
+    active when every online Runner runs the version (the next stage then awaits approval). A
+    failed stage rolls out again once no Runner reports a failure (it tried again)."""
+    from etikett.domain import runners
+
+    for _ in range(5):
+        record = load(deployment_id)
+        index = next(
+            (s["index"] for s in record.stages if s["status"] in ("rolling_out", "failed")), None
+        )
+        if index is None or record.status in ENDED:
+            return
+        stages = copy.deepcopy(record.stages)
+        stage = stages[index]
+        states = {s.runner_id: s for s in store.runner_states(deployment_id)}
+        now = clock.now()
+        members = [r for g in stage["group_ids"] for r in _runners_of(g)]
+        reported = [states.get(r.id) for r in members]
+        if any(s is not None and s.status == "failed" for s in reported):
+            if stage["status"] == "failed":
+                return
+            stage["status"], status = "failed", "failed"
+        else:
+            online = [states.get(r.id) for r in members if runners.status_of(r, now) == "online"]
+            active = [s for s in reported if s is not None and s.status == "active"]
+            waiting = not all(s is not None and s.status == "active" for s in online) or bool(
+                members and not active  # nobody runs it yet (all offline): wait for one
+            )
+            if waiting and stage["status"] == "rolling_out":
+                return
+            if waiting:  # the Runner that failed tries again: no failure stands now
+                stage["status"], status = "rolling_out", "rolling_out"
+            else:
+                stage["status"] = "active"
+                if index + 1 < len(stages):
+                    stages[index + 1]["status"] = "awaiting_approval"
+                    status = "awaiting_approval"
+                else:
+                    status = "active"
+        after = dataclasses.replace(record, stages=stages, status=status, updated_at=now)
+        try:
+            with UnitOfWork() as uow:
+                saved = store.save(uow, record, after)
+        except ConditionFailed:
+            continue
+        if stage["status"] == "active":
+            _supersede_older(saved, stage["group_ids"])
+        return
+
+
+def _supersede_older(record: DeploymentRecord, group_ids: list[str]) -> None:
+    """An older deployment of the flow is superseded once no group runs it any more."""
+    older = {
+        target.previous_deployment_id
+        for g in group_ids
+        if (target := store.group_flow(g, record.flow_id)) is not None
+        and target.deployment_id == record.id
+        and target.previous_deployment_id
+    }
+    for deployment_id in older:
+        old = store.get(deployment_id)
+        if old is None or old.status in ENDED:
+            continue
+        groups = [g for s in old.stages for g in s["group_ids"]]
+        still = [
+            g
+            for g in groups
+            if (t := store.group_flow(g, old.flow_id)) is not None and t.deployment_id == old.id
+        ]
+        if still:
+            continue
+        superseded = dataclasses.replace(old, status="superseded", updated_at=clock.now())
+        try:
+            with UnitOfWork() as uow:
+                store.save(uow, old, superseded)
+                store.release_flow(uow, old)
+        except ConditionFailed:
+            continue
+
+
+def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> Deployment:
+    record = load(deployment_id)
+    if record.status in ENDED:
+        raise Conflict(
+            f"{deployment_id} is {record.status} already.",
+            ProblemCode.DEPLOYMENT_ENDED,
+            deployment_id=deployment_id,
+            status=record.status,
+        )
+    now = clock.now()
+    restored: list[GroupFlowRecord] = []
+    removed: list[GroupFlowRecord] = []
+    stages = copy.deepcopy(record.stages)
+    for stage in stages:
+        if stage["status"] in APPROVED:
+            for group_id in stage["group_ids"]:
+                target = store.group_flow(group_id, record.flow_id)
+                if target is None or target.deployment_id != record.id:
+                    continue  # a newer deployment runs there now
+                if target.previous_deployment_id and target.previous_version:
+                    restored.append(
+                        GroupFlowRecord(
+                            group_id=group_id,
+                            flow_id=record.flow_id,
+                            deployment_id=target.previous_deployment_id,
+                            version=target.previous_version,
+                            previous_deployment_id=None,
+                            previous_version=None,
+                            since=now,
+                        )
+                    )
+                else:
+                    removed.append(target)
+        stage["status"] = "rolled_back" if stage["status"] != "pending" else "pending"
+    after = dataclasses.replace(record, stages=stages, status="rolled_back", updated_at=now)
+    # The deployments put back on a group run there again: they use their flow again, and one
+    # this deployment superseded is active again (so that it, too, can be rolled back).
+    running_again = [
+        previous
+        for previous_id in sorted({target.deployment_id for target in restored})
+        if (previous := store.get(previous_id)) is not None
+    ]
+    details = {
+        "comment": request.comment,
+        "restored": {t.group_id: f"{t.deployment_id}@{t.version}" for t in restored},
+        "stopped": [t.group_id for t in removed],
+    }
+    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+        for target in restored:
+            store.set_group_flow(uow, target)
+        for previous in running_again:
+            if previous.status == "superseded":
+                revived = dataclasses.replace(previous, status="active", updated_at=now)
+                store.save(uow, previous, revived)
+            store.use_flow(uow, previous.flow_id, previous.id)
+        for target in removed:
+            store.remove_group_flow(uow, target)
+        store.release_flow(uow, record)
+    return get(deployment_id)
+
+
+def report(runner: Any, deployment_id: str, request: RunnerReport) -> None:
+    """A Runner's progress with a deployment it was given."""
+    record = load(deployment_id)
+    store.report_runner(
+        RunnerStateRecord(
+            deployment_id=record.id,
+            runner_id=runner.id,
+            group_id=runner.group_id,
+            status=request.status,
+            detail=request.detail,
+            updated_at=clock.now(),
+        )
+    )
+    advance(deployment_id)

@@ -1,0 +1,85 @@
+"""Deployments as callers see them: stages with their Runners' states (offline Runners marked),
+one at a time or listed.
+"""
+
+from __future__ import annotations
+
+from etikett import clock
+from etikett.domain.deployments.models import Author, Deployment, RunnerState, Stage
+from etikett.domain.deployments.records import load
+from etikett.store import deployments as store
+from etikett.store.deployments import DeploymentRecord, RunnerStateRecord
+from etikett.store.pages import Page
+
+
+def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deployment:
+    offline = _offline(states)
+    by_group: dict[str, list[RunnerState]] = {}
+    for state in states:
+        by_group.setdefault(state.group_id, []).append(
+            RunnerState(
+                runner_id=state.runner_id,
+                status=state.status,
+                detail=offline.get(state.runner_id, state.detail),
+            )
+        )
+    return Deployment(
+        id=record.id,
+        flow_id=record.flow_id,
+        version=record.version,
+        status=record.status,
+        stages=[
+            Stage(
+                index=stage["index"],
+                group_ids=stage["group_ids"],
+                status=stage["status"],
+                approved_by=stage.get("approved_by"),
+                approved_at=stage.get("approved_at"),
+                runners=[r for g in stage["group_ids"] for r in by_group.get(g, [])],
+            )
+            for stage in record.stages
+        ],
+        author=Author(actor=record.author_actor, subject=record.author_subject),
+        created_at=clock.rfc3339(record.created_at),
+        updated_at=clock.rfc3339(record.updated_at),
+    )
+
+
+def _offline(states: list[RunnerStateRecord]) -> dict[str, str]:
+    """Runner id → why it has not applied the version yet, for those offline now."""
+    from etikett.domain import runners
+    from etikett.store import runners as runner_store
+
+    waiting = [s.runner_id for s in states if s.status in ("pending", "applying")]
+    now = clock.now()
+    answer = {}
+    for runner in runner_store.get_runners(waiting):
+        if runners.status_of(runner, now) != "online":
+            seen = runner.last_seen_at
+            answer[runner.id] = (
+                f"offline since {clock.rfc3339(seen)}" if seen else "offline (never seen)"
+            )
+    return answer
+
+
+def get(deployment_id: str) -> Deployment:
+    record = load(deployment_id)
+    return view(record, store.runner_states(deployment_id))
+
+
+def list_deployments(
+    flow_id: str | None, status: str | None, limit: int, cursor: str | None
+) -> Page[Deployment]:
+    page = store.page(flow_id=flow_id, status=status, limit=limit, cursor=cursor)
+    return Page(
+        items=[view(r, store.runner_states(r.id)) for r in page.items],
+        next_cursor=page.next_cursor,
+    )
+
+
+def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deployment]:
+    from etikett.domain import runners
+
+    runners.load_group(group_id)
+    page = store.page_group_deployment_ids(group_id, limit, cursor)
+    return Page(items=[get(i) for i in page.items], next_cursor=page.next_cursor)

@@ -1,0 +1,198 @@
+"""The conversion of a gLabels document: its template as the label's size, then each object in
+place (position, size, turn), and the embedded files images refer to.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+from xml.etree.ElementTree import Element
+
+from etikett.errors import ProblemCode
+from etikett.importers import MAX_OBJECTS, Conversion, Imported, refuse
+from etikett.importers.glabels.objects import ObjectReader
+from etikett.importers.glabels.reader import flag
+from etikett.importers.glabels.xmlfile import local_name
+
+
+class Converter(ObjectReader):
+    """One gLabels document → a label document and the report."""
+
+    def run(self, root: Element) -> Conversion:
+        children = {local_name(child.tag): child for child in root}
+        for data in root.iter():
+            if local_name(data.tag) == "File":
+                self.file(data)
+        template = children.get("Template")
+        if template is None:
+            raise refuse(
+                ProblemCode.IMPORT_UNREADABLE,
+                "The gLabels document has no <Template>, so its label size is unknown.",
+                reason="no_template",
+            )
+        width, height = self.template(template)
+        objects_node = children.get("Objects")
+        objects: list[dict[str, Any]] = []
+        if objects_node is not None:
+            if flag(objects_node.get("rotate")):
+                width, height = height, width
+                self.note(
+                    "Objects",
+                    "The document is rotated on its sheet: width and height are swapped.",
+                    "info",
+                )
+            for index, child in enumerate(objects_node):
+                if len(objects) >= MAX_OBJECTS:
+                    raise refuse(
+                        ProblemCode.IMPORT_TOO_COMPLEX,
+                        f"More than {MAX_OBJECTS} objects in one document.",
+                        limit=MAX_OBJECTS,
+                    )
+                where = f"Objects/{local_name(child.tag)}[{index + 1}]"
+                obj = self.object(child, where)
+                if obj is not None:
+                    objects.append(obj)
+        if "Merge" in children:
+            merge = children["Merge"]
+            self.note(
+                "Merge",
+                f"The merge source ({merge.get('type')}: {merge.get('src') or '-'}) is not "
+                "imported; its fields became variables.",
+                "info",
+            )
+        if not objects:
+            raise refuse(ProblemCode.IMPORT_EMPTY, "The gLabels document has no objects to import.")
+        base = self.name.rsplit(".", 1)[0] if "." in self.name else self.name
+        label_name = base or template.get("description") or "Imported label"
+        document = {
+            "size": {"width_mm": width, "height_mm": height},
+            "dpi": self.dpi,
+            "variables": list(self.variables.values()),
+            "objects": objects,
+        }
+        self.result.labels.append(Imported(name=label_name[:200], document=document))
+        return self.result
+
+    # --- template -----------------------------------------------------------------------------
+
+    def template(self, template: Element) -> tuple[float, float]:
+        for shape in template:
+            kind = local_name(shape.tag)
+            if kind == "Label-rectangle":
+                return self.size(
+                    shape.get("width"), shape.get("height"), "Template/Label-rectangle"
+                )
+            if kind == "Label-ellipse":
+                self.note(
+                    "Template/Label-ellipse", "The elliptic label becomes its bounding rectangle."
+                )
+                return self.size(shape.get("width"), shape.get("height"), "Template/Label-ellipse")
+            if kind in ("Label-round", "Label-cd"):
+                radius = self.length(shape.get("radius") or shape.get("r1"), f"Template/{kind}")
+                self.note(f"Template/{kind}", "The round label becomes its bounding square.")
+                return self.size(str(2 * radius) + "mm", str(2 * radius) + "mm", f"Template/{kind}")
+            if kind == "Label-continuous":
+                return self.size(
+                    shape.get("width"),
+                    shape.get("height") or shape.get("default_height"),
+                    f"Template/{kind}",
+                )
+        raise refuse(
+            ProblemCode.IMPORT_UNREADABLE, "The template has no label shape.", reason="no_shape"
+        )
+
+    # --- objects ------------------------------------------------------------------------------
+
+    def object(self, node: Element, where: str) -> dict[str, Any] | None:
+        kind = local_name(node.tag)
+        handler = {
+            "Object-text": self.text,
+            "Object-barcode": self.barcode,
+            "Object-box": self.box,
+            "Object-ellipse": self.ellipse,
+            "Object-line": self.line,
+            "Object-image": self.image,
+        }.get(kind)
+        if handler is None:
+            self.note(where, f"{kind} objects are not supported; dropped.")
+            return None
+        if flag(node.get("shadow")):
+            self.note(where, "The shadow is not kept.")
+        obj = handler(node, where)
+        if obj is None:
+            return None
+        x = self.length(node.get("x"), where)
+        y = self.length(node.get("y"), where)
+        if obj["type"] == "line":  # gLabels strokes the path's middle: the line's box is offset
+            return self.place_line(obj, node, x, y, where)
+        w, h = self.extent(obj)
+        rotation, (dx, dy) = self.rotation(node, w, h, where)
+        obj["x_mm"] = round(x + dx, 4)
+        obj["y_mm"] = round(y + dy, 4)
+        if rotation:
+            obj["rotation"] = rotation
+        return obj
+
+    def place_line(
+        self, obj: dict[str, Any], node: Element, x: float, y: float, where: str
+    ) -> dict[str, Any]:
+        vertical = obj.pop("_vertical")
+        dx = self.length(node.get("dx"), where)
+        dy = self.length(node.get("dy"), where)
+        half = obj["thickness_mm"] / 2
+        if any(node.get(f"a{i}") not in (None, d) for i, d in enumerate(("1", "0", "0", "1"))):
+            self.note(where, "The line's transform is not kept.")
+        if vertical:
+            obj["rotation"] = 90
+            x, y = x - half, y + min(0.0, dy)
+        else:
+            x, y = x + min(0.0, dx), y - half
+        obj["x_mm"] = round(x, 4)
+        obj["y_mm"] = round(y, 4)
+        return obj
+
+    def extent(self, obj: dict[str, Any]) -> tuple[float, float]:
+        if obj["type"] == "line":
+            return obj["length_mm"], obj["thickness_mm"]
+        return obj.get("width_mm") or 0.0, obj.get("height_mm") or 0.0
+
+    def rotation(
+        self, node: Element, w: float, h: float, where: str
+    ) -> tuple[int, tuple[float, float]]:
+        """The turn of the object's matrix (a0..a3) and where its rotated box's corner lies
+        relative to the object's origin."""
+        try:
+            a = [float(node.get(f"a{i}", default)) for i, default in enumerate((1, 0, 0, 1))]
+        except ValueError:
+            a = [1.0, 0.0, 0.0, 1.0]
+        turns = {
+            (1, 0, 0, 1): (0, (0.0, 0.0)),
+            (0, 1, -1, 0): (90, (-h, 0.0)),
+            (-1, 0, 0, -1): (180, (-w, -h)),
+            (0, -1, 1, 0): (270, (0.0, -w)),
+        }
+        key = tuple(round(v) for v in a)
+        if key in turns and all(abs(v - round(v)) < 1e-6 for v in a):
+            return turns[key]
+        self.note(
+            where, "The object's transform (not a quarter turn) is not kept; it is placed upright."
+        )
+        return 0, (0.0, 0.0)
+
+    def file(self, node: Element) -> None:
+        name = node.get("name") or ""
+        mimetype = node.get("mimetype") or "image/png"
+        if (
+            mimetype not in ("image/png", "image/jpeg")
+            or (node.get("encoding") or "base64") != "base64"
+        ):
+            self.note(
+                "Data/File",
+                f"The embedded file {name!r} ({mimetype}) is not a PNG or JPEG; not imported.",
+            )
+            return
+        try:
+            self.files[name] = base64.b64decode("".join((node.text or "").split()), validate=True)
+        except (binascii.Error, ValueError):
+            self.note("Data/File", f"The embedded file {name!r} is not valid base64; not imported.")

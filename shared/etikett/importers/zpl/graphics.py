@@ -1,0 +1,178 @@
+"""ZPL graphics (`^GB ^GE ^GC ^GD ^GF`) as line, rectangle, ellipse and image objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from etikett.errors import ProblemCode
+from etikett.importers import MAX_OBJECTS, dots_to_mm, png, refuse
+from etikett.importers.zpl.data import decode_graphic
+from etikett.importers.zpl.reader import MAX_MM, Field, Format, Reader
+from etikett.importers.zpl.syntax import arg
+
+
+class GraphicReader(Reader):
+    """Turns the graphics of a format into line, rectangle, ellipse and image objects."""
+
+    def graphic(
+        self, fmt: Format, current: Field, name: str, args: list[str], params: str, line: int
+    ) -> None:
+        if len(fmt.objects) >= MAX_OBJECTS:
+            raise refuse(
+                ProblemCode.IMPORT_TOO_COMPLEX,
+                f"More than {MAX_OBJECTS} objects in one label format.",
+                limit=MAX_OBJECTS,
+            )
+        x, y = current.x, current.y
+        mm = self.dpi
+        if name == "GF":
+            self.image(fmt, current, args, params, line)
+            return
+        color = (arg(args, 3 if name != "GC" else 2) or "B").upper()[:1]
+        if color == "W":
+            self.note(
+                line,
+                f"^{name} in white is not kept (white prints nothing on a label); dropped.",
+                fmt,
+            )
+            return
+        if name == "GB":
+            thickness = max(1, self.int_arg(args, 2, 1))
+            width = max(thickness, self.int_arg(args, 0, thickness))
+            height = max(thickness, self.int_arg(args, 1, thickness))
+            rounding = min(8, max(0, self.int_arg(args, 4, 0)))
+            if height <= thickness and width > thickness and not rounding:
+                obj = {
+                    "type": "line",
+                    "id": self.object_id(fmt, "line"),
+                    "length_mm": dots_to_mm(width, mm),
+                    "thickness_mm": dots_to_mm(height, mm),
+                }
+            elif width <= thickness and height > thickness and not rounding:
+                obj = {
+                    "type": "line",
+                    "id": self.object_id(fmt, "line"),
+                    "length_mm": dots_to_mm(height, mm),
+                    "thickness_mm": dots_to_mm(width, mm),
+                    "rotation": 90,
+                }
+            else:
+                obj = {
+                    "type": "box",
+                    "id": self.object_id(fmt, "box"),
+                    "width_mm": dots_to_mm(width, mm),
+                    "height_mm": dots_to_mm(height, mm),
+                    "line_mm": dots_to_mm(thickness, mm),
+                }
+                if 2 * thickness >= min(width, height):
+                    obj["fill"] = True
+                if rounding:
+                    obj["corner_radius_mm"] = dots_to_mm(rounding / 8 * min(width, height) / 2, mm)
+        elif name in ("GE", "GC"):
+            if name == "GE":
+                thickness = max(1, self.int_arg(args, 2, 1))
+                width = max(thickness, self.int_arg(args, 0, thickness))
+                height = max(thickness, self.int_arg(args, 1, thickness))
+            else:
+                thickness = max(1, self.int_arg(args, 1, 1))
+                width = height = max(thickness, self.int_arg(args, 0, 3))
+            obj = {
+                "type": "ellipse",
+                "id": self.object_id(fmt, "ellipse"),
+                "width_mm": dots_to_mm(width, mm),
+                "height_mm": dots_to_mm(height, mm),
+                "line_mm": dots_to_mm(thickness, mm),
+            }
+            if 2 * thickness >= min(width, height):
+                obj["fill"] = True
+        else:  # GD: a diagonal, drawn as an image of exactly its dots
+            thickness = max(1, self.int_arg(args, 2, 1))
+            width = max(thickness, self.int_arg(args, 0, thickness))
+            height = max(1, self.int_arg(args, 1, 1))
+            lean = (arg(args, 4) or "R").upper()[:1]
+            obj = self.diagonal(fmt, width, height, thickness, lean in ("L", "\\"))
+        obj["x_mm"] = dots_to_mm(x, mm)
+        obj["y_mm"] = dots_to_mm(y, mm)
+        fmt.objects.append(obj)
+
+    def diagonal(
+        self, fmt: Format, width: int, height: int, thickness: int, left: bool
+    ) -> dict[str, Any]:
+        from PIL import Image, ImageDraw
+
+        self.bound_image(width, height, "^GD")
+        image = Image.new("L", (width, height), 255)
+        if left:
+            points = [
+                (0, 0),
+                (thickness - 1, 0),
+                (width - 1, height - 1),
+                (width - thickness, height - 1),
+            ]
+        else:
+            points = [
+                (0, height - 1),
+                (thickness - 1, height - 1),
+                (width - 1, 0),
+                (width - thickness, 0),
+            ]
+        ImageDraw.Draw(image).polygon(points, fill=0)
+        return self.image_object(fmt, image)
+
+    def image(self, fmt: Format, current: Field, args: list[str], params: str, line: int) -> None:
+        compression = (arg(args, 0) or "A").upper()[:1]
+        total = self.int_arg(args, 2, -1)
+        row_bytes = self.int_arg(args, 3, -1)
+        where = f"^GF at line {line}"
+        if compression != "A":
+            self.note(
+                line,
+                f"^GF{compression} binary graphics are not supported; the graphic was dropped.",
+                fmt,
+            )
+            return
+        if total <= 0 or row_bytes <= 0 or total % row_bytes:
+            raise refuse(
+                ProblemCode.IMPORT_GRAPHIC_INVALID,
+                f"{where}: the byte counts do not describe a graphic (total {total}, "
+                f"{row_bytes} per row).",
+                line=line,
+            )
+        rows = total // row_bytes
+        self.bound_image(row_bytes * 8, rows, where)
+        if total > self.budget:
+            raise refuse(
+                ProblemCode.IMPORT_GRAPHIC_INVALID,
+                f"{where} declares {total} bytes; the file's graphics may hold {self.budget} more.",
+                line=line,
+                limit=self.budget,
+            )
+        self.budget -= total
+        data = params.split(",", 4)[4] if params.count(",") >= 4 else ""
+        bits = decode_graphic(data.strip(), total, row_bytes, where, line)
+        from PIL import Image, ImageOps
+
+        image = Image.frombytes("1", (row_bytes * 8, rows), bits, "raw", "1;I")
+        obj = self.image_object(fmt, ImageOps.grayscale(image.convert("L")))
+        obj["x_mm"] = dots_to_mm(current.x, self.dpi)
+        obj["y_mm"] = dots_to_mm(current.y, self.dpi)
+        fmt.objects.append(obj)
+
+    def bound_image(self, width: int, height: int, where: str) -> None:
+        limit = int(MAX_MM / 25.4 * self.dpi)
+        if width > limit or height > limit:
+            raise refuse(
+                ProblemCode.IMPORT_GRAPHIC_INVALID,
+                f"{where} is {width} × {height} dots, larger than any label at {self.dpi} dpi.",
+                limit=limit,
+            )
+
+    def image_object(self, fmt: Format, image: Any) -> dict[str, Any]:
+        return {
+            "type": "image",
+            "id": self.object_id(fmt, "image"),
+            "width_mm": dots_to_mm(image.width, self.dpi),
+            "height_mm": dots_to_mm(image.height, self.dpi),
+            "content_base64": png(image.convert("1")),
+            "dither": "threshold",
+        }

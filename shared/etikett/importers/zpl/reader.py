@@ -1,0 +1,117 @@
+"""What the conversion of a ZPL file reads into: a format (one label) and the field being
+defined, and the reader's own parts every kind of object uses (the report, numbers, ids).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from etikett.errors import ProblemCode
+from etikett.importers import Conversion, Note, Severity, refuse
+from etikett.importers.zpl.syntax import arg
+
+MAX_MM = 1000.0
+
+
+@dataclass
+class Field:
+    x: int = 0
+    y: int = 0
+    typeset: bool = False  # ^FT: baseline / bottom origin
+    font: tuple[str, int, int] | None = None  # name, height, width
+    orientation: str | None = None
+    hex_indicator: str | None = None
+    block: tuple[int, int, int, str] | None = None  # width, lines, spacing, justification
+    number: int | None = None
+    number_name: str | None = None
+    barcode: tuple[str, list[str], int] | None = None  # command, params, line
+    data: str | None = None
+    reverse: bool = False
+    line: int = 0
+
+
+@dataclass
+class Format:
+    index: int
+    line: int
+    dpi: int
+    width: int | None = None
+    length: int | None = None
+    home: tuple[int, int] = (0, 0)
+    shift: int = 0
+    font: tuple[str, int, int] = ("A", 9, 5)
+    orientation: str = "N"
+    module: tuple[int, float, int] = (2, 3.0, 10)
+    encoding: str = "cp850"
+    name: str | None = None
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    variables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    recalls: str | None = None
+
+
+class Reader:
+    """The state of one conversion and what every part of it uses."""
+
+    def __init__(self, name: str, dpi: int, max_expanded: int) -> None:
+        self.name = name
+        self.dpi = dpi
+        self.budget = max_expanded  # graphic bytes the whole file may expand to
+        self.result = Conversion(format="zpl")
+        self.noted: set[tuple[int | None, str]] = set()
+
+    # --- report -------------------------------------------------------------------------------
+
+    def note(
+        self, line: int | None, message: str, fmt: Format | None, severity: Severity = "warning"
+    ) -> None:
+        key = (fmt.index if fmt else None, message)
+        if key in self.noted:  # the same thing once per label
+            return
+        self.noted.add(key)
+        self.result.report.append(
+            Note(severity, message, line=line, document=fmt.index if fmt else None)
+        )
+
+    # --- numbers ------------------------------------------------------------------------------
+
+    def int_arg(self, args: list[str], index: int, default: int) -> int:
+        value = arg(args, index)
+        if value is None or value.strip() == "":
+            return default
+        try:
+            return int(float(value.strip()))
+        except ValueError:
+            return default
+
+    def coordinate(self, args: list[str], index: int, default: int) -> int:
+        value = self.int_arg(args, index, default)
+        return max(-32000, min(32000, value))
+
+    def size(self, args: list[str], command: str, line: int) -> int:
+        value = self.int_arg(args, 0, 0)
+        if value <= 0 or value * 25.4 / self.dpi > MAX_MM:
+            raise refuse(
+                ProblemCode.IMPORT_SIZE_INVALID,
+                f"{command}{arg(args, 0) or ''} (line {line}) is not a label size at "
+                f"{self.dpi} dpi: it must be 1 to {int(MAX_MM / 25.4 * self.dpi)} dots.",
+                line=line,
+                value=value,
+                dpi=self.dpi,
+            )
+        return value
+
+    def font(self, fmt: Format, letter: str, args: list[str], line: int) -> tuple[str, int, int]:
+        if letter == "@":
+            height = self.int_arg(args, 1, fmt.font[1])
+            width = self.int_arg(args, 2, height)
+            name = (arg(args, 3) or "").strip()
+            return ("@" + name, height, width)
+        height = self.int_arg(args, 1, fmt.font[1])
+        width = self.int_arg(args, 2, height if arg(args, 1) else fmt.font[2])
+        return (letter.upper(), height, width)
+
+    def object_id(self, fmt: Format, kind: str) -> str:
+        fmt.counts[kind] = fmt.counts.get(kind, 0) + 1
+        return f"{kind}_{fmt.counts[kind]}"

@@ -1,0 +1,74 @@
+"""Preflight: what a label version would print wrong, found before anyone prints it.
+
+The label is laid out as a preview lays it out (entered variables take their default, then their
+sample; counters their next value) and every object's ink is checked where it lands: inside the
+label, barcodes whole and with their quiet zones clear of other ink and on the label, modules at
+least a printer dot, boxed text fitting its box, fonts that load. Expressions are compiled against
+the declared variables; declared variables no expression uses are reported. Inks come from the
+renderer's cache, so a preflight right after a preview (or before one) draws nothing twice.
+
+The package: layout.py lays the label out, objects.py and expressions.py check what they are
+about, findings.py makes and orders the findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image
+
+from etikett.dsl.preflight import LabelFinding
+from etikett.render.errors import ensure_renderable
+from etikett.render.preflight.expressions import expression_findings, preview_values
+from etikett.render.preflight.findings import ordered
+from etikett.render.preflight.layout import geometry, lay_out
+from etikett.render.units import BLACK, WHITE, label_dots
+
+if TYPE_CHECKING:
+    from etikett.dsl.label import LabelDocument
+
+__all__ = ["count_errors", "preflight", "render_checked"]
+
+
+def preflight(
+    document: LabelDocument,
+    *,
+    values: Mapping[str, Any] | None = None,
+    counters: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> list[LabelFinding]:
+    """Every finding of the document, errors first, then in document order. Laid out with
+    `values` (resolved variables) or else with the samples and defaults, as a preview."""
+    findings = list(expression_findings(document))
+    if values is None:
+        values = preview_values(document, counters, now, findings)
+    if values is None:
+        return ordered(findings)
+    placed = lay_out(document, values, counters, now, findings, strict=False)
+    return ordered(findings + geometry(document, placed))
+
+
+def render_checked(
+    document: LabelDocument,
+    values: Mapping[str, Any],
+    *,
+    counters: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> tuple[Image.Image, list[LabelFinding]]:
+    """The raster `render` draws and the findings of exactly that layout, each object laid out
+    once (a preview's preflight costs only the checks). Render errors raise as in `render`."""
+    findings = list(expression_findings(document))
+    placed = lay_out(document, values, counters, now, findings, strict=True)
+    dpi = document.dpi
+    size = label_dots(document.size.width_mm, document.size.height_mm, dpi)
+    ensure_renderable(*size)
+    canvas = Image.new("1", size, WHITE)
+    for item in placed:
+        canvas.paste(BLACK, item.box[:2], item.ink)
+    return canvas, ordered(findings + geometry(document, placed))
+
+
+def count_errors(findings: list[LabelFinding]) -> int:
+    return sum(1 for finding in findings if finding.severity == "error")

@@ -1,0 +1,123 @@
+"""Preflight of a label's expressions and variables: each compiled against the declared
+variables, variables no expression uses, and the values a preview would lay the label out with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from etikett.dsl.preflight import LabelFinding, pointer
+from etikett.errors import EtikettError
+from etikett.render.preflight.findings import label_finding
+from etikett.render.values import declared_types, resolve_variables
+
+if TYPE_CHECKING:
+    from etikett.dsl.label import LabelDocument
+
+
+def expression_findings(document: LabelDocument) -> tuple[LabelFinding, ...]:
+    """Compiled against the declared variables; cached by the expressions and declarations."""
+    key = (
+        tuple((v.name, v.type, v.expression) for v in document.variables),
+        tuple(getattr(o, "expression", None) for o in document.objects),
+        tuple(o.id for o in document.objects),
+    )
+    found = _EXPRESSION_FINDINGS.get(key)
+    if found is None:
+        if len(_EXPRESSION_FINDINGS) >= 1024:
+            _EXPRESSION_FINDINGS.clear()
+        found = _EXPRESSION_FINDINGS[key] = tuple(_check_expressions(document))
+    return found
+
+
+_EXPRESSION_FINDINGS: dict[tuple[Any, ...], tuple[LabelFinding, ...]] = {}
+
+
+def _check_expressions(document: LabelDocument) -> list[LabelFinding]:
+    from etikett import cel
+    from etikett.dsl.label import BarcodeObject, TextObject
+
+    declared = declared_types(document)
+    sources: list[tuple[str, str | None, str]] = [
+        (pointer("variables", i, "expression"), None, v.expression)
+        for i, v in enumerate(document.variables)
+        if v.expression is not None
+    ]
+    sources += [
+        (pointer("objects", i, "expression"), o.id, o.expression)
+        for i, o in enumerate(document.objects)
+        if isinstance(o, TextObject | BarcodeObject) and o.expression is not None
+    ]
+    findings: list[LabelFinding] = []
+    used: set[str] = set()
+    for path, object_id, source in sources:
+        try:
+            cel.check(source, declared)
+            used |= cel.Expression(source).names
+        except EtikettError as error:
+            message = str(error.params.get("message") or error.detail)
+            code = "label.variable_undeclared" if "undeclared" in message else "label.cel_invalid"
+            findings.append(
+                label_finding(
+                    code,
+                    path,
+                    object_id,
+                    error.detail,
+                    line=error.params.get("line"),
+                    column=error.params.get("column"),
+                )
+            )
+    for index, variable in enumerate(document.variables):
+        if variable.name not in used:
+            findings.append(
+                label_finding(
+                    "label.variable_unused",
+                    pointer("variables", index),
+                    None,
+                    f"The variable {variable.name!r} is declared but no expression uses it.",
+                    variable=variable.name,
+                )
+            )
+    return findings
+
+
+def preview_values(
+    document: LabelDocument,
+    counters: Mapping[str, Any] | None,
+    now: datetime | None,
+    findings: list[LabelFinding],
+) -> dict[str, Any] | None:
+    """The preview's values; variables without a usable value are left empty (and reported on
+    the objects that need them)."""
+    from etikett.render.errors import VariablesInvalid
+
+    try:
+        return resolve_variables(document, {}, use_samples=True, now=now, counters=counters)
+    except VariablesInvalid as error:
+        broken = {item["variable"] for item in error.params.get("errors", [])}
+    relaxed = document.model_copy(
+        update={
+            "variables": [
+                v.model_copy(
+                    update={"required": False, "expression": None, "default": None, "sample": None}
+                )
+                if v.name in broken
+                else v.model_copy(update={"required": False})
+                for v in document.variables
+            ]
+        }
+    )
+    try:
+        return resolve_variables(relaxed, {}, use_samples=True, now=now, counters=counters)
+    except VariablesInvalid:
+        findings.append(
+            label_finding(
+                "label.sample_failed",
+                "/variables",
+                None,
+                "The variables' samples and defaults do not resolve; nothing was laid out.",
+            )
+        )
+        return None

@@ -1,0 +1,230 @@
+"""Jobs on Runners' queues: queued or held by the Runner's state, claimed from the queue,
+reported to their outcome once, cancelled only before their bytes left, ended when their Runner
+is removed. Print jobs announce their outcomes (`print.*` events) with the change."""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Any
+
+import pytest
+
+from etikett.domain import jobs, printers, runner_agent, runners
+from etikett.domain.runner_agent import ClaimRequest, JobReport
+from etikett.errors import EtikettError, ProblemCode
+from etikett.store import runner_queues
+from etikett.store.runners import RunnerRecord
+from unit.domain import build
+from unit.domain.callers import human, operations, trail
+from unit.domain.conftest import Aws
+
+pytestmark = pytest.mark.usefixtures("aws")
+
+
+def _refused(code: ProblemCode, change: Any) -> EtikettError:
+    with pytest.raises(EtikettError) as refused:
+        change()
+    assert refused.value.code == code, refused.value.detail
+    return refused.value
+
+
+def _job(runner: RunnerRecord, kind: str = "raw", data: bytes = b"^XA^XZ") -> jobs.Job:
+    return jobs.submit(
+        human("postRunnerJob", "operator"),
+        runner.id,
+        kind,
+        {"printer": {"name": "p"}, "label_id": "lbl_x", "labels": 1, "copies": 1},
+        data=data,
+    )
+
+
+def _claim(runner: RunnerRecord) -> list[runner_agent.ClaimedJob]:
+    return runner_agent.claim(runner, ClaimRequest(wait_seconds=0, max_jobs=10)).jobs
+
+
+def _report(runner: RunnerRecord, job_id: str, **fields: Any) -> jobs.Job:
+    return runner_agent.report(human("postRunnerJobReport"), runner, job_id, JobReport(**fields))
+
+
+def test_a_job_for_an_online_runner_is_queued_with_its_audit_entry() -> None:
+    runner = build.runner()
+    job = _job(runner)
+    assert (job.status, job.outcome, job.attempts) == ("queued", None, 0)
+    assert trail(job.id)[0].details == {
+        "kind": "raw",
+        "runner_id": runner.id,
+        "printer_id": None,
+    }
+    assert [j.id for j in jobs.list_for_runner(runner.id, 10, None).items] == [job.id]
+
+
+def test_a_job_for_an_offline_runner_is_held_and_a_print_s_outcome_says_so() -> None:
+    runner = build.runner(online=False)
+    raw = _job(runner)
+    assert (raw.status, raw.outcome, raw.outcome_reason) == ("held", None, "runner_offline")
+    printed = _job(runner, "print")
+    assert (printed.status, printed.outcome) == ("held", "held")
+
+
+def test_a_pending_or_missing_runner_takes_no_jobs() -> None:
+    pending = build.enrolled(build.group().id, needs_approval=True)
+    _refused(
+        ProblemCode.RUNNER_NOT_ACTIVE,
+        lambda: jobs.submit(human("x"), pending.runner_id, "raw", {}, data=b"x"),
+    )
+    _refused(
+        ProblemCode.RUNNER_NOT_FOUND,
+        lambda: jobs.submit(human("x"), "run_missing", "raw", {}, data=b"x"),
+    )
+
+
+def test_a_claim_hands_the_job_and_its_bytes_to_the_runner_once() -> None:
+    runner = build.runner()
+    job = _job(runner, data=b"^XA^FDone^FS^XZ")
+    (claimed,) = _claim(runner)
+    assert (claimed.job_id, claimed.delivery) == (job.id, 1)
+    assert base64.b64decode(claimed.data_base64 or "") == b"^XA^FDone^FS^XZ"
+    running = jobs.get(job.id)
+    assert (running.status, running.attempts) == ("running", 1)
+    assert running.messages[-1].text == "Claimed by the Runner."
+    assert _claim(runner) == []  # invisible while claimed
+
+
+def test_large_bytes_wait_in_s3_and_still_reach_the_runner(aws: Aws) -> None:
+    runner = build.runner()
+    data = os.urandom(runner_queues.MESSAGE_DATA_BYTES + 1)
+    job = _job(runner, data=data)
+    keys = aws.client("s3").list_objects_v2(
+        Bucket=aws.ref("AssetsBucket"), Prefix=f"jobs/{job.id}/"
+    )
+    assert [o["Key"] for o in keys["Contents"]] == [f"jobs/{job.id}/data"]
+    (claimed,) = _claim(runner)
+    assert base64.b64decode(claimed.data_base64 or "") == data
+    assert "data_key" not in claimed.payload and claimed.payload["data_bytes"] == len(data)
+
+
+def test_a_restarted_runner_gets_its_unfinished_claims_back() -> None:
+    runner = build.runner()
+    job = _job(runner)
+    assert [c.job_id for c in _claim(runner)] == [job.id]
+    released = runner_agent.release(runner)
+    assert released.job_ids == [job.id]
+    (again,) = _claim(runner)
+    assert (again.job_id, again.delivery) == (job.id, 2)
+    assert jobs.get(job.id).messages[-1].text.startswith("Delivered again (delivery 2)")
+
+
+def test_a_final_report_ends_the_job_once_and_is_audited() -> None:
+    runner = build.runner()
+    job = _job(runner)
+    (claimed,) = _claim(runner)
+    done = _report(
+        runner,
+        job.id,
+        receipt=claimed.receipt,
+        status="succeeded",
+        final=True,
+        messages=[{"level": "info", "text": "2 labels"}],
+    )
+    assert done.status == "succeeded" and done.finished_at is not None
+    assert done.messages[-1].text == "2 labels"
+    assert operations(job.id) == ["postRunnerJob", "postRunnerJobReport"]
+    again = _report(runner, job.id, receipt=claimed.receipt, status="succeeded", final=True)
+    assert again.updated_at == done.updated_at  # a repeated final report changes nothing
+    error = _refused(ProblemCode.JOB_FINISHED, lambda: _report(runner, job.id, status="failed"))
+    assert error.params["status"] == "succeeded"
+    assert operations(job.id) == ["postRunnerJob", "postRunnerJobReport"]
+    assert _claim(runner) == []  # acknowledged: never delivered again
+
+
+def test_a_runner_reports_only_its_own_jobs() -> None:
+    runner, other = build.runner(), build.runner()
+    job = _job(runner)
+    _refused(ProblemCode.JOB_OTHER_RUNNER, lambda: _report(other, job.id, status="failed"))
+    assert jobs.get(job.id).status == "queued"
+
+
+def test_print_outcomes_are_announced_once_each(aws: Aws) -> None:
+    runner = build.runner()
+    job = _job(runner, "print")
+    (claimed,) = _claim(runner)
+    _report(runner, job.id, receipt=claimed.receipt, status="running")
+    held = _report(runner, job.id, receipt=claimed.receipt, status="held", reason="paper_out")
+    assert (held.outcome, held.outcome_reason) == ("held", "paper_out")
+    assert held.messages[-1].text == "Held: paper_out."
+    _report(runner, job.id, receipt=claimed.receipt, status="held", reason="paper_out")
+    _report(runner, job.id, receipt=claimed.receipt, status="running")
+    running = jobs.get(job.id)
+    assert (running.status, running.outcome) == ("running", "held")  # the outcome stays
+    _report(runner, job.id, receipt=claimed.receipt, status="confirmed", final=True)
+    announced = [(e.kind, e.data["reason"]) for e in aws.events_about(job.id)]
+    assert announced == [("print.held", "paper_out"), ("print.confirmed", None)]
+
+
+def test_a_job_is_cancelled_only_before_its_bytes_left(aws: Aws) -> None:
+    runner = build.runner()
+    waiting = _job(runner, "print")
+    cancelled = jobs.cancel(human("postJobCancel", "operator", subject="olga"), waiting.id)
+    assert (cancelled.status, cancelled.outcome, cancelled.outcome_reason) == (
+        "cancelled",
+        "failed",
+        "cancelled",
+    )
+    assert cancelled.messages[-1].text == "Cancelled by olga."
+    assert [e.kind for e in aws.events_about(waiting.id)] == ["print.failed"]
+    assert jobs.cancel(human("postJobCancel"), waiting.id).status == "cancelled"
+    assert operations(waiting.id) == ["postRunnerJob", "postJobCancel"]
+    assert trail(waiting.id)[-1].details == {"before": "queued"}
+
+    claimed_job = _job(runner)
+    assert [c.job_id for c in _claim(runner)] == [claimed_job.id]  # the cancelled one is dropped
+    error = _refused(
+        ProblemCode.JOB_NOT_CANCELLABLE, lambda: jobs.cancel(human("postJobCancel"), claimed_job.id)
+    )
+    assert error.params["status"] == "running"
+    _refused(ProblemCode.JOB_NOT_FOUND, lambda: jobs.cancel(human("x"), "job_missing"))
+
+
+def test_a_cancelled_job_s_late_report_changes_nothing() -> None:
+    runner = build.runner()
+    job = _job(runner)
+    jobs.cancel(human("postJobCancel"), job.id)
+    assert _report(runner, job.id, status="succeeded", final=True).status == "cancelled"
+
+
+def test_removing_a_runner_ends_its_open_jobs() -> None:
+    runner = build.runner()
+    open_job, done_job = _job(runner, "print"), _job(runner)
+    receipts = {claimed.job_id: claimed.receipt for claimed in _claim(runner)}
+    _report(runner, done_job.id, receipt=receipts[done_job.id], status="succeeded", final=True)
+    runners.remove_runner(human("deleteRunner", "admin"), runner.id)
+    jobs.end_open_jobs_of(runner.id)
+    ended = jobs.get(open_job.id)
+    assert (ended.status, ended.outcome_reason) == ("failed", "runner_removed")
+    assert jobs.get(done_job.id).status == "succeeded"
+    jobs.end_open_jobs_of(runner.id)  # again: nothing changes
+    assert jobs.get(open_job.id).updated_at == ended.updated_at
+
+
+def test_a_runner_s_jobs_page_newest_first() -> None:
+    runner = build.runner()
+    made = [_job(runner).id for _ in range(5)]
+    first = jobs.list_for_runner(runner.id, 2, None)
+    second = jobs.list_for_runner(runner.id, 2, first.next_cursor)
+    third = jobs.list_for_runner(runner.id, 2, second.next_cursor)
+    assert [j.id for j in first.items + second.items + third.items] == made[::-1]
+    assert third.next_cursor is None
+    _refused(ProblemCode.RUNNER_NOT_FOUND, lambda: jobs.list_for_runner("run_missing", 2, None))
+
+
+def test_a_printer_removed_leaves_its_jobs_readable() -> None:
+    runner = build.runner()
+    printer = build.printer(runner.id, f"weg-{runner.id[-6:]}")
+    job = printers.submit_raw(
+        human("postRunnerJob"),
+        runner.id,
+        jobs.RawJobRequest(printer_id=printer.id, data_base64=base64.b64encode(b"^XA^XZ").decode()),
+    )
+    printers.delete(human("deletePrinter"), printer.id)
+    assert jobs.get(job.id).printer_id == printer.id
