@@ -478,6 +478,12 @@ class ProblemCode(StrEnum):
         "proposal that failed validation twice).",
     )
     RESOURCE_NOT_FOUND = ("resource.not_found", 404, "The resource does not exist.")
+    SERVICE_BUSY = (
+        "service.busy",
+        503,
+        "The database throttled this request beyond the retries; retry after the Retry-After "
+        "header's seconds (a change is written in one transaction: whole or not at all).",
+    )
     INTERNAL_ERROR = (
         "internal.error",
         500,

@@ -116,6 +116,15 @@ class DevServer:
         self.stop()
         raise TimeoutError(f"etikett dev did not answer:\n{self.log.read_text()}")
 
+    def kill(self) -> int:
+        """SIGKILL, as a crash would end it: no final snapshot (what changed in the last
+        `ETIKETT_SNAPSHOT_SECONDS` is lost, as a crash of the machine would lose it)."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(30)
+        self._log_file.close()
+        return self.process.returncode
+
     def stop(self, timeout: float = 30) -> int:
         assert self.process is not None
         if self.process.poll() is None:

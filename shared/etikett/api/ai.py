@@ -14,6 +14,7 @@ routes = router(prefix="/api/v1", tags=["AI"])
 Designer = Annotated[Invocation, requires("designer")]
 
 _PROVIDER_FAILURES: dict[int | str, dict[str, Any]] = {
+    404: {"description": "The named credential does not exist (`credential.not_found`)"},
     409: {"description": "No language-model credential to use (`ai.no_credential`)"},
     502: {
         "description": "The language model failed (`ai.unreachable`, `ai.unauthorized`, "
@@ -42,7 +43,7 @@ _COPILOT = {
     "operations checked to apply and keep ids",
     responses={
         **_PROVIDER_FAILURES,
-        404: {"description": "Unknown flow, label or version"},
+        404: {"description": "Unknown flow, label, version or credential"},
     },
 )
 def ai_lint_erklaerung(
@@ -73,7 +74,7 @@ def ai_log_qa(
     response_model=copilots.CopilotAnswer,
     summary="Propose a change to a label document from an instruction (validated, with a "
     "preview; never saved)",
-    responses={**_COPILOT, 404: {"description": "Unknown label or version"}},
+    responses={**_COPILOT, 404: {"description": "Unknown label, version or credential"}},
 )
 def post_label_copilot(
     labelId: str, body: copilots.CopilotRequest, invocation: Designer
@@ -86,7 +87,7 @@ def post_label_copilot(
     operation_id="postFormCopilot",
     response_model=copilots.CopilotAnswer,
     summary="Propose a change to a label's form from an instruction (validated; never saved)",
-    responses={**_COPILOT, 404: {"description": "Unknown label or form version"}},
+    responses={**_COPILOT, 404: {"description": "Unknown label, form version or credential"}},
 )
 def post_form_copilot(
     labelId: str, body: copilots.CopilotRequest, invocation: Designer
@@ -100,7 +101,7 @@ def post_form_copilot(
     response_model=copilots.CopilotAnswer,
     summary="Propose a change to a flow document from an instruction (validated and linted; "
     "never saved)",
-    responses={**_COPILOT, 404: {"description": "Unknown flow or version"}},
+    responses={**_COPILOT, 404: {"description": "Unknown flow, version or credential"}},
 )
 def post_flow_copilot(
     flowId: str, body: copilots.CopilotRequest, invocation: Designer

@@ -9,7 +9,7 @@ from fastapi import Path, Response
 
 from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit, static_page
 from etikett.api.routing import Responses, router
 from etikett.api.runners import CONTEXT_BOUNDS
 from etikett.domain import deployments
@@ -41,7 +41,7 @@ _POLICY: Responses = {403: {"description": "Forbidden (`auth.forbidden`, `policy
 )
 def list_deployments(
     invocation: Anyone,
-    flow_id: str | None = None,
+    flow_id: Filter = None,
     status: deployments.DeploymentStatus | None = None,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,

@@ -9,7 +9,7 @@ from fastapi import Query, Response
 
 from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, router
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
@@ -238,8 +238,8 @@ def dry_run(
 def list_runs(
     flowId: str,
     invocation: Anyone,
-    deployment_id: str | None = None,
-    runner_id: str | None = None,
+    deployment_id: Filter = None,
+    runner_id: Filter = None,
     outcome: Literal["succeeded", "failed", "partial"] | None = None,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,

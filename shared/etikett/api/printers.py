@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Query, Response
+from fastapi import Response
 
 from etikett.api.access import any_caller, requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
 from etikett.domain import printers
 from etikett.domain.actors import Invocation
@@ -26,7 +26,7 @@ def list_printers(
     invocation: Annotated[Invocation, any_caller()],
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
-    runner_id: Annotated[str | None, Query()] = None,
+    runner_id: Filter = None,
 ) -> ItemList[printers.Printer]:
     return ItemList[printers.Printer].of(printers.list_printers(limit, cursor, runner_id))
 

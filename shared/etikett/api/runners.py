@@ -12,7 +12,7 @@ from etikett.api.access import (
     enrollment_token,
     requires,
 )
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, not_in_mcp, router
 from etikett.domain import installers, jobs, printers, runner_enrollment, runners
 from etikett.domain.actors import Invocation
@@ -253,7 +253,7 @@ def list_runners(
     invocation: RunnerReader,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
-    group_id: Annotated[str | None, Query()] = None,
+    group_id: Filter = None,
 ) -> ItemList[runners.Runner]:
     return ItemList[runners.Runner].of(runners.list_runners(limit, cursor, group_id))
 

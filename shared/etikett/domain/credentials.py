@@ -54,7 +54,10 @@ class NewLanguageModel(BaseModel):
         alias="apiKey",
         min_length=1,
         max_length=4096,
-        description="Stored encrypted; never shown again (a local model may need none).",
+        # It travels as an HTTP header value: visible ASCII only, or no request could carry it.
+        pattern=r"^[\x21-\x7e]+$",
+        description="Stored encrypted; never shown again (a local model may need none). "
+        "Visible ASCII characters, as an HTTP header carries them.",
         json_schema_extra={"writeOnly": True},
     )
     share_sample_values: bool = Field(

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from etikett import clock
 from etikett.domain import audit, label_validation, label_versions
 from etikett.domain.actors import Invocation
-from etikett.dsl.label import DPI, MAX_MM
+from etikett.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store import labels
@@ -48,8 +48,8 @@ class Label(BaseModel):
 
 class SizeIn(BaseModel):
     model_config = {"extra": "forbid"}
-    width_mm: float = Field(gt=0, le=MAX_MM)
-    height_mm: float = Field(gt=0, le=MAX_MM)
+    width_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
+    height_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
 
 
 class NewLabel(BaseModel):
@@ -74,8 +74,8 @@ class NewLabelFromPreset(BaseModel):
 class NewLabelFromDimensions(BaseModel):
     model_config = {"extra": "forbid"}
     name: str = NAME
-    width_mm: float = Field(gt=0, le=MAX_MM)
-    height_mm: float = Field(gt=0, le=MAX_MM)
+    width_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
+    height_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
     dpi: DPI = 203
 
 

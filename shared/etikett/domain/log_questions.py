@@ -32,10 +32,14 @@ class LogFilters(BaseModel):
         "(automatic steps such as a stage becoming active).",
     )
     subject: str | None = Field(
-        default=None, max_length=200, description="A username or token subject."
+        default=None, min_length=1, max_length=200, description="A username or token subject."
     )
-    operation: str | None = Field(default=None, max_length=100, description="An operationId.")
-    target: str | None = Field(default=None, max_length=200, description="The id acted on.")
+    operation: str | None = Field(
+        default=None, min_length=1, max_length=100, description="An operationId."
+    )
+    target: str | None = Field(
+        default=None, min_length=1, max_length=200, description="The id acted on."
+    )
     since: datetime | None = Field(default=None, description="RFC 3339, inclusive.")
     until: datetime | None = Field(default=None, description="RFC 3339, inclusive.")
 
