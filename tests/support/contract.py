@@ -34,13 +34,25 @@ class ContractOperation:
         return "admin" in roles or bool(self.roles & roles)
 
 
-def operations_md() -> Path:
-    """`shared/spec/operations.md`, found beside the checkout (or one of its parents)."""
+# The operation contract as the product's specification states it, kept in the repository so
+# that a clean clone checks itself against it; `the_contract_is_the_specifications` (in
+# tests/integration/security/test_role_matrix.py) fails when the copy drifts from the
+# specification beside the checkout.
+CONTRACT_COPY = REPO / "docs" / "contract" / "operations.md"
+
+
+def specification_md() -> Path | None:
+    """`shared/spec/operations.md` beside the checkout (or one of its parents), if there is one."""
     for parent in REPO.parents:
         candidate = parent / "shared" / "spec" / "operations.md"
         if candidate.is_file():
             return candidate
-    raise FileNotFoundError(f"no shared/spec/operations.md beside {REPO} or above it")
+    return None
+
+
+def operations_md() -> Path:
+    """The contract the tests check against: the repository's copy."""
+    return CONTRACT_COPY
 
 
 def parse(text: str) -> list[ContractOperation]:

@@ -1,7 +1,8 @@
 """The role matrix: every operation of the route table × every role (designer, operator,
 approver, admin, none) × every kind of actor (a person's session, a service-account token, an MCP
-`tools/call`), checked against the operation contract `shared/spec/operations.md` as it is
-written (its tables are parsed here, not copied).
+`tools/call`), checked against the operation contract as the specification writes it
+(`docs/contract/operations.md`, the specification's `shared/spec/operations.md` kept in the
+repository; its tables are parsed here, not restated).
 
 A call that the contract allows must get past authorization: any answer but 401/403 (the dummy
 ids and empty bodies used here stop at 404 or 422, which is fine; what matters is that the door
