@@ -228,3 +228,51 @@ def test_report_entries_name_the_label_they_concern():
     assert "skipped" in by_document[(None, 1)]
     assert "^FR" in by_document[(0, 2)]
     assert "Roboto Mono" in by_document[(1, 3)]
+
+
+UNSUPPORTED_BARCODES = [
+    ("BA", "Code 93", "^BAN,80,Y,N,N", "CODE93-4711"),
+    ("B1", "Code 11", "^B1N,N,80,Y,N", "0123-4567"),
+    ("BK", "Codabar", "^BKN,N,80,Y,N,A,A", "A40156B"),
+    ("BB", "CODABLOCK", "^BBN,10,Y,,,F", "CODABLOCK DATA"),
+    ("B0", "Aztec", "^B0N,6,N,0", "AZTEC-4711"),
+]
+
+
+@pytest.mark.parametrize(("command", "symbology", "zpl_command", "data"), UNSUPPORTED_BARCODES)
+def test_a_barcode_the_label_model_lacks_is_dropped_with_a_warning_not_turned_into_text(
+    command: str, symbology: str, zpl_command: str, data: str
+):
+    zpl = (
+        "^XA\n"
+        "^PW600^LL400\n"
+        "^FO20,20^A0N,30,30^FDKept text^FS\n"
+        f"^FO40,120{zpl_command}^FD{data}^FS\n"
+        "^XZ\n"
+    )
+    conversion = _convert(zpl)
+    objects = conversion.labels[0].document["objects"]
+    assert [obj.get("content") for obj in objects] == ["Kept text"]  # no digits where bars were
+    assert not any(data in str(obj) for obj in objects)
+    dropped = [n for n in conversion.report if n.line == 4]
+    assert len(dropped) == 1
+    assert dropped[0].severity == "warning" and dropped[0].document == 0
+    message = dropped[0].message
+    assert f"^{command}" in message and symbology in message and data in message
+    assert "(40, 120)" in message and "dropped" in message
+    assert not any("ignored" in n.message for n in conversion.report)
+
+
+def test_a_dropped_barcode_field_declares_no_variable_and_each_drop_is_reported():
+    zpl = (
+        "^XA^PW600^LL400\n"
+        '^FO40,40^BAN,80,Y,N,N^FN3"Serial"^FDS-1^FS\n'
+        '^FO40,200^BAN,80,Y,N,N^FN3"Serial"^FDS-1^FS\n'
+        "^FO20,350^A0N,30,30^FDKept^FS^XZ\n"
+    )
+    conversion = _convert(zpl)
+    document = conversion.labels[0].document
+    assert document["variables"] == []
+    drops = [n for n in conversion.report if "dropped" in n.message]
+    assert [n.line for n in drops] == [2, 3]
+    assert all("^FN3" in n.message for n in drops)

@@ -14,6 +14,8 @@ from etikett.importers.zpl.reader import Field, Format
 from etikett.importers.zpl.syntax import (
     PRINTER_SETTINGS,
     ROTATIONS,
+    SUPPORTED_BARCODES,
+    UNSUPPORTED_BARCODES,
     Token,
     arg,
     encoding_of,
@@ -131,7 +133,7 @@ class Converter(FieldReader, GraphicReader):
                 self.note(line, "^FB hanging indent is not kept.", fmt)
             current.block = (width, lines, spacing, justification)
             return current
-        if name in ("BC", "BE", "BU", "B3", "B2", "BQ", "BX", "B7"):
+        if name in SUPPORTED_BARCODES or name in UNSUPPORTED_BARCODES:
             current.barcode = (name, args, line)
             return current
         if name in ("GB", "GE", "GC", "GD", "GF"):

@@ -64,10 +64,18 @@ class Reader:
     # --- report -------------------------------------------------------------------------------
 
     def note(
-        self, line: int | None, message: str, fmt: Format | None, severity: Severity = "warning"
+        self,
+        line: int | None,
+        message: str,
+        fmt: Format | None,
+        severity: Severity = "warning",
+        *,
+        once: bool = True,
     ) -> None:
+        """`once`: the same message once per label (a font note, say); a dropped field is
+        reported every time, since each is a different part of the label."""
         key = (fmt.index if fmt else None, message)
-        if key in self.noted:  # the same thing once per label
+        if once and key in self.noted:
             return
         self.noted.add(key)
         self.result.report.append(
