@@ -276,3 +276,23 @@ def test_a_dropped_barcode_field_declares_no_variable_and_each_drop_is_reported(
     drops = [n for n in conversion.report if "dropped" in n.message]
     assert [n.line for n in drops] == [2, 3]
     assert all("^FN3" in n.message for n in drops)
+
+
+@pytest.mark.parametrize(
+    ("command", "stored"),
+    [
+        ("^IMR:LOGO.GRF", "R:LOGO.GRF"),
+        ("^XGE:SEAL.GRF,1,1", "E:SEAL.GRF"),
+        ("^ILR:BASE.PNG", "R:BASE.PNG"),
+    ],
+)
+def test_a_stored_image_is_a_warning_naming_the_image_not_a_printer_setting(
+    command: str, stored: str
+):
+    zpl = f"^XA^PW400^LL300\n^FO10,10{command}^FS\n^FO10,200^A0N,30,30^FDText^FS^XZ\n"
+    conversion = _convert(zpl)
+    notes = [n for n in conversion.report if n.line == 2]
+    assert len(notes) == 1
+    assert notes[0].severity == "warning"
+    assert stored in notes[0].message and "not imported" in notes[0].message
+    assert "printer setting" not in notes[0].message

@@ -14,6 +14,7 @@ from etikett.importers.zpl.reader import Field, Format
 from etikett.importers.zpl.syntax import (
     PRINTER_SETTINGS,
     ROTATIONS,
+    STORED_IMAGES,
     SUPPORTED_BARCODES,
     UNSUPPORTED_BARCODES,
     Token,
@@ -192,6 +193,17 @@ class Converter(FieldReader, GraphicReader):
                     "^POI (print upside down) is not kept: the label is imported upright.",
                     fmt,
                 )
+        elif name in STORED_IMAGES:
+            # The image lives in the printer's memory, not in the file: the label loses it.
+            stored = (arg(args, 0) or "").strip() or "(unnamed)"
+            where = "" if name == "IL" else f" at ({current.x}, {current.y}) dots"
+            self.note(
+                line,
+                f"^{name} ({STORED_IMAGES[name]}) prints the image {stored} stored on the "
+                f"printer{where}; it is not in the file and was not imported.",
+                fmt,
+                once=False,
+            )
         elif name == "SN" or name == "SF":
             self.note(
                 line, f"^{name} serialization is not imported; use a counter in an expression.", fmt

@@ -32,11 +32,11 @@ PRINTER_SETTINGS = {
     "CC": "caret change",
     "CT": "tilde change",
     "CD": "delimiter change",
-    "IM": "image move",
     "XB": "suppress backfeed",
     "FX": "comment",
 }
 BITMAP_FONTS = set("ABCDEFGHPQRSTUV")
+STORED_IMAGES = {"IM": "image move", "XG": "recall graphic", "IL": "image load"}
 SUPPORTED_BARCODES = ("BC", "BE", "BU", "B3", "B2", "BQ", "BX", "B7")
 # ZPL barcodes the label model has no symbology for: a field using one is dropped with a warning
 # (printing its data as text would put digits where a scanner expects bars).
