@@ -296,3 +296,40 @@ def test_a_stored_image_is_a_warning_naming_the_image_not_a_printer_setting(
     assert notes[0].severity == "warning"
     assert stored in notes[0].message and "not imported" in notes[0].message
     assert "printer setting" not in notes[0].message
+
+
+def test_default_fonts_named_fonts_and_field_variable_data():
+    """^CF sets the font of fields without their own, ^A@ names a font we do not have (noted,
+    Roboto at its height), ^FV carries field data as ^FD does."""
+    conversion = _convert((FIXTURES / "fonts.zpl").read_bytes())
+    document = conversion.labels[0].document
+    texts = {obj.get("content") or obj.get("expression"): obj for obj in document["objects"]}
+    assert list(texts) == [
+        "Default from CF",
+        "Named font",
+        "Bitmap default",
+        "Variable data",
+        "batch",
+    ]
+    from_cf = texts["Default from CF"]
+    assert (from_cf["font"], from_cf["weight"]) == ("Roboto Condensed", 700)
+    assert from_cf["size_pt"] == pytest.approx(40 * 72 / 203, abs=0.01)
+    named = texts["Named font"]
+    assert (named["font"], named["weight"]) == ("Roboto", 500)
+    assert named["size_pt"] == pytest.approx(30 * 72 / 203, abs=0.01)
+    bitmap = texts["Bitmap default"]
+    assert bitmap["font"] == "Roboto Mono"
+    assert bitmap["size_pt"] == pytest.approx(18 * 72 / 203, abs=0.01)
+    assert texts["Variable data"]["content"] == "Variable data"
+    (batch,) = document["variables"]
+    assert (batch["name"], batch["sample"]) == ("batch", "B-2024-07")
+    by_line = {n.line: (n.severity, n.message) for n in conversion.report}
+    assert by_line[7] == ("warning", "Font E:ARIAL.TTF is not available; Roboto is used.")
+    assert by_line[9][0] == "warning" and "Bitmap font D" in by_line[9][1]
+    assert set(by_line) == {7, 9}
+    parsed = LabelDocument.model_validate(document)
+    assert [f for f in preflight(parsed) if f.severity == "error"] == []
+    image = _render(document)
+    for y in (20, 80, 140, 200, 260):  # each text's ink starts at its ^FO
+        ink = _ink(image, (0, y - 5, 812, y + 45))
+        assert ink is not None and abs(ink[0] - 20) <= 3 and y <= ink[1] <= y + 12, (y, ink)
