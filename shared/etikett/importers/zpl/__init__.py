@@ -16,11 +16,13 @@ data.py decodes barcode and graphic data.
 
 from __future__ import annotations
 
-from etikett.importers import Conversion
+from etikett.importers import MAX_LABELS, Conversion
 from etikett.importers.zpl.converter import Converter
 
 __all__ = ["convert_zpl"]
 
 
-def convert_zpl(name: str, data: bytes, *, dpi: int, max_expanded: int) -> Conversion:
-    return Converter(name, dpi, max_expanded).run(data)
+def convert_zpl(
+    name: str, data: bytes, *, dpi: int, max_expanded: int, max_labels: int = MAX_LABELS
+) -> Conversion:
+    return Converter(name, dpi, max_expanded, max_labels).run(data)

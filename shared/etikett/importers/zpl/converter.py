@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from etikett.errors import ProblemCode
-from etikett.importers import MAX_LABELS, Conversion, Imported, dots_to_mm, refuse
+from etikett.importers import Conversion, Imported, dots_to_mm, refuse
 from etikett.importers.zpl.fields import FieldReader
 from etikett.importers.zpl.graphics import GraphicReader
 from etikett.importers.zpl.reader import Field, Format
@@ -40,11 +40,11 @@ class Converter(FieldReader, GraphicReader):
                 if fmt is not None:
                     self.note(token.line, "^XA inside a format: the format so far ends here.", fmt)
                     self.finish(fmt)
-                if len(self.result.labels) >= MAX_LABELS:
+                if len(self.result.labels) >= self.max_labels:
                     raise refuse(
                         ProblemCode.IMPORT_TOO_COMPLEX,
-                        f"More than {MAX_LABELS} label formats in one file.",
-                        limit=MAX_LABELS,
+                        f"More than {self.max_labels} label formats in one file; split the file.",
+                        limit=self.max_labels,
                     )
                 fmt = Format(index=len(self.result.labels), line=token.line, dpi=self.dpi)
                 current = Field(line=token.line)
