@@ -188,8 +188,16 @@ def get_document(
 
 
 def label_document(label_id: str, version: int | None = None) -> tuple[int, LabelDocument]:
-    answer = get_document(label_id, version)
-    return answer.version, LabelDocument.model_validate(answer.document)
+    """The version's number and parsed document (by default the latest); a version read before
+    in this process is not read again (`parsed_versions`)."""
+    from etikett.domain import parsed_versions
+
+    meta = _load_meta(label_id)  # also when the version is kept: a deleted label's are gone
+    number = version or meta.latest_version
+    document = parsed_versions.kept(label_id, number)
+    if document is None:
+        document = parsed_versions.parsed(load_version(label_id, "label", number))
+    return number, document
 
 
 def list_versions(
