@@ -101,14 +101,21 @@ def _font_unknown(index: int, obj: TextObject) -> LabelFinding:
     )
 
 
-def geometry(document: LabelDocument, placed: list[Placed]) -> list[LabelFinding]:
+def geometry(
+    document: LabelDocument, placed: list[Placed], size: tuple[int, int] | None = None
+) -> list[LabelFinding]:
+    """Ink past the label's edges and barcodes' quiet zones; `size`: the label in dots."""
     from etikett.dsl.label import BarcodeObject
 
     dpi = document.dpi
-    width, height = label_dots(document.size.width_mm, document.size.height_mm, dpi)
+    width, height = size or label_dots(document.size.width_mm, document.size.height_mm, dpi)
     findings: list[LabelFinding] = []
     for item in placed:
-        findings += outside_findings(item, width, height, dpi)
+        tight = item.tight
+        if tight is not None and (
+            tight[0] < 0 or tight[1] < 0 or tight[2] > width or tight[3] > height
+        ):
+            findings += outside_findings(item, width, height, dpi)
         if isinstance(item.obj, BarcodeObject):
             findings += quiet_zone_findings(item, item.obj, placed, width, height, dpi)
     return findings
