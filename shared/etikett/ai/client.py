@@ -1,13 +1,19 @@
 """Calling a language model: one request in its wire format, through the pinned outgoing client,
 with a timeout per attempt, a deadline for the whole call, and bounded retries that honour
-`retry-after` (and `retry-after-ms`) on 429. Every failure is a `ProviderFailed` with its problem
-code; nothing here ever raises anything else for a provider's behaviour."""
+`retry-after` (and `retry-after-ms`) on 429. The answer is streamed in: at most
+`Limits.max_answer_bytes` of it are ever held (more is `ai.bad_response`), uncompressed (it is
+asked for so; a compressed one could grow past any bound while it is decoded), and the deadline
+holds while it arrives: a body that trickles or stalls is cut off when the deadline passes. Every
+failure is a `ProviderFailed` with its problem code; nothing here ever raises anything else for a
+provider's behaviour."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import math
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -36,6 +42,7 @@ class Limits:
     deadline: float = 25.0  # the whole call, retries and waits included (API Gateway: 30 s)
     retries: int = 2  # attempts after the first, only on 429 (or 503/529 with retry-after)
     max_wait: float = 10.0  # a longer retry-after is not waited for: 503 ai.rate_limited
+    max_answer_bytes: int = 2 * 1024 * 1024  # answers are a few kB; more is not an answer
 
 
 def supports_tools(endpoint: Endpoint) -> bool:
@@ -61,7 +68,7 @@ def _client(private_allowed: bool) -> httpx.Client:
             _clients[private_allowed] = outgoing.client(
                 timeout=Limits.timeout,
                 private_allowed=private_allowed,
-                headers={"user-agent": USER_AGENT},
+                headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
             )
         return _clients[private_allowed]
 
@@ -94,11 +101,8 @@ def complete(
                 provider=endpoint.provider,
             )
         try:
-            response = _client(private_allowed).post(
-                call.url,
-                content=json.dumps(call.body).encode(),
-                headers=call.headers,
-                timeout=min(limits.timeout, remaining),
+            response = _attempt(
+                _client(private_allowed), call, limits, started + limits.deadline, endpoint
             )
         except outgoing.AddressRefused as refused:
             raise ProviderFailed(
@@ -184,7 +188,130 @@ def complete(
             ) from None
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+@dataclass(frozen=True)
+class _Answer:
+    """A provider's answer, read whole within the bounds."""
+
+    status_code: int
+    headers: httpx.Headers
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def _attempt(
+    http: httpx.Client, call: HttpCall, limits: Limits, deadline_at: float, endpoint: Endpoint
+) -> _Answer:
+    """One request; its answer read within `limits.max_answer_bytes` and by `deadline_at`."""
+    remaining = deadline_at - time.monotonic()
+    with http.stream(
+        "POST",
+        call.url,
+        content=json.dumps(call.body).encode(),
+        headers=call.headers,
+        timeout=min(limits.timeout, remaining),
+    ) as response:
+        status = response.status_code
+        if status == 429 or (status in (503, 529) and _retry_after(response) is not None):
+            return _Answer(status, response.headers, b"")  # waited on, not read
+        # An error's body only lends its first line to the problem: a long one is cut, not refused
+        # (a 401 stays a 401).
+        cut = None if status == 200 else ERROR_BODY_BYTES
+        body = _read(response, limits, deadline_at, endpoint, cut=cut)
+        return _Answer(status, response.headers, body)
+
+
+ERROR_BODY_BYTES = 64 * 1024
+
+
+def _read(
+    response: httpx.Response,
+    limits: Limits,
+    deadline_at: float,
+    endpoint: Endpoint,
+    *,
+    cut: int | None = None,
+) -> bytes:
+    """The body, at most `limits.max_answer_bytes` (more: `ai.bad_response`) or, with `cut`,
+    its first `cut` bytes; by `deadline_at` (later: `ai.unreachable`)."""
+    import httpx
+
+    limit = limits.max_answer_bytes if cut is None else cut
+    too_large = ProviderFailed(
+        f"The language model's answer is larger than {limit} bytes; it was not read.",
+        ProblemCode.AI_BAD_RESPONSE,
+        provider=endpoint.provider,
+        reason="too_large",
+        limit=limit,
+    )
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise ProviderFailed(
+            f"The language model's answer is compressed ({encoding[:40]}), which was not asked "
+            "for.",
+            ProblemCode.AI_BAD_RESPONSE,
+            provider=endpoint.provider,
+            reason="encoding",
+        )
+    declared = response.headers.get("content-length", "")
+    if cut is None and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    late = ProviderFailed(
+        f"The language model did not finish its answer within {limits.deadline:g} s.",
+        ProblemCode.AI_UNREACHABLE,
+        provider=endpoint.provider,
+        reason="deadline",
+    )
+    watchdog = _Watchdog(response, deadline_at - time.monotonic())
+    pieces: list[bytes] = []
+    size = 0
+    try:
+        for piece in response.iter_raw():
+            size += len(piece)
+            if size > limit:
+                if cut is None:
+                    raise too_large
+                pieces.append(piece[: len(piece) - (size - limit)])
+                break
+            if time.monotonic() > deadline_at:
+                raise late
+            pieces.append(piece)
+    except httpx.HTTPError:
+        if watchdog.fired:
+            raise late from None
+        raise
+    finally:
+        watchdog.cancel()
+    if watchdog.fired:
+        raise late
+    return b"".join(pieces)
+
+
+class _Watchdog:
+    """Ends a read that would outlast the deadline: httpx's read timeout bounds each wait for
+    data, not their sum, and a body can stall after a trickle. Shutting the connection's socket
+    down wakes the blocked read (the connection is not reused)."""
+
+    def __init__(self, response: httpx.Response, seconds: float) -> None:
+        self.fired = False
+        stream = response.extensions.get("network_stream")
+        self._socket = stream.get_extra_info("socket") if stream is not None else None
+        self._timer = threading.Timer(max(0.0, seconds), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        if self._socket is not None:
+            with contextlib.suppress(OSError):
+                self._socket.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _retry_after(response: httpx.Response | _Answer) -> float | None:
     """Seconds to wait, from `retry-after-ms`, `retry-after` (seconds or an HTTP date)."""
     milliseconds = response.headers.get("retry-after-ms")
     if milliseconds:
@@ -206,7 +333,7 @@ def _retry_after(response: httpx.Response) -> float | None:
     return max(0.0, moment.timestamp() - time.time())
 
 
-def _message(form: ModuleType, response: httpx.Response, endpoint: Endpoint) -> str | None:
+def _message(form: ModuleType, response: _Answer, endpoint: Endpoint) -> str | None:
     """The provider's own error message, short, and never with the key in it."""
     try:
         message = form.error_message(response.json())
