@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import heapq
+import itertools
 import json
 import math
 import socket
@@ -263,7 +265,7 @@ def _read(
         provider=endpoint.provider,
         reason="deadline",
     )
-    watchdog = _Watchdog(response, deadline_at - time.monotonic())
+    watchdog = _deadlines.watch(response, deadline_at)
     pieces: list[bytes] = []
     size = 0
     try:
@@ -288,27 +290,63 @@ def _read(
     return b"".join(pieces)
 
 
-class _Watchdog:
-    """Ends a read that would outlast the deadline: httpx's read timeout bounds each wait for
-    data, not their sum, and a body can stall after a trickle. Shutting the connection's socket
-    down wakes the blocked read (the connection is not reused)."""
+class _Watch:
+    """One answer being read: the socket to shut down if its deadline passes first."""
 
-    def __init__(self, response: httpx.Response, seconds: float) -> None:
+    def __init__(self, sock: socket.socket | None) -> None:
+        self.sock = sock
         self.fired = False
-        stream = response.extensions.get("network_stream")
-        self._socket = stream.get_extra_info("socket") if stream is not None else None
-        self._timer = threading.Timer(max(0.0, seconds), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self) -> None:
-        self.fired = True
-        if self._socket is not None:
-            with contextlib.suppress(OSError):
-                self._socket.shutdown(socket.SHUT_RDWR)
+        self.done = False
 
     def cancel(self) -> None:
-        self._timer.cancel()
+        self.done = True
+
+
+class _Deadlines:
+    """Ends reads that would outlast their deadline: httpx's read timeout bounds each wait for
+    data, not their sum, and a body can stall after a trickle. Shutting the connection's socket
+    down wakes the blocked read (the connection is not reused). One thread watches every read of
+    the process (a thread per call would cost more than the rest of the client)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: list[tuple[float, int, _Watch]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, response: httpx.Response, deadline_at: float) -> _Watch:
+        stream = response.extensions.get("network_stream")
+        watch = _Watch(stream.get_extra_info("socket") if stream is not None else None)
+        with self._changed:
+            heapq.heappush(self._due, (deadline_at, next(self._order), watch))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="ai-answer-deadlines", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify()
+        return watch
+
+    def _run(self) -> None:
+        with self._changed:
+            while True:
+                while self._due and self._due[0][2].done:
+                    heapq.heappop(self._due)
+                if not self._due:
+                    self._changed.wait()
+                    continue
+                wait = self._due[0][0] - time.monotonic()
+                if wait > 0:
+                    self._changed.wait(wait)
+                    continue
+                _, _, watch = heapq.heappop(self._due)
+                watch.fired = True
+                if watch.sock is not None:
+                    with contextlib.suppress(OSError):
+                        watch.sock.shutdown(socket.SHUT_RDWR)
+
+
+_deadlines = _Deadlines()
 
 
 def _retry_after(response: httpx.Response | _Answer) -> float | None:
