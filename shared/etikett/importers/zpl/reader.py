@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from etikett.errors import ProblemCode
-from etikett.importers import MAX_LABELS, Conversion, Note, Severity, refuse
+from etikett.importers import Conversion, Note, Severity, refuse
 from etikett.importers.zpl.syntax import arg
 
 MAX_MM = 1000.0
@@ -54,9 +54,7 @@ class Format:
 class Reader:
     """The state of one conversion and what every part of it uses."""
 
-    def __init__(
-        self, name: str, dpi: int, max_expanded: int, max_labels: int = MAX_LABELS
-    ) -> None:
+    def __init__(self, name: str, dpi: int, max_expanded: int, max_labels: int) -> None:
         self.name = name
         self.dpi = dpi
         self.budget = max_expanded  # graphic bytes the whole file may expand to
