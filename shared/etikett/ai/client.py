@@ -318,13 +318,15 @@ class _Deadlines:
         stream = response.extensions.get("network_stream")
         watch = _Watch(stream.get_extra_info("socket") if stream is not None else None)
         with self._changed:
+            sooner = not self._due or deadline_at < self._due[0][0]
             heapq.heappush(self._due, (deadline_at, next(self._order), watch))
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="ai-answer-deadlines", daemon=True
                 )
                 self._thread.start()
-            self._changed.notify()
+            elif sooner:  # else the watcher wakes in time anyway: no thread switch per call
+                self._changed.notify()
         return watch
 
     def _run(self) -> None:
