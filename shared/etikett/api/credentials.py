@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Body, Response
 
+from etikett.api import ai_examples
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
@@ -112,7 +113,7 @@ def post_credential_test(ref: str, invocation: Admin) -> credentials.CredentialT
     openapi_extra=not_in_mcp(),
 )
 def export_credential_master_key(
-    body: credentials.MasterKeyExportRequest,
+    body: Annotated[credentials.MasterKeyExportRequest, ai_examples.EXPORT_REQUEST],
     invocation: Annotated[Invocation, requires("admin", human=True)],
 ) -> credentials.MasterKeyExport:
     return credentials.export_master_key(invocation, body.passphrase)
