@@ -26,7 +26,7 @@ _EXAMPLES = {
             "provider": "anthropic-messages",
             "model": "claude-sonnet-4-5",
             "endpoint": "https://api.anthropic.com",
-            "apiKey": "sk-ant-…",
+            "apiKey": "sk-ant-api03-your-key",
             "default": True,
         }
     },
@@ -39,7 +39,7 @@ _EXAMPLES = {
             "endpoint": "http://127.0.0.1:11434/v1",
         }
     },
-    "secret": {"value": {"ref": "erp-token", "kind": "secret", "value": "…"}},
+    "secret": {"value": {"ref": "erp-token", "kind": "secret", "value": "erp-password"}},
 }
 
 
