@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from etikett.api import ai_examples
 from etikett.api.access import requires
 from etikett.api.routing import router
 from etikett.domain import copilots, lint_explanations, log_questions
@@ -47,7 +48,7 @@ _COPILOT = {
     },
 )
 def ai_lint_erklaerung(
-    body: lint_explanations.LintExplanationRequest,
+    body: Annotated[lint_explanations.LintExplanationRequest, ai_examples.LINT_EXPLANATION_REQUEST],
     invocation: Annotated[Invocation, requires("designer", "operator")],
 ) -> lint_explanations.LintExplanation:
     return lint_explanations.explain_finding(body)
@@ -62,7 +63,7 @@ def ai_lint_erklaerung(
     responses=_PROVIDER_FAILURES,
 )
 def ai_log_qa(
-    body: log_questions.LogQuestion,
+    body: Annotated[log_questions.LogQuestion, ai_examples.LOG_QUESTION_REQUEST],
     invocation: Annotated[Invocation, requires("approver", "admin")],
 ) -> log_questions.LogAnswer:
     return log_questions.answer_question(body)
@@ -77,7 +78,9 @@ def ai_log_qa(
     responses={**_COPILOT, 404: {"description": "Unknown label, version or credential"}},
 )
 def post_label_copilot(
-    labelId: str, body: copilots.CopilotRequest, invocation: Designer
+    labelId: str,
+    body: Annotated[copilots.CopilotRequest, ai_examples.COPILOT_REQUEST],
+    invocation: Designer,
 ) -> copilots.CopilotAnswer:
     return copilots.propose_label(labelId, body)
 
@@ -90,7 +93,9 @@ def post_label_copilot(
     responses={**_COPILOT, 404: {"description": "Unknown label, form version or credential"}},
 )
 def post_form_copilot(
-    labelId: str, body: copilots.CopilotRequest, invocation: Designer
+    labelId: str,
+    body: Annotated[copilots.CopilotRequest, ai_examples.COPILOT_REQUEST],
+    invocation: Designer,
 ) -> copilots.CopilotAnswer:
     return copilots.propose_form(labelId, body)
 
@@ -104,6 +109,8 @@ def post_form_copilot(
     responses={**_COPILOT, 404: {"description": "Unknown flow, version or credential"}},
 )
 def post_flow_copilot(
-    flowId: str, body: copilots.CopilotRequest, invocation: Designer
+    flowId: str,
+    body: Annotated[copilots.CopilotRequest, ai_examples.COPILOT_REQUEST],
+    invocation: Designer,
 ) -> copilots.CopilotAnswer:
     return copilots.propose_flow(flowId, body)

@@ -85,6 +85,7 @@ def build() -> dict[str, Any]:
         description=DESCRIPTION,
         routes=app.routes,
     )
+    _ai_examples(spec)
     components = spec.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     schemas["Problem"] = problems.Problem.model_json_schema(
@@ -117,6 +118,14 @@ def build() -> dict[str, Any]:
     # As JSON carries it: what the build writes and what a live build answers are the same.
     published: dict[str, Any] = json.loads(json.dumps(spec))
     return published
+
+
+def _ai_examples(spec: dict[str, Any]) -> None:
+    """The Credentials and AI answers' examples, set after the build (FastAPI drops their
+    nulls)."""
+    from etikett.api import ai_examples
+
+    ai_examples.publish(spec)
 
 
 if __name__ == "__main__":  # python -m etikett.api.openapi <built layer>/etikett/api

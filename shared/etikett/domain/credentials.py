@@ -186,6 +186,7 @@ def check_endpoint(endpoint: str) -> str:
         parts = urlsplit(endpoint)
         if parts.query:
             raise outgoing.UrlRefused("must not contain a query string (put keys in apiKey)")
+        _check_named_address(parts.hostname or "", parts.port)
     except outgoing.UrlRefused as refused:
         raise InvalidRequest(
             f"The endpoint is refused: {refused}.",
@@ -193,6 +194,25 @@ def check_endpoint(endpoint: str) -> str:
             fields=[{"field": "body.endpoint", "message": str(refused), "type": "value_error"}],
         ) from None
     return endpoint
+
+
+def _check_named_address(host: str, port: int | None) -> None:
+    """An endpoint that names an address the service never connects to (link-local, where cloud
+    metadata lives; multicast, unspecified, reserved) is refused when it is stored, not first
+    when it is used, by outgoing's own rules. Loopback and private addresses are left to
+    outgoing's policy, names to the connection (what a name resolves to can change)."""
+    import ipaddress
+
+    from etikett import outgoing
+
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return  # a name, not an address
+    try:
+        outgoing.checked_addresses(host, port or 443, private_allowed=True)
+    except outgoing.AddressRefused as refused:
+        raise outgoing.UrlRefused(f"it names {refused.reason}") from None
 
 
 def create(invocation: Invocation, request: NewLanguageModel | NewSecret) -> Credential:

@@ -102,6 +102,10 @@ class UnitOfWork:
             ),
         )
 
+    def add_audit(self, audit: AuditRecord) -> None:
+        """One more audit entry, for a change that is several (labels created together)."""
+        self.put(audit_table.item(audit))
+
     def after_commit(self, action: Callable[[], None]) -> None:
         """Run `action` once the transaction has committed (e.g. refresh a cached view)."""
         self._after.append(action)

@@ -54,20 +54,29 @@ class Format:
 class Reader:
     """The state of one conversion and what every part of it uses."""
 
-    def __init__(self, name: str, dpi: int, max_expanded: int) -> None:
+    def __init__(self, name: str, dpi: int, max_expanded: int, max_labels: int) -> None:
         self.name = name
         self.dpi = dpi
         self.budget = max_expanded  # graphic bytes the whole file may expand to
+        self.max_labels = max_labels
         self.result = Conversion(format="zpl")
         self.noted: set[tuple[int | None, str]] = set()
 
     # --- report -------------------------------------------------------------------------------
 
     def note(
-        self, line: int | None, message: str, fmt: Format | None, severity: Severity = "warning"
+        self,
+        line: int | None,
+        message: str,
+        fmt: Format | None,
+        severity: Severity = "warning",
+        *,
+        once: bool = True,
     ) -> None:
+        """`once`: the same message once per label (a font note, say); a dropped field is
+        reported every time, since each is a different part of the label."""
         key = (fmt.index if fmt else None, message)
-        if key in self.noted:  # the same thing once per label
+        if once and key in self.noted:
             return
         self.noted.add(key)
         self.result.report.append(
