@@ -8,17 +8,35 @@
   prescribes (502 `ai.unreachable`/`ai.unauthorized`/`ai.bad_response`, 503 `ai.rate_limited`).
   That is the upstream's failure, reported as documented, not the service's; every other 5xx
   fails the run. Each one accepted is written to `ETIKETT_FUZZ_UPSTREAM_LOG` to be counted.
+- `ast.parse` is serialized. Python 3.11 keeps the AST constructor's recursion depth in state
+  shared by threads, and the schemathesis workers (threads) parse lambda sources when Hypothesis
+  describes a strategy; two at once fail now and then with "SystemError: AST constructor recursion
+  depth mismatch" (python/cpython#106905), a runtime error of the fuzzer, not of the service.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
 import os
+import threading
 from typing import Any
 
 import schemathesis
 
 PROTECTED = frozenset(filter(None, os.environ.get("ETIKETT_FUZZ_PROTECTED", "").split(",")))
+_AST_LOCK = threading.Lock()
+_parse = ast.parse
+
+
+@functools.wraps(_parse)
+def _serialized_parse(*args: Any, **kwargs: Any) -> Any:
+    with _AST_LOCK:
+        return _parse(*args, **kwargs)
+
+
+ast.parse = _serialized_parse
 UPSTREAM_FAILURES = {
     502: {"ai.unreachable", "ai.unauthorized", "ai.bad_response"},
     503: {"ai.rate_limited"},
