@@ -26,8 +26,7 @@ _SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
 # (runner/pyproject.toml installs these beside etikett_runner).
 ENGINE_FILES = (
     "__init__.py",
-    "cel.py",
-    "cel_limits.py",
+    "cel/",
     "outgoing.py",
     "printer_data.py",
     "errors.py",
