@@ -32,6 +32,7 @@ ENGINE_FILES = (
     "errors.py",
     "dsl/__init__.py",
     "dsl/flow.py",
+    "dsl/flow_registry.py",
     "dsl/label.py",
     "flows/",
 )
