@@ -28,7 +28,6 @@ from etikett_runner.zebra import (
     NoAnswer,
     PrinterConnection,
     PrinterRefused,
-    PrinterState,
     PrinterUnreachable,
 )
 
@@ -217,7 +216,7 @@ class RawJob:
                 self.ctx.report(
                     "held",
                     reason=held_reason,
-                    messages=[message("warning", f"{self.target.label}: {_describe(state)}")],
+                    messages=[message("warning", f"{self.target.label}: {state.description}")],
                 )
             else:
                 self.ctx.keepalive()  # extends visibility; tells us if it was cancelled
@@ -279,7 +278,7 @@ class RawJob:
                                     messages=[
                                         message(
                                             "warning",
-                                            f"{self.target.label}: {_describe(state)}; the "
+                                            f"{self.target.label}: {state.description}; the "
                                             "labels wait in the printer.",
                                         )
                                     ],
@@ -423,23 +422,6 @@ class RawJob:
             if time.monotonic() - self.ctx.lease.reported_at > 30:
                 self.ctx.keepalive()
             self.ctx.wait(0.5)
-
-
-def _describe(state: PrinterState) -> str:
-    words = {
-        "head_open": "the print head is open",
-        "paper_out": "out of paper",
-        "ribbon_out": "out of ribbon",
-        "paused": "paused",
-        "cutter_fault": "cutter fault",
-        "head_over_temperature": "print head too hot",
-        "motor_over_temperature": "motor too hot",
-        "printhead_fault": "print head fault",
-        "invalid_firmware_config": "invalid firmware configuration",
-        "paper_jam": "paper jam",
-        "printer_error": "printer error",
-    }
-    return ", ".join(words.get(r, r) for r in state.reasons) or "ready"
 
 
 def execute(ctx: JobContext, printers: Printers, tuning: Tuning) -> None:

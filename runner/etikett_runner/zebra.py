@@ -75,8 +75,29 @@ class PrinterState:
         return reasons[0] if reasons else "ready"
 
     @property
+    def description(self) -> str:
+        """The reasons in words for people (`paper_out, head_open` → "out of paper, the print
+        head is open"), or `ready`."""
+        return ", ".join(_REASON_WORDS.get(r, r) for r in self.reasons) or "ready"
+
+    @property
     def busy(self) -> bool:
         return self.host.busy if self.host is not None else False
+
+
+_REASON_WORDS = {
+    "head_open": "the print head is open",
+    "paper_out": "out of paper",
+    "ribbon_out": "out of ribbon",
+    "paused": "paused",
+    "cutter_fault": "cutter fault",
+    "head_over_temperature": "print head too hot",
+    "motor_over_temperature": "motor too hot",
+    "printhead_fault": "print head fault",
+    "invalid_firmware_config": "invalid firmware configuration",
+    "paper_jam": "paper jam",
+    "printer_error": "printer error",
+}
 
 
 class PrinterConnection:

@@ -8,7 +8,13 @@ from collections.abc import Iterator
 import pytest
 from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.targets import Address
-from etikett_runner.zebra import NoAnswer, PrinterConnection, PrinterUnreachable, parse_uri
+from etikett_runner.zebra import (
+    NoAnswer,
+    PrinterConnection,
+    PrinterState,
+    PrinterUnreachable,
+    parse_uri,
+)
 from etikett_runner.zebra_status import (
     ErrorStatus,
     StatusFormatError,
@@ -92,6 +98,14 @@ def test_both_answers_combine() -> None:
     )
     assert combined_reasons(host, ErrorStatus(0x1, 0)) == ("paper_out", "paused")
     assert combined_reasons(None, ErrorStatus(0x4, 0)) == ("head_open",)
+
+
+def test_a_printer_state_in_words_for_people() -> None:
+    """What a held job's message says: every reason in words, the first to fix first."""
+    held = PrinterState(host=None, errors=ErrorStatus(0x00010005, 0))
+    assert held.description == "the print head is open, out of paper, paused"
+    assert PrinterState(None, ErrorStatus(0x00100000, 0)).description == "printer error"
+    assert PrinterState(None, None).description == "ready"
 
 
 def test_identification_and_resolution() -> None:

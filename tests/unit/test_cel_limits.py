@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from etikett import cel, cel_limits
+from etikett import cel
 from etikett.cel import CelInvalid, CelLimitExceeded, evaluate
+from etikett.cel import limits as cel_limits
 from etikett.errors import ProblemCode
 from etikett.flows.engine import FlowProgram
 

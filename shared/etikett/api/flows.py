@@ -14,7 +14,7 @@ from etikett.api.routing import Responses, router
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentPatch
-from etikett.dsl.flow import FlowRegistry
+from etikett.dsl.flow_registry import FlowRegistry
 
 routes = router(prefix="/api/v1", tags=["Flows"])
 
@@ -73,7 +73,7 @@ def create_flow(
     "`context` (the effective context parameters) and `runner` ({id, name, group_id}).",
 )
 def get_registry(invocation: Anyone) -> dict[str, Any]:
-    from etikett.dsl.flow import registry
+    from etikett.dsl.flow_registry import registry
 
     return registry()
 

@@ -9,7 +9,7 @@ from fastapi import Response
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import printers
+from etikett.domain import discovery, printers
 from etikett.domain.actors import Invocation
 
 routes = router(prefix="/api/v1/printers", tags=["Printers"])
@@ -53,7 +53,7 @@ def create_printer(body: printers.NewPrinter, invocation: Operator) -> printers.
 @routes.post(
     "/discover",
     operation_id="postPrintersDiscover",
-    response_model=printers.DiscoveryJobs,
+    response_model=discovery.DiscoveryJobs,
     status_code=202,
     summary="Search for printers at every online Runner of a group",
     responses={
@@ -68,8 +68,10 @@ def create_printer(body: printers.NewPrinter, invocation: Operator) -> printers.
         },
     },
 )
-def discover(body: printers.GroupDiscoveryRequest, invocation: Operator) -> printers.DiscoveryJobs:
-    return printers.discover_in_group(invocation, body)
+def discover(
+    body: discovery.GroupDiscoveryRequest, invocation: Operator
+) -> discovery.DiscoveryJobs:
+    return discovery.discover_in_group(invocation, body)
 
 
 @routes.delete(

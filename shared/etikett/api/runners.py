@@ -14,7 +14,7 @@ from etikett.api.access import (
 )
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, not_in_mcp, router
-from etikett.domain import installers, jobs, printers, runner_enrollment, runners
+from etikett.domain import discovery, installers, jobs, printers, runner_enrollment, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import ProblemCode, Unauthenticated
 
@@ -303,10 +303,10 @@ def delete_runner(runnerId: str, invocation: Admin) -> Response:
 )
 def discover(
     runnerId: str,
-    body: printers.DiscoveryRequest,
+    body: discovery.DiscoveryRequest,
     invocation: Operator,
 ) -> jobs.Job:
-    return printers.discover_at(invocation, runnerId, body)
+    return discovery.discover_at(invocation, runnerId, body)
 
 
 @routes.post(

@@ -208,11 +208,11 @@ def _form_schema() -> str:
 
 @cache
 def _flow_context() -> str:
-    from etikett.dsl import flow
+    from etikett.dsl import flow, flow_registry
 
     return (
         f"JSON Schema of a flow document:\n{as_json(flow.json_schema())}\n\n"
-        f"Registry of node types:\n{as_json(flow.registry())}\n\n"
+        f"Registry of node types:\n{as_json(flow_registry.registry())}\n\n"
     )
 
 

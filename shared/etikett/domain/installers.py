@@ -26,13 +26,13 @@ _SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
 # (runner/pyproject.toml installs these beside etikett_runner).
 ENGINE_FILES = (
     "__init__.py",
-    "cel.py",
-    "cel_limits.py",
+    "cel/",
     "outgoing.py",
     "printer_data.py",
     "errors.py",
     "dsl/__init__.py",
     "dsl/flow.py",
+    "dsl/flow_registry.py",
     "dsl/label.py",
     "flows/",
 )

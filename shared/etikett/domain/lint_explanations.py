@@ -151,9 +151,9 @@ def _node_type_of(document: dict[str, Any], finding: LintFinding) -> dict[str, A
 
 @cache
 def _node_types() -> list[dict[str, Any]]:
-    from etikett.dsl import flow
+    from etikett.dsl import flow_registry
 
-    return list(flow.registry()["items"])
+    return list(flow_registry.registry()["items"])
 
 
 def _explanation_of(reply: Reply) -> tuple[str, list[Any]]:

@@ -1,40 +1,26 @@
-"""Print targets: printers adopted from discovery findings (or declared by hand), and discovery
-itself, which Runners do on their local networks.
-
-A Runner is never a general proxy into the customer's network: printer URIs and discovery targets
-are private or link-local addresses (or host names, which the Runner resolves and checks again on
-its side) on printer ports — 9100, 6101, 515 and those an admin allows the Runner's group;
-loopback only where `LoopbackPrinters` allows it (local mode, for the printer simulator), on any
-port. Raw jobs carry printer-language data only (`etikett.printer_data`), and a Runner discovers
-at most `discovery_burst` times at once, then once per `discovery_interval_seconds`."""
+"""Print targets: printers adopted from discovery findings (`discovery`) or declared by hand, on
+addresses a Runner may reach (`printer_addresses`); their status as Runners report it; raw jobs,
+which carry printer-language data only (`etikett.printer_data`)."""
 
 from __future__ import annotations
 
 import base64
-import ipaddress
-import math
-import re
-from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from etikett import clock, printer_data
 from etikett.domain import audit, jobs, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Throttled
+from etikett.domain.printer_addresses import URI, check_uri
+from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.settings import get_settings
 from etikett.store import printers
-from etikett.store import runners as runner_store
 from etikett.store.pages import Page
-from etikett.store.printers import FindingRecord, PrinterName, PrinterRecord
+from etikett.store.printers import PrinterName, PrinterRecord
 from etikett.store.unit_of_work import UnitOfWork
 
 Language = Literal["zpl", "tspl", "epl"]
-URI = re.compile(r"^tcp://(?P<host>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
-FINDING_LIFETIME = timedelta(days=7)
-MAX_ADDRESSES = 256
 
 
 class Printer(BaseModel):
@@ -73,138 +59,6 @@ class NewPrinter(BaseModel):
         if self.uri is not None and not URI.match(self.uri):
             raise ValueError("uri must look like tcp://host:9100")
         return self
-
-
-class DiscoveryRequest(BaseModel):
-    model_config = {"extra": "forbid"}
-    targets: list[str] = Field(
-        min_length=1,
-        max_length=32,
-        description="host, host:port or an IPv4 CIDR of at most /24 "
-        "(port 9100 by default), on the Runner's network: private or link-local addresses "
-        "on printer ports (9100, 6101, 515 and those the group allows).",
-    )
-
-    @field_validator("targets")
-    @classmethod
-    def _valid_targets(cls, targets: list[str]) -> list[str]:
-        return [str(t) for t in expand_targets(targets, count_only=True)]
-
-
-class GroupDiscoveryRequest(DiscoveryRequest):
-    group_id: str
-
-
-class DiscoveryJobs(BaseModel):
-    jobs: list[jobs.Job]
-
-
-def expand_targets(targets: list[str], *, count_only: bool = False) -> list[str]:
-    """Validate the targets' form: host, host:port, [v6]:port or an IPv4 CIDR of at most /24,
-    at most 256 addresses in all. Whether the Runner may reach them is `check_targets`."""
-    total = 0
-    for target in targets:
-        host, port = _split_target(target)
-        if port is not None and not 0 < port < 65536:
-            raise ValueError(f"{target!r}: bad port")
-        if "/" in host:
-            try:
-                network = ipaddress.ip_network(host, strict=False)
-            except ValueError:
-                raise ValueError(f"{target!r}: not a CIDR") from None
-            if network.version != 4 or network.prefixlen < 24:
-                raise ValueError(f"{target!r}: a CIDR may span at most a /24")
-            total += network.num_addresses
-        else:
-            if _literal(host) is None and not HOSTNAME.fullmatch(host):
-                raise ValueError(f"{target!r}: not a host name or address")
-            total += 1
-    if total > MAX_ADDRESSES:
-        raise ValueError(f"the targets cover {total} addresses; at most {MAX_ADDRESSES}")
-    return targets
-
-
-HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.\-]{0,251}[A-Za-z0-9])?")
-
-
-def _split_target(target: str) -> tuple[str, int | None]:
-    text = target.strip()
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    elif text.count(":") == 1:
-        host, _, port = text.partition(":")
-    else:
-        host, port = text, ""
-    if port and not port.isdigit():
-        raise ValueError(f"{target!r}: bad port")
-    return host, int(port) if port else None
-
-
-def _literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None
-
-
-def address_refusal(host: str, port: int, allowed_ports: frozenset[int]) -> str | None:
-    """Why a Runner must not connect to host:port as a printer, or None. A host name passes
-    here (on its port): the Runner resolves it and checks what it resolves to."""
-    literal = _literal(host)
-    if isinstance(literal, ipaddress.IPv6Address) and literal.ipv4_mapped is not None:
-        literal = literal.ipv4_mapped
-    if literal is not None:
-        if literal.is_loopback:
-            if get_settings().loopback_printers:
-                return None  # the printer simulator, on whatever port it listens
-            return "a loopback address (printers there only in local mode: LoopbackPrinters)"
-        if literal.is_multicast or literal.is_unspecified or literal.is_reserved:
-            return "not a unicast address"
-        if not (literal.is_private or literal.is_link_local):
-            return "not a private or link-local address: a Runner reaches its own network only"
-    elif host.lower().rstrip(".") == "localhost" and not get_settings().loopback_printers:
-        return "a loopback name (printers there only in local mode: LoopbackPrinters)"
-    if port not in allowed_ports:
-        return (
-            f"port {port} is not a printer port ({', '.join(map(str, sorted(allowed_ports)))}; "
-            "an admin may allow more for the Runner's group)"
-        )
-    return None
-
-
-def _refused(where: str, reason: str, **params: Any) -> InvalidRequest:
-    return InvalidRequest(
-        f"{where} is refused: {reason}.",
-        ProblemCode.PRINTER_ADDRESS_REFUSED,
-        reason=reason,
-        **params,
-    )
-
-
-def check_uri(uri: str, allowed_ports: frozenset[int]) -> None:
-    match = URI.match(uri)
-    if match is None:
-        raise InvalidRequest.field("body.uri", "uri must look like tcp://host:9100")
-    reason = address_refusal(match["host"], int(match["port"]), allowed_ports)
-    if reason is not None:
-        raise _refused(f"The printer {uri}", reason, uri=uri)
-
-
-def check_targets(targets: list[str], allowed_ports: frozenset[int]) -> None:
-    """Every address a discovery may probe is one a Runner may reach (every address of a CIDR:
-    a /24 that reaches into a public network is refused whole)."""
-    for target in targets:
-        host, port = _split_target(target)
-        port = port if port is not None else 9100
-        hosts = [host]
-        if "/" in host:
-            network = ipaddress.ip_network(host, strict=False)
-            hosts = [str(network.network_address), str(network.broadcast_address)]
-        for each in hosts:
-            reason = address_refusal(each, port, allowed_ports)
-            if reason is not None:
-                raise _refused(f"The discovery target {target}", reason, target=target)
 
 
 def view(record: PrinterRecord) -> Printer:
@@ -365,108 +219,6 @@ def submit_raw(invocation: Invocation, runner_id: str, request: jobs.RawJobReque
         data=data,
         audit_details={"bytes": len(data)},
     )
-
-
-def discover_at(invocation: Invocation, runner_id: str, request: DiscoveryRequest) -> jobs.Job:
-    runner = runners.load_runner(runner_id)
-    check_targets(request.targets, runners.printer_ports(runner.group_id))
-    _take_discovery_turn(runner_id)
-    return jobs.submit(
-        invocation,
-        runner_id,
-        "discovery",
-        {"targets": request.targets},
-        audit_details={"targets": request.targets},
-    )
-
-
-def _take_discovery_turn(runner_id: str) -> None:
-    """Even on private addresses discovery is a port scan: a Runner gets `discovery_burst`
-    discoveries at once, then one per `discovery_interval_seconds` (429 otherwise). Kept as the
-    time its discoveries are booked up to, moved by one conditional write per discovery (the
-    generic cell rate algorithm), so concurrent requests cannot book the same turn."""
-    settings = get_settings()
-    interval = timedelta(seconds=settings.discovery_interval_seconds)
-    slack = interval * (settings.discovery_burst - 1)
-    for _ in range(25):
-        now = clock.now()
-        seen = runner_store.discovery_schedule(runner_id)
-        start = max(seen, now) if seen is not None else now
-        if start - now > slack:
-            wait = max(1, math.ceil((start - now - slack).total_seconds()))
-            raise Throttled(
-                f"Runner {runner_id} discovered a moment ago; it may again in {wait} s.",
-                retry_after=wait,
-                code=ProblemCode.RUNNER_DISCOVERY_THROTTLED,
-                runner_id=runner_id,
-            )
-        if runner_store.book_discovery(runner_id, seen, start + interval):
-            return
-    raise Throttled(
-        f"Too many discoveries for Runner {runner_id} at once.",
-        retry_after=1,
-        code=ProblemCode.RUNNER_DISCOVERY_THROTTLED,
-        runner_id=runner_id,
-    )
-
-
-def discover_in_group(invocation: Invocation, request: GroupDiscoveryRequest) -> DiscoveryJobs:
-    """Discovery on every online Runner of the group that may discover now; 429 when none may."""
-    runners.load_group(request.group_id)
-    check_targets(request.targets, runners.printer_ports(request.group_id))
-    online = runners.online_runners(request.group_id)
-    if not online:
-        raise Conflict(
-            "No Runner of the group is online.",
-            ProblemCode.RUNNER_GROUP_NO_ONLINE_RUNNER,
-            group_id=request.group_id,
-        )
-    submitted: list[jobs.Job] = []
-    throttled: list[Throttled] = []
-    for runner in online:
-        try:
-            submitted.append(discover_at(invocation, runner.id, request))
-        except Throttled as error:
-            throttled.append(error)
-    if not submitted:
-        raise min(throttled, key=lambda error: int(error.params["retry_after"]))
-    return DiscoveryJobs(jobs=submitted)
-
-
-def record_findings(
-    runner_id: str, job_id: str, findings: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Give each finding an id for createPrinter; answers the findings as the job's result."""
-    now = clock.now()
-    stored = []
-    for finding in findings[:MAX_ADDRESSES]:
-        dpi = finding.get("dpi")
-        stored.append(
-            FindingRecord(
-                id=new_id("fnd"),
-                runner_id=runner_id,
-                job_id=job_id,
-                address=str(finding.get("address", ""))[:300],
-                model=_text(finding.get("model")),
-                firmware=_text(finding.get("firmware")),
-                dpi=int(dpi) if isinstance(dpi, int) and dpi in (152, 203, 300, 600) else None,
-                status=_text(finding.get("status")),
-                language="zpl",
-                found_at=now,
-            )
-        )
-    printers.add_findings(stored, expires=now + FINDING_LIFETIME)
-    return [
-        {
-            "id": f.id,
-            "address": f.address,
-            "model": f.model,
-            "firmware": f.firmware,
-            "dpi": f.dpi,
-            "status": f.status,
-        }
-        for f in stored
-    ]
 
 
 def _text(value: Any) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from etikett import clock
-from etikett.domain import audit, certificates, jobs, printers, runners
+from etikett.domain import audit, certificates, discovery, jobs, printers, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.store import events, runner_queues
@@ -284,7 +284,7 @@ def report(
         if status == "succeeded" and record.kind == "discovery":
             findings = (report.result or {}).get("findings", [])
             changes["result"] = {
-                "findings": printers.record_findings(runner.id, job_id, list(findings))
+                "findings": discovery.record_findings(runner.id, job_id, list(findings))
             }
         elif report.result is not None:
             changes["result"] = report.result

@@ -18,9 +18,11 @@ from etikett.domain.runners import load_group
 from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
 from etikett.settings import get_settings
+from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runner_queues, runners
 from etikett.store.pages import Page
-from etikett.store.runners import EnrollmentRecord, EnrollmentTokenRecord, RunnerRecord
+from etikett.store.runner_enrollment import EnrollmentRecord, EnrollmentTokenRecord
+from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 
 TOKEN_PREFIX = "etkr_"
@@ -115,7 +117,7 @@ def issue_token(
         "expires_at": clock.rfc3339(expires_at),
     }
     with UnitOfWork(audit.record(invocation, group_id, details=details)) as uow:
-        runners.add_enrollment_token(uow, record)
+        enrollment_store.add_enrollment_token(uow, record)
     return IssuedEnrollmentToken(
         id=token_id,
         group_id=group_id,
@@ -150,7 +152,7 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
             "Present an enrollment token as `Authorization: Bearer etkr_…`.",
             ProblemCode.ENROLLMENT_TOKEN_INVALID,
         )
-    token_record = runners.get_enrollment_token(_hash(token))
+    token_record = enrollment_store.get_enrollment_token(_hash(token))
     if token_record is None:
         raise Unauthenticated(
             "The enrollment token is unknown.", ProblemCode.ENROLLMENT_TOKEN_INVALID
@@ -223,9 +225,9 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
     )
     try:
         with UnitOfWork(entry, errors={"token.unused": used}) as uow:
-            runners.use_enrollment_token(uow, token_record, now, enrollment_id)
+            enrollment_store.use_enrollment_token(uow, token_record, now, enrollment_id)
             runners.add_runner(uow, runner)
-            runners.add_enrollment(uow, enrollment)
+            enrollment_store.add_enrollment(uow, enrollment)
     except Exception:
         if queue_url:
             runner_queues.delete(queue_url)
@@ -234,7 +236,7 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
 
 
 def _load(enrollment_id: str) -> EnrollmentRecord:
-    record = runners.get_enrollment(enrollment_id)
+    record = enrollment_store.get_enrollment(enrollment_id)
     if record is None:
         raise NotFound(
             f"No enrollment {enrollment_id}.",
@@ -259,7 +261,7 @@ def get_with_secret(enrollment_id: str, secret: str) -> Enrollment:
 
 
 def list_enrollments(limit: int, cursor: str | None, status: str | None) -> Page[Enrollment]:
-    found = runners.page_enrollments(limit, cursor, status)
+    found = enrollment_store.page_enrollments(limit, cursor, status)
     return Page(
         items=[_view(record, with_certificate=False) for record in found.items],
         next_cursor=found.next_cursor,
@@ -298,6 +300,6 @@ def approve(invocation: Invocation, enrollment_id: str) -> Enrollment:
     )
     entry = audit.record(invocation, enrollment_id, details={"runner_id": record.runner_id})
     with UnitOfWork(entry) as uow:
-        runners.update_enrollment(uow, record, approved)
+        enrollment_store.update_enrollment(uow, record, approved)
         runners.update_runner(uow, runner, admitted)
     return get(enrollment_id)

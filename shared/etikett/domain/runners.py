@@ -14,9 +14,10 @@ from etikett.domain.actors import Invocation
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.settings import get_settings
-from etikett.store import runner_queues, runners
+from etikett.store import runner_context, runner_queues, runners
 from etikett.store.pages import Page
-from etikett.store.runners import ContextRecord, GroupRecord, RunnerRecord
+from etikett.store.runner_context import ContextRecord
+from etikett.store.runners import GroupRecord, RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 
 CONTEXT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
@@ -204,7 +205,7 @@ def remove_runner(invocation: Invocation, runner_id: str) -> None:
         runners.delete_runner(uow, record)
     if record.queue_url:
         runner_queues.delete(record.queue_url)
-    runners.delete_context_of(runner_id)
+    runner_context.delete_context_of(runner_id)
 
 
 # --- context parameters ----------------------------------------------------------------------
@@ -228,12 +229,12 @@ def _owner_exists(owner_id: str) -> None:
 
 def list_context(owner_id: str, limit: int, cursor: str | None) -> Page[ContextParameter]:
     _owner_exists(owner_id)
-    found = runners.page_context(owner_id, limit, cursor)
+    found = runner_context.page_context(owner_id, limit, cursor)
     return Page(items=[_context_view(r) for r in found.items], next_cursor=found.next_cursor)
 
 
 def context_values(owner_id: str) -> dict[str, Any]:
-    return {record.name: record.value for record in runners.context_of(owner_id)}
+    return {record.name: record.value for record in runner_context.context_of(owner_id)}
 
 
 def put_context(
@@ -245,7 +246,7 @@ def put_context(
     caller = invocation.caller
     assert caller is not None
     context_limits.check_put(owner_id, context_values(owner_id), name, request.value)
-    before = runners.get_context(owner_id, name)
+    before = runner_context.get_context(owner_id, name)
     record = ContextRecord(
         owner_id=owner_id,
         name=name,
@@ -256,18 +257,18 @@ def put_context(
     )
     details = {"name": name, "before": before.value if before else None, "after": request.value}
     with UnitOfWork(audit.record(invocation, owner_id, details=details)) as uow:
-        runners.put_context(uow, record)
+        runner_context.put_context(uow, record)
     return _context_view(record)
 
 
 def delete_context(invocation: Invocation, owner_id: str, name: str) -> None:
     _owner_exists(owner_id)
-    record = runners.get_context(owner_id, name)
+    record = runner_context.get_context(owner_id, name)
     if record is None:
         raise NotFound(f"No context parameter {name!r}.", ProblemCode.CONTEXT_NOT_FOUND, name=name)
     details = {"name": name, "before": record.value}
     with UnitOfWork(audit.record(invocation, owner_id, details=details)) as uow:
-        runners.delete_context(uow, record)
+        runner_context.delete_context(uow, record)
 
 
 def effective_context(runner: RunnerRecord) -> dict[str, Any]:

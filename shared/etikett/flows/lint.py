@@ -13,18 +13,14 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from etikett.dsl.flow import (
-    CEL_FIELDS,
     MAX_FAN_OUT,
     MAX_NODE_EXECUTIONS,
-    NODE_SPECS,
     FlowDocument,
     FlowNode,
-    HttpAction,
-    HttpTrigger,
-    PrintNode,
     alternatives,
     targets,
 )
+from etikett.dsl.flow_registry import CEL_FIELDS, NODE_SPECS, HttpAction, HttpTrigger, PrintNode
 from etikett.flows.findings import Finding, pointer
 
 CEL_NAMES = ("record", "context", "runner")

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from etikett.dsl.flow import NODE_SPECS, FlowNode
+from etikett.dsl.flow import FlowNode
+from etikett.dsl.flow_registry import NODE_SPECS
 from etikett.flows.effects import (
     EffectFailed,
     Effects,

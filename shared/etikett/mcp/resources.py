@@ -28,9 +28,9 @@ def _label_registry() -> dict[str, Any]:
 
 
 def _flow_registry() -> dict[str, Any]:
-    from etikett.dsl import flow
+    from etikett.dsl import flow_registry
 
-    return {**flow.registry(), "schema": "svc://schema/flow"}
+    return {**flow_registry.registry(), "schema": "svc://schema/flow"}
 
 
 def _label_schema() -> dict[str, Any]:

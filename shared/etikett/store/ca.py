@@ -11,7 +11,7 @@ from pynamodb.exceptions import PutError
 from pynamodb.models import Model
 
 from etikett.store.base import get_item, item_of, record_of
-from etikett.store.runners import _META
+from etikett.store.runners import META
 
 CA_KEY = "ca"
 
@@ -25,7 +25,7 @@ class CaRecord:
 
 
 class _CaItem(Model):
-    Meta = _META
+    Meta = META
     pk = UnicodeAttribute(hash_key=True, default=CA_KEY)
     sk = UnicodeAttribute(range_key=True, default=CA_KEY)
     certificate_pem = UnicodeAttribute()

@@ -1,5 +1,6 @@
-"""Runner groups, Runners, enrollment tokens, enrollments and the context parameters of groups
-and Runners: one table, items told apart by their sort key."""
+"""Runner groups and Runners in the runners table. The table holds more, items told apart by
+their sort key: enrollment tokens and enrollments (`runner_enrollment`), context parameters
+(`runner_context`) and the service CA (`ca`), each module with its own items on `META`."""
 
 from __future__ import annotations
 
@@ -8,11 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
-    BooleanAttribute,
-    JSONAttribute,
     ListAttribute,
     NumberAttribute,
-    TTLAttribute,
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
@@ -26,12 +24,10 @@ from etikett.store.pages import Page, read_page
 if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
 
-_META = table_meta("runners_table")
+META = table_meta("runners_table")  # the table, for the modules of its other items
 
 GROUP_SK = "group"
 RUNNER_SK = "runner"
-ENROLLMENT_SK = "enrollment"
-TOKEN_SK = "enrollment-token"
 
 
 @dataclass(frozen=True)
@@ -60,49 +56,6 @@ class RunnerRecord:
     process_started_at: dt.datetime | None = None  # the first call of its current process
 
 
-@dataclass(frozen=True)
-class EnrollmentTokenRecord:
-    """A one-time enrollment token, stored only as its SHA-256."""
-
-    token_hash: str
-    id: str
-    group_id: str
-    needs_approval: bool
-    expires_at: dt.datetime
-    used_at: dt.datetime | None
-    used_by: str | None  # the enrollment it became
-    created_at: dt.datetime
-    created_by: str
-
-
-@dataclass(frozen=True)
-class EnrollmentRecord:
-    id: str  # enr_…
-    group_id: str
-    runner_id: str
-    status: str  # "pending" | "approved"
-    secret_hash: str  # the enrolling Runner polls with this secret
-    csr_pem: str
-    certificate_pem: str | None
-    hostname: str | None
-    version: str | None
-    created_at: dt.datetime
-    approved_at: dt.datetime | None
-    approved_by: str | None
-
-
-@dataclass(frozen=True)
-class ContextRecord:
-    """A context parameter of a group or a Runner (deployments keep theirs elsewhere)."""
-
-    owner_id: str  # rgp_… or run_…
-    name: str
-    value: Any
-    updated_at: dt.datetime
-    updated_by: str
-    revision: int
-
-
 class _ByKind(GlobalSecondaryIndex["_GroupItem"]):
     """Lists one kind of item (groups by name, runners and enrollments by id)."""
 
@@ -124,7 +77,7 @@ class _ByGroup(GlobalSecondaryIndex["_RunnerItem"]):
 
 
 class _GroupItem(Model):
-    Meta = _META
+    Meta = META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=GROUP_SK)
     kind = UnicodeAttribute(default="group")
@@ -137,7 +90,7 @@ class _GroupItem(Model):
 
 
 class _RunnerItem(Model):
-    Meta = _META
+    Meta = META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=RUNNER_SK)
     kind = UnicodeAttribute(default="runner")
@@ -156,62 +109,8 @@ class _RunnerItem(Model):
     created_at = UTCDateTimeAttribute()
     by_kind = _ByKind()
     by_group = _ByGroup()
-    # Discovery's rate limit: the time its discoveries are booked up to (see domain.printers).
+    # Discovery's rate limit: the time its discoveries are booked up to (see domain.discovery).
     discovery_booked_until = UTCDateTimeAttribute(null=True)
-
-
-class _EnrollmentTokenItem(Model):
-    Meta = _META
-    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "enrollment-token#<sha256 hex>"
-    sk = UnicodeAttribute(range_key=True, default=TOKEN_SK)
-    id = UnicodeAttribute()
-    group_id = UnicodeAttribute()
-    needs_approval = BooleanAttribute(default=False)
-    expires_at = UTCDateTimeAttribute()
-    used_at = UTCDateTimeAttribute(null=True)
-    used_by = UnicodeAttribute(null=True)
-    created_at = UTCDateTimeAttribute()
-    created_by = UnicodeAttribute()
-    expires = TTLAttribute(null=True)
-
-
-class _EnrollmentItem(Model):
-    Meta = _META
-    id = UnicodeAttribute(hash_key=True, attr_name="pk")
-    sk = UnicodeAttribute(range_key=True, default=ENROLLMENT_SK)
-    kind = UnicodeAttribute(default="enrollment")
-    sort_key = UnicodeAttribute()  # the id
-    group_id = UnicodeAttribute()
-    runner_id = UnicodeAttribute()
-    status = UnicodeAttribute()
-    secret_hash = UnicodeAttribute()
-    csr_pem = UnicodeAttribute()
-    certificate_pem = UnicodeAttribute(null=True)
-    hostname = UnicodeAttribute(null=True)
-    version = UnicodeAttribute(null=True)
-    created_at = UTCDateTimeAttribute()
-    approved_at = UTCDateTimeAttribute(null=True)
-    approved_by = UnicodeAttribute(null=True)
-    by_kind = _ByKind()
-
-
-class _ContextItem(Model):
-    Meta = _META
-    owner_id = UnicodeAttribute(hash_key=True, attr_name="pk")
-    sk = UnicodeAttribute(range_key=True)  # context#<name>
-    name = UnicodeAttribute()
-    value = JSONAttribute(null=True)  # any JSON value, null too
-    updated_at = UTCDateTimeAttribute()
-    updated_by = UnicodeAttribute()
-    revision = NumberAttribute(default=1)
-
-
-def context_sk(name: str) -> str:
-    return f"context#{name}"
-
-
-def _token_key(token_hash: str) -> str:
-    return f"enrollment-token#{token_hash}"
 
 
 def _group(item: _GroupItem) -> GroupRecord:
@@ -220,14 +119,6 @@ def _group(item: _GroupItem) -> GroupRecord:
 
 def _runner(item: _RunnerItem) -> RunnerRecord:
     return record_of(RunnerRecord, item)
-
-
-def _enrollment(item: _EnrollmentItem) -> EnrollmentRecord:
-    return record_of(EnrollmentRecord, item)
-
-
-def _context(item: _ContextItem) -> ContextRecord:
-    return record_of(ContextRecord, item)
 
 
 def runner_item(runner: RunnerRecord) -> _RunnerItem:
@@ -359,121 +250,3 @@ def book_discovery(runner_id: str, seen: dt.datetime | None, booked_until: dt.da
 
 def delete_runner(uow: UnitOfWork, runner: RunnerRecord) -> None:
     uow.delete(_RunnerItem(runner.id, RUNNER_SK), _RunnerItem.id.exists(), name="runner.exists")
-
-
-# --- enrollment -----------------------------------------------------------------------------------
-
-
-def get_enrollment_token(token_hash: str) -> EnrollmentTokenRecord | None:
-    item = get_item(_EnrollmentTokenItem, _token_key(token_hash), TOKEN_SK)
-    if item is None:
-        return None
-    return EnrollmentTokenRecord(
-        token_hash=token_hash,
-        id=item.id,
-        group_id=item.group_id,
-        needs_approval=bool(item.needs_approval),
-        expires_at=item.expires_at,
-        used_at=item.used_at,
-        used_by=item.used_by,
-        created_at=item.created_at,
-        created_by=item.created_by,
-    )
-
-
-def add_enrollment_token(uow: UnitOfWork, token: EnrollmentTokenRecord) -> None:
-    item = _EnrollmentTokenItem(
-        key=_token_key(token.token_hash),
-        sk=TOKEN_SK,
-        id=token.id,
-        group_id=token.group_id,
-        needs_approval=token.needs_approval,
-        expires_at=token.expires_at,
-        used_at=token.used_at,
-        used_by=token.used_by,
-        created_at=token.created_at,
-        created_by=token.created_by,
-        expires=token.expires_at + dt.timedelta(days=7),
-    )
-    uow.put(item, _EnrollmentTokenItem.key.does_not_exist(), name="token.absent")
-
-
-def use_enrollment_token(
-    uow: UnitOfWork, token: EnrollmentTokenRecord, at: dt.datetime, enrollment_id: str
-) -> None:
-    """`token.unused` fails when the token was used meanwhile (tokens are one-time)."""
-    uow.update(
-        _EnrollmentTokenItem(_token_key(token.token_hash), TOKEN_SK),
-        [_EnrollmentTokenItem.used_at.set(at), _EnrollmentTokenItem.used_by.set(enrollment_id)],
-        _EnrollmentTokenItem.used_at.does_not_exist(),
-        name="token.unused",
-    )
-
-
-def get_enrollment(enrollment_id: str) -> EnrollmentRecord | None:
-    item = get_item(_EnrollmentItem, enrollment_id, ENROLLMENT_SK)
-    return _enrollment(item) if item is not None else None
-
-
-def page_enrollments(limit: int, cursor: str | None, status: str | None) -> Page[EnrollmentRecord]:
-    """Newest first; `status` filters when given."""
-    condition = _EnrollmentItem.status == status if status else None
-
-    def query(**page: Any) -> Any:
-        return _EnrollmentItem.by_kind.query(
-            "enrollment", filter_condition=condition, scan_index_forward=False, **page
-        )
-
-    return read_page(query, {"pk", "sk", "kind", "sort_key"}, limit, cursor, _enrollment)
-
-
-def add_enrollment(uow: UnitOfWork, enrollment: EnrollmentRecord) -> None:
-    item = item_of(
-        _EnrollmentItem, enrollment, sk=ENROLLMENT_SK, kind="enrollment", sort_key=enrollment.id
-    )
-    uow.put(item, _EnrollmentItem.id.does_not_exist(), name="enrollment.absent")
-
-
-def update_enrollment(uow: UnitOfWork, before: EnrollmentRecord, after: EnrollmentRecord) -> None:
-    """`enrollment.unchanged` fails when its status moved meanwhile."""
-    uow.update(
-        _EnrollmentItem(before.id, ENROLLMENT_SK),
-        changes(_EnrollmentItem, before, after),
-        _EnrollmentItem.status == before.status,
-        name="enrollment.unchanged",
-    )
-
-
-# --- context parameters ---------------------------------------------------------------------------
-
-
-def page_context(owner_id: str, limit: int, cursor: str | None) -> Page[ContextRecord]:
-    def query(**page: Any) -> Any:
-        return _ContextItem.query(owner_id, _ContextItem.sk.startswith("context#"), **page)
-
-    return read_page(query, {"pk", "sk"}, limit, cursor, _context)
-
-
-def context_of(owner_id: str) -> list[ContextRecord]:
-    return [
-        _context(item)
-        for item in _ContextItem.query(owner_id, _ContextItem.sk.startswith("context#"))
-    ]
-
-
-def get_context(owner_id: str, name: str) -> ContextRecord | None:
-    item = get_item(_ContextItem, owner_id, context_sk(name))
-    return _context(item) if item is not None else None
-
-
-def put_context(uow: UnitOfWork, parameter: ContextRecord) -> None:
-    uow.put(item_of(_ContextItem, parameter, sk=context_sk(parameter.name)))
-
-
-def delete_context(uow: UnitOfWork, parameter: ContextRecord) -> None:
-    uow.delete(_ContextItem(parameter.owner_id, context_sk(parameter.name)))
-
-
-def delete_context_of(owner_id: str) -> None:
-    for item in _ContextItem.query(owner_id, _ContextItem.sk.startswith("context#")):
-        item.delete()

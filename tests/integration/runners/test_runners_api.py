@@ -629,8 +629,7 @@ def test_the_installer_ships_the_flow_engine_the_runner_runs(
     assert answer["printed"] == [[{"name": "6"}]] and answer["log"] == ["small 4"]
     assert (tmp_path / "data" / "out.txt").read_text() == "6"
     loaded = {
-        m.replace(".", "/")
-        + ("/__init__.py" if m in ("etikett", "etikett.dsl", "etikett.flows") else ".py")
+        m.replace(".", "/") + ("/__init__.py" if (runner / m.replace(".", "/")).is_dir() else ".py")
         for m in answer["modules"]
     }
     assert loaded <= shipped, loaded - shipped

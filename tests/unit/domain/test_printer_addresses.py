@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from etikett import settings
-from etikett.domain.printers import address_refusal, check_targets, check_uri
+from etikett.domain.printer_addresses import address_refusal, check_targets, check_uri
 from etikett.domain.runners import PRINTER_PORTS
 from etikett.errors import InvalidRequest, ProblemCode
 

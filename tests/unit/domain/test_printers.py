@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from etikett.domain import jobs, printers, runner_agent
-from etikett.domain.printers import DiscoveryRequest, GroupDiscoveryRequest, NewPrinter
+from etikett.domain import discovery, jobs, printers, runner_agent
+from etikett.domain.discovery import DiscoveryRequest, GroupDiscoveryRequest
+from etikett.domain.printers import NewPrinter
 from etikett.errors import EtikettError, ProblemCode
 from unit.domain import build
 from unit.domain.callers import human, operations, trail
@@ -103,7 +104,7 @@ def test_a_printer_is_declared_wholly_or_adopted_from_a_finding() -> None:
 
 def _discover(runner: Any, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A discovery job, claimed and answered by the Runner with `findings`."""
-    job = printers.discover_at(
+    job = discovery.discover_at(
         human("postRunnerDiscovery", "operator"),
         runner.id,
         DiscoveryRequest(targets=["10.0.0.0/30"]),
@@ -164,7 +165,7 @@ def test_discovery_stays_on_private_networks_and_small_ranges() -> None:
     runner = build.runner()
     refused = _refused(
         ProblemCode.PRINTER_ADDRESS_REFUSED,
-        lambda: printers.discover_at(
+        lambda: discovery.discover_at(
             human("postRunnerDiscovery", "operator"),
             runner.id,
             DiscoveryRequest(targets=["8.8.8.8"]),
@@ -177,14 +178,14 @@ def test_discovery_in_a_group_asks_each_online_runner() -> None:
     group = build.group()
     _refused(
         ProblemCode.RUNNER_GROUP_NO_ONLINE_RUNNER,
-        lambda: printers.discover_in_group(
+        lambda: discovery.discover_in_group(
             human("postRunnerGroupDiscovery"),
             GroupDiscoveryRequest(group_id=group.id, targets=["10.0.0.1"]),
         ),
     )
     online = {build.runner(group.id).id, build.runner(group.id).id}
     build.runner(group.id, online=False)
-    asked = printers.discover_in_group(
+    asked = discovery.discover_in_group(
         human("postRunnerGroupDiscovery"),
         GroupDiscoveryRequest(group_id=group.id, targets=["10.0.0.1"]),
     )

@@ -14,7 +14,8 @@ from etikett.domain import deployments, runner_agent, runner_enrollment, runner_
 from etikett.domain.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
 from etikett.domain.runners import ContextValue
 from etikett.errors import EtikettError, ProblemCode
-from etikett.store import runner_queues
+from etikett.store import runner_context, runner_queues
+from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runners as runner_store
 from unit.domain import build
 from unit.domain.callers import human, operations, trail
@@ -81,7 +82,9 @@ def test_an_enrollment_token_is_shown_once_and_stored_only_as_its_hash(aws: Aws)
     group = build.group()
     issued = _token(group.id)
     assert issued.token.startswith("etkr_") and len(issued.token) > 40
-    stored = runner_store.get_enrollment_token(hashlib.sha256(issued.token.encode()).hexdigest())
+    stored = enrollment_store.get_enrollment_token(
+        hashlib.sha256(issued.token.encode()).hexdigest()
+    )
     assert stored is not None and stored.id == issued.id and stored.used_at is None
     dynamodb = aws.client("dynamodb")
     items = dynamodb.scan(TableName=aws.ref("RunnersTable"))["Items"]
@@ -145,16 +148,16 @@ def test_of_two_enrollments_racing_for_one_token_the_loser_leaves_nothing_behind
 ) -> None:
     group = build.group()
     issued = _token(group.id)
-    read = runner_store.get_enrollment_token
+    read = enrollment_store.get_enrollment_token
     winner: list[str] = []
 
     def read_then_lose_the_race(token_hash: str) -> Any:
         stale = read(token_hash)
-        monkeypatch.setattr(runner_store, "get_enrollment_token", read)
+        monkeypatch.setattr(enrollment_store, "get_enrollment_token", read)
         winner.append(_enroll(issued.token).runner_id)
         return stale
 
-    monkeypatch.setattr(runner_store, "get_enrollment_token", read_then_lose_the_race)
+    monkeypatch.setattr(enrollment_store, "get_enrollment_token", read_then_lose_the_race)
     _refused(ProblemCode.ENROLLMENT_TOKEN_USED, lambda: _enroll(issued.token))
     assert [r.id for r in runners.list_runners(10, None, group.id).items] == winner
     runner_queue_prefix = runner_queues.queue_name("")
@@ -220,7 +223,7 @@ def test_a_runner_is_identified_by_its_certificate_until_it_is_removed(aws: Aws)
     _refused(ProblemCode.RUNNER_REMOVED, lambda: runner_agent.identify(created.certificate_pem))
     _refused(ProblemCode.RUNNER_NOT_FOUND, lambda: runners.get_runner(created.runner_id))
     assert _queues(aws, created.runner_id) == []
-    assert runner_store.context_of(created.runner_id) == []
+    assert runner_context.context_of(created.runner_id) == []
     assert operations(created.runner_id)[-1] == "deleteRunner"
 
 
@@ -277,7 +280,7 @@ def test_context_parameters_of_groups_and_runners_are_audited_and_revised() -> N
     first = runners.put_context(operator, group.id, "site", ContextValue(value="Nord"))
     assert (first.value, first.updated_by) == ("Nord", "olga")
     runners.put_context(operator, group.id, "site", ContextValue(value="Süd"))
-    assert runner_store.get_context(group.id, "site").revision == 2  # type: ignore[union-attr]
+    assert runner_context.get_context(group.id, "site").revision == 2  # type: ignore[union-attr]
     assert trail(group.id)[-1].details == {"name": "site", "before": "Nord", "after": "Süd"}
     runners.delete_context(human("deleteRunnerGroupContextParameter"), group.id, "site")
     assert runners.list_context(group.id, 10, None).items == []

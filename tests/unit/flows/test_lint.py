@@ -264,7 +264,8 @@ def test_every_code_lint_reports_is_catalogued() -> None:
 def test_the_registry_examples_make_sound_nodes() -> None:
     """A node built from the first example of each of its type's fields lints clean: the
     examples an agent authors from are themselves valid (CEL included)."""
-    from etikett.dsl.flow import NODE_SPECS, targets
+    from etikett.dsl.flow import targets
+    from etikett.dsl.flow_registry import NODE_SPECS
 
     for spec in NODE_SPECS.values():
         schema = spec.entry().fields

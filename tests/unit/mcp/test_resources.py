@@ -8,7 +8,7 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from etikett.dsl import flow, label
+from etikett.dsl import flow, flow_registry, label
 from etikett.mcp import resources
 
 
@@ -47,7 +47,10 @@ def test_flow_schema_is_2020_12_with_open_node_fields() -> None:
     node = schema["$defs"]["FlowNode"]
     assert node["additionalProperties"] is True and set(node["required"]) == {"id", "type"}
     assert schema["additionalProperties"] is False
-    assert {item["type"] for item in flow.registry()["items"]} >= {"trigger.folder", "action.print"}
+    assert {item["type"] for item in flow_registry.registry()["items"]} >= {
+        "trigger.folder",
+        "action.print",
+    }
 
 
 def test_flow_documents_keep_node_ids_and_wires() -> None:
