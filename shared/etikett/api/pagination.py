@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Annotated, Generic, TypeVar
 
 from fastapi import Query
-from pydantic import BaseModel
 
 from etikett.errors import InvalidCursor
+from etikett.model import Model
 from etikett.store.pages import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -24,7 +24,7 @@ Cursor = Annotated[str | None, Query(description="`next_cursor` of the previous 
 DEFAULT = DEFAULT_LIMIT
 
 
-class ItemList(BaseModel, Generic[T]):
+class ItemList(Model, Generic[T]):
     items: list[T]
     next_cursor: str | None
 

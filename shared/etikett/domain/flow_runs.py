@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import flows
@@ -19,6 +19,7 @@ from etikett.errors import EtikettError, InvalidRequest, NotFound, ProblemCode
 from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
 from etikett.flows.engine import FlowProgram, RunEnv
 from etikett.flows.findings import Finding
+from etikett.model import Model
 from etikett.store import flows as store
 from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
@@ -29,18 +30,18 @@ if TYPE_CHECKING:
 RunOutcome = Literal["succeeded", "failed", "partial"]
 
 
-class LintRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class LintRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
 
 
-class LintAnswer(BaseModel):
+class LintAnswer(Model):
     version: int
     findings: list[Finding]
 
 
-class DryRunRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class DryRunRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
     samples: list[dict[str, Any]] | None = Field(
         default=None,
@@ -56,7 +57,7 @@ class DryRunRequest(BaseModel):
     )
 
 
-class TraceStep(BaseModel):
+class TraceStep(Model):
     node_id: str
     type: str
     status: Literal["executed", "skipped", "error"]
@@ -65,14 +66,14 @@ class TraceStep(BaseModel):
     message: str | None = None
 
 
-class SideEffect(BaseModel):
+class SideEffect(Model):
     node_id: str
     kind: Literal["print", "http", "file", "log"]
     performed: bool
     detail: dict[str, Any]
 
 
-class DryRunRun(BaseModel):
+class DryRunRun(Model):
     sample_index: int
     source: dict[str, Any] = Field(description="The sample record as it entered the trigger.")
     trace: list[TraceStep]
@@ -80,13 +81,13 @@ class DryRunRun(BaseModel):
     errors: list[dict[str, Any]]
 
 
-class DryRunAnswer(BaseModel):
+class DryRunAnswer(Model):
     version: int
     trigger: str
     runs: list[DryRunRun]
 
 
-class FlowRun(BaseModel):
+class FlowRun(Model):
     id: str
     flow_id: str
     version: int

@@ -17,13 +17,14 @@ import re
 from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from etikett import clock, printer_data
 from etikett.domain import audit, jobs, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Throttled
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import printers
 from etikett.store import runners as runner_store
@@ -37,7 +38,7 @@ FINDING_LIFETIME = timedelta(days=7)
 MAX_ADDRESSES = 256
 
 
-class Printer(BaseModel):
+class Printer(Model):
     id: str
     name: str
     runner_id: str
@@ -50,11 +51,11 @@ class Printer(BaseModel):
     created_at: str
 
 
-class NewPrinter(BaseModel):
+class NewPrinter(Model):
     """Adopt a finding (`finding_id`, `name`) or declare a printer (`name`, `runner_id`, `uri`,
     `language`, `dpi`)."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=100, pattern=r"^[^\s/][^/]*$")
     finding_id: str | None = None
     runner_id: str | None = None
@@ -75,8 +76,8 @@ class NewPrinter(BaseModel):
         return self
 
 
-class DiscoveryRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class DiscoveryRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     targets: list[str] = Field(
         min_length=1,
         max_length=32,
@@ -95,7 +96,7 @@ class GroupDiscoveryRequest(DiscoveryRequest):
     group_id: str
 
 
-class DiscoveryJobs(BaseModel):
+class DiscoveryJobs(Model):
     jobs: list[jobs.Job]
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import counters, jobs, print_targets, printers
@@ -25,6 +25,7 @@ from etikett.domain.print_work import PrintWork
 from etikett.dsl.label import LabelDocument
 from etikett.errors import Conflict, EtikettError, InvalidRequest, PayloadTooLarge, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import archive, events, print_work
 from etikett.store.archive import ArchiveRecord
 from etikett.store.jobs import JobRecord
@@ -34,8 +35,8 @@ MAX_RECORDS = 10_000
 INLINE_RECORDS = 25  # up to this many records render within the request
 
 
-class PrintRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class PrintRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     label_id: str = Field(
         description="`lbl_…` prints the released version, `lbl_…@N` version N "
         "(which must be approved).",
@@ -69,7 +70,7 @@ class PrintRequest(BaseModel):
         return [self.variables or {}]
 
 
-class PrintAccepted(BaseModel):
+class PrintAccepted(Model):
     job_id: str
     archive_entry_ids: list[str]
     status: str = Field(description="The job's status: rendering, queued or held.")

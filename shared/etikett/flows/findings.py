@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from etikett.model import Model
 
 Severity = Literal["error", "warning"]
 
 
-class Finding(BaseModel):
+class Finding(Model):
     code: str = Field(description="Stable code, e.g. `flow.cycle`.", examples=["flow.cel_invalid"])
     severity: Severity
     path: str = Field(
