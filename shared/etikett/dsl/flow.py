@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from etikett.dsl.label import IDENTIFIER, OBJECT_ID, Strict
-from etikett.model import Model
 
 NODE_TYPE = r"^[a-z][a-z0-9-]{0,63}(\.[a-z][a-z0-9-]{0,63})*$"
 LABEL_REFERENCE = r"^lbl_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
@@ -26,7 +25,7 @@ Cel = Field(min_length=1, max_length=CEL_MAX)
 Category = Literal["trigger", "logic", "action"]
 
 
-class FlowNode(Model):
+class FlowNode(BaseModel):
     """One node. Fields beyond these come from its type's entry in the flow registry."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
-
-from etikett.model import Model
+from pydantic import BaseModel, Field
 
 Severity = Literal["error", "warning"]
 
 
-class Finding(Model):
+class Finding(BaseModel):
     code: str = Field(description="Stable code, e.g. `flow.cycle`.", examples=["flow.cel_invalid"])
     severity: Severity
     path: str = Field(
