@@ -1,0 +1,222 @@
+"""`LocalAwsProcess`: local AWS (`LocalAws`: moto's server, its request lock and its snapshots) in a
+Python process of its own, started and stopped by local mode.
+
+In one process, moto's work (Flask dispatch, request parsing and validation, responses, pickling
+the snapshots) shared one interpreter lock with the gateway, the functions and the pollers: about
+two fifths of what a print costs. In its own process it runs on another core. The service talks to
+it exactly as before, boto3 and pynamodb over HTTP; the stream poller, which read moto's memory to
+learn whether a shard has new records, asks this process instead (`shard_end`).
+
+The child process belongs to its parent: it ignores Ctrl-C (the terminal sends it to the whole
+process group, and the parent decides when local AWS stops: after its pollers, so that what they
+wrote is in the final snapshot), and stops with a final snapshot when its standard input closes,
+which also happens when the parent dies.
+
+    python -m etikett.local.aws.process [--state-file F] [--host H] [--port P]
+        [--snapshot-interval S] [--max-wait-seconds W]
+
+prints `LISTENING <endpoint URL>` once it serves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+from urllib.parse import urlencode, urlsplit
+
+from etikett.local.aws.gateway import STREAM_END_PATH
+
+__all__ = ["LocalAwsProcess"]
+
+READY = "LISTENING "
+_START_TIMEOUT = 60.0
+_STOP_TIMEOUT = 60.0
+
+
+class LocalAwsProcess:
+    """Local AWS in a child process, with the interface of `LocalAws` that local mode uses."""
+
+    def __init__(
+        self,
+        state_file: Path | None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        snapshot_interval: float = 1.0,
+        max_wait_seconds: int = 1,
+    ) -> None:
+        if snapshot_interval <= 0:
+            raise ValueError("snapshot_interval must be positive")
+        if not 0 <= max_wait_seconds <= 20:
+            raise ValueError("max_wait_seconds must be between 0 and 20")
+        self._arguments = ["--host", host, "--port", str(port)]
+        self._arguments += ["--snapshot-interval", str(snapshot_interval)]
+        self._arguments += ["--max-wait-seconds", str(max_wait_seconds)]
+        if state_file is not None:
+            self._arguments += ["--state-file", str(state_file)]
+        self._process: subprocess.Popen[str] | None = None
+        self._endpoint_url: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> None:
+        if self._process is not None:
+            raise RuntimeError("LocalAwsProcess is already started")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "etikett.local.aws.process", *self._arguments],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._process = process
+        assert process.stdout is not None
+        line = _first_line(process.stdout, _START_TIMEOUT)
+        if not line.startswith(READY):
+            self._process = None
+            process.kill()
+            process.wait()
+            raise RuntimeError(f"local AWS did not start (exit {process.returncode}): {line!r}")
+        self._endpoint_url = line.removeprefix(READY).strip()
+
+    @property
+    def endpoint_url(self) -> str:
+        if self._endpoint_url is None:
+            raise RuntimeError("LocalAwsProcess is not started")
+        return self._endpoint_url
+
+    def stop(self) -> None:
+        """Local AWS stops serving, writes its final snapshot and exits."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        assert process.stdin is not None
+        try:
+            process.stdin.close()
+            process.wait(_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise RuntimeError("local AWS did not stop in time; its last snapshot stays") from None
+        finally:
+            if process.stdout is not None:
+                process.stdout.close()
+        if process.returncode != 0:
+            raise RuntimeError(f"local AWS stopped with exit status {process.returncode}")
+
+    def shard_end(self, region: str) -> ShardEndOverHttp:
+        """For the stream poller: a table's last stream sequence number, from the child."""
+        return ShardEndOverHttp(self.endpoint_url, region)
+
+    def __enter__(self) -> LocalAwsProcess:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class ShardEndOverHttp:
+    """`streams.moto_shard_end` of the child process, over one keep-alive connection per
+    thread (each stream source polls from a thread of its own)."""
+
+    def __init__(self, endpoint_url: str, region: str) -> None:
+        parts = urlsplit(endpoint_url)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._region = region
+        self._local = threading.local()
+
+    def __call__(self, table_name: str) -> int | None:
+        query = urlencode({"region": self._region, "table": table_name})
+        for attempt in (1, 2):  # a kept-alive connection the server closed: once more, anew
+            connection = self._connection()
+            try:
+                connection.request("GET", f"{STREAM_END_PATH}?{query}")
+                answer = connection.getresponse()
+                body = answer.read()
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                self._local.connection = None
+                if attempt == 2:
+                    raise
+                continue
+            if answer.status != 200:
+                raise RuntimeError(f"local AWS answered {answer.status} to {STREAM_END_PATH}")
+            end: int | None = json.loads(body)["end"]
+            return end
+        raise AssertionError("unreachable")
+
+    def _connection(self) -> http.client.HTTPConnection:
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=10)
+            self._local.connection = connection
+        return connection
+
+
+def _first_line(stream: IO[str], timeout: float) -> str:
+    """The first line the child prints, or "" if it prints none within `timeout` seconds."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return lines[0] if lines else ""
+
+
+class _Stop(Exception):
+    """SIGTERM: stop as if standard input had closed."""
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise _Stop
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m etikett.local.aws.process")
+    parser.add_argument("--state-file", type=Path)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--snapshot-interval", type=float, default=1.0)
+    parser.add_argument("--max-wait-seconds", type=int, default=1)
+    arguments = parser.parse_args(argv)
+    # Ctrl-C reaches the whole process group; the parent stops this process when it is time.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    from etikett.local.aws.server import LocalAws
+
+    aws = LocalAws(
+        arguments.state_file,
+        arguments.host,
+        arguments.port,
+        snapshot_interval=arguments.snapshot_interval,
+        max_wait_seconds=arguments.max_wait_seconds,
+    )
+    aws.start()
+    try:
+        print(f"{READY}{aws.endpoint_url}", flush=True)
+        try:
+            while sys.stdin.read(65536):  # until the parent closes it, or dies
+                pass
+        except _Stop:
+            pass
+    finally:
+        aws.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
