@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint format bench bench-anatomy build clean browser screenshots
+.PHONY: dev test lint format bench bench-anatomy load fuzz build clean browser screenshots
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
@@ -52,6 +52,22 @@ bench: $(STAMP)
 # The cold-start anatomy and whoami latency (bench/run.py).
 bench-anatomy: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# 20 clients printing and previewing for 60 s through the local gateway (bench/README.md).
+load: $(STAMP)
+	$(BIN)/python bench/load_bench.py $(LOAD_ARGS)
+
+# The long proofs (README, Security): schemathesis for >= 10,000 generated requests with the
+# stateful phase and a random seed, then the fault tests repeated (FAULT_ROUNDS).
+FUZZ_SECONDS ?= 900
+FAULT_ROUNDS ?= 5
+fuzz: $(STAMP)
+	ETIKETT_FUZZ_EXAMPLES=100 ETIKETT_FUZZ_PHASES=examples,coverage,fuzzing,stateful \
+	ETIKETT_FUZZ_SEED= ETIKETT_FUZZ_MAX_TIME=$(FUZZ_SECONDS) ETIKETT_FUZZ_MIN_REQUESTS=10000 \
+	ETIKETT_FUZZ_AGENT_PHASES=examples,coverage,fuzzing,stateful ETIKETT_FUZZ_MIN_AGENT_REQUESTS=400 \
+	  $(BIN)/python -m pytest -p no:cacheprovider -s tests/integration/security/test_fuzz.py
+	ETIKETT_FAULT_ROUNDS=$(FAULT_ROUNDS) $(BIN)/python -m pytest -p no:cacheprovider \
+	  tests/e2e/test_faults.py
 
 # sam build with the project's environment first on PATH: the shared layer's build imports etikett
 # (to write the OpenAPI document) and compiles every layer with this Python 3.11.

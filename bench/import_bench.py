@@ -6,8 +6,9 @@
    conversion to a label document plus its validation (schema and CEL), as postImport does before
    it stores anything. Budget: median ≤ 20 ms.
 2. Preflight on a preview: a warm preview (resolve the samples, render, pack the PNG) with and
-   without the checks, for every Vorlage; the 4 × 6 in GS1 logistic label is the budget's label
-   (ARCHITECTURE: the preview budget's label). Budget: ≤ 10 % more.
+   without the checks, for every Vorlage. Budget: ≤ 10 % more, for each Vorlage (the 4 × 6 in
+   GS1 logistic label is the preview budget's label in ARCHITECTURE; the small labels have the
+   smallest previews, so the checks' fixed cost weighs most there).
 
 Nothing leaves the process; prints one table.
 """
@@ -115,12 +116,14 @@ def main() -> int:
     print()
     print(f"preview (resolve, render, PNG), warm, CPU ms: best of 3 medians of {args.repeat}")
     print(f"  {'Vorlage':<22} {'plain ms':>9} {'checked ms':>11} {'added':>7}")
+    failed = 0
     for name, plain, checked in preview_overhead(args.repeat):
         added = (checked / plain - 1) * 100
-        verdict = ("ok" if added <= 10 else "FAIL") if name == "gs1-logistic-label" else ""
+        verdict = "PASS" if added <= 10 else "FAIL"
+        failed += verdict == "FAIL"
         print(f"  {name:<22} {plain:>9.2f} {checked:>11.2f} {added:>6.1f}% {verdict}")
-    print("  budget ≤ 10 % on gs1-logistic-label (the 4 × 6 in preview of the budgets)")
-    return 0
+    print("  budget: preflight adds ≤ 10 % to the preview of every Vorlage")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -2,13 +2,15 @@
 
 import { ApiError, get, post } from "./lib/api.js";
 import { h, replace } from "./lib/dom.js";
+import { keepFocus } from "./lib/focus.js";
 import { can, session } from "./lib/session.js";
 import { announce, errorBox, loading } from "./lib/ui.js";
 
 export const ROOT = "/console";
 
-// path pattern → page module (each exports render(main, params, query) → cleanup?)
-const ROUTES = [
+// path pattern → page module (each exports render(main, params, query) → cleanup?). Exported:
+// the browser tests visit every page listed here.
+export const ROUTES = [
   ["/signin", "signin.js"],
   ["/account", "account.js"],
   ["/labels", "labels.js"],
@@ -28,7 +30,7 @@ const ROUTES = [
   ["/admin/:tab", "admin.js"],
 ];
 
-const NAV = [
+export const NAV = [
   ["/labels", "Labels", () => true],
   ["/flows", "Flows", () => true],
   ["/deployments", "Deployments", () => true],
@@ -211,6 +213,7 @@ function onClick(event) {
 
 export function start() {
   session.user = undefined;
+  keepFocus();
   document.addEventListener("click", onClick);
   window.addEventListener("popstate", () => route());
   window.addEventListener("etikett:unauthenticated", () => {

@@ -4,8 +4,10 @@ Prints are collected, not sent: the event's records for one printer alias (same 
 copies) become one data-stream print request, sent after the event is journaled (see
 `flow_runs`). HTTP requests go through the service's pinned client (`etikett.outgoing`): HTTPS to
 public addresses, each address the name resolves to checked and the connection pinned to it;
-loopback and private addresses only with `--outgoing-private-networks` (see `reach`); files stay
-inside the Runner's data folder; log messages go to the Runner's log and the run's trace."""
+loopback and private addresses only with `--outgoing-private-networks` (see `reach`); a named
+`secret` credential goes as a Bearer token (delivered by the service over the agent channel,
+kept in memory only). Files stay inside the Runner's data folder; log messages go to the
+Runner's log and the run's trace."""
 
 from __future__ import annotations
 
@@ -58,10 +60,12 @@ class PrintBatch:
 
 class SiteEffects:
     """The `Effects` of a real run on this Runner. `record_index` names the record the engine
-    is running (set by the caller before each record)."""
+    is running (set by the caller before each record). `credentials` are the secrets the
+    service delivered for this flow (ref → value): held in memory, never written or logged."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, credentials: dict[str, str] | None = None) -> None:
         self.data_dir = data_dir
+        self._credentials = dict(credentials or {})
         self.record_index = 0
         self.batches: list[PrintBatch] = []
         self._open: dict[tuple[str, str, int], PrintBatch] = {}
@@ -88,24 +92,45 @@ class SiteEffects:
         detail = {"label": intent.label, "printer": intent.printer, "copies": intent.copies}
         return Outcome(performed=True, detail=detail, result={**detail, "job_id": None})
 
+    def withdraw(self, record_index: int) -> None:
+        """Take back what a record collected for printing: one the engine stopped for running
+        away (its loop may have collected hundreds of labels) prints nothing."""
+        for batch in self.batches:
+            if record_index in batch.indexes:
+                kept = [(i, r) for i, r in zip(batch.indexes, batch.records, strict=True)]
+                kept = [(i, r) for i, r in kept if i != record_index]
+                batch.indexes = [i for i, _ in kept]
+                batch.records = [r for _, r in kept]
+                batch.size = sum(
+                    len(json.dumps(r, separators=(",", ":"))) + 1 for r in batch.records
+                )
+        self.batches = [b for b in self.batches if b.records]
+        self._open = {k: b for k, b in self._open.items() if b.records}
+
     # --- HTTP: HTTPS to public addresses (private ones only where allowed) ---------------
 
     def http(self, intent: HttpIntent) -> Outcome:
         import httpx
 
-        if intent.credential:
-            raise EffectFailed(
-                f"credential {intent.credential!r}: credentials are not available to flows on "
-                "a Runner"
-            )
         private_allowed = reach.policy().outgoing_private_networks
         try:
             outgoing.check_url(intent.url, private_allowed=private_allowed)
         except outgoing.UrlRefused as refused:
             raise EffectFailed(f"{intent.url}: refused, it {refused}") from None
+        headers: dict[str, str] = {}
+        if intent.credential:
+            secret = self._credentials.get(intent.credential)
+            if secret is None:
+                raise EffectFailed(
+                    f"the credential {intent.credential!r} was not delivered to this Runner "
+                    "(it must be a `secret` credential that exists)"
+                )
+            headers["authorization"] = f"Bearer {secret}"
         body = plain(intent.body) if intent.body is not None else None
         try:
-            response = _client(private_allowed).request(intent.method, intent.url, json=body)
+            response = _client(private_allowed).request(
+                intent.method, intent.url, json=body, headers=headers
+            )
         except outgoing.AddressRefused as refused:
             raise EffectFailed(f"{intent.method} {intent.url}: refused, {refused}") from None
         except httpx.HTTPError as error:

@@ -67,6 +67,9 @@ class Deployed:
 
     def start(self) -> None:
         """Start every trigger; TriggerUnusable says why one cannot run here."""
+        problems = self.spec.get("problems") or []
+        if problems:  # the service says why (a printer or the version is gone)
+            raise TriggerUnusable("; ".join(str(p) for p in problems))
         self._check_printers()
         starts: list[tuple[str, Callable[[threading.Event], None]]] = []
         for node in self.program.triggers():
@@ -159,7 +162,7 @@ class Deployed:
                 problem=problem,
                 file=file,
             )
-            effects = SiteEffects(self.host.data_dir)
+            effects = SiteEffects(self.host.data_dir, spec.get("credentials"))
             env = RunEnv(
                 context=spec.get("context") or {}, runner=self.host.identity, run_id=run_id
             )
@@ -177,6 +180,8 @@ class Deployed:
                 )
                 if result.trace:
                     run.traces.append(result.trace)
+                if result.exhausted:
+                    effects.withdraw(index)
                 for error in result.errors:
                     run.fail(index, error.get("node_id"), str(error.get("message")))
             # A record that failed in one node still prints what other branches gave it.

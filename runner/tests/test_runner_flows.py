@@ -497,3 +497,146 @@ def test_a_file_is_taken_only_once_it_stands_still(host: Host, tmp_path: Path) -
     assert [r["name"] for r in channel.prints[0]["records"]] == ["A@A", "B@A", "C@A", "D@A", "E@A"]
     time.sleep(0.3)
     assert len(channel.runs) == 1 and (folder / ".hidden.csv").exists()
+
+
+def test_a_record_stopped_by_its_budget_prints_nothing(host: Host) -> None:
+    """A looping record (a flow that reached the Runner anyhow) is stopped by the engine's
+    budget; the labels its loop collected are withdrawn, the other records print."""
+    import httpx
+
+    channel, flows, thread = host
+    flows.http = HttpTriggers("127.0.0.1", 0)
+    flow = {
+        "nodes": [
+            {"id": "web", "type": "trigger.http", "path": "loop", "wires": ["p"]},
+            {
+                "id": "p",
+                "type": "action.print",
+                "label": LABEL,
+                "printer": "ship",
+                "variables": {"name": "record.name"},
+                "wires": ["again"],
+            },
+            {"id": "again", "type": "logic.filter", "condition": "record.loop", "wires": ["p"]},
+        ]
+    }
+    channel.wanted = [spec(flow)]
+    thread.start()
+    eventually(lambda: statuses(channel) and statuses(channel)[-1] == ("active", None))
+    base = f"http://127.0.0.1:{flows.http.address[1]}"
+    records = [{"name": "A", "loop": False}, {"name": "B", "loop": True}, {"name": "C"}]
+    sent = httpx.post(f"{base}/flows/loop", json=records)
+    assert sent.status_code == 202
+    (run,) = eventually(lambda: channel.runs)
+    assert run["outcome"] == "partial"
+    errors = {e["record"]: e["message"] for e in run["trace"]["errors"]}
+    assert set(errors) == {1, 2} and "budget" in errors[1]
+    (request,) = channel.prints
+    # C printed before it failed at `record.loop` (it keeps its label); B's 500 are withdrawn.
+    assert request["records"] == [{"name": "A"}, {"name": "C"}]
+
+
+def test_a_flow_the_service_says_cannot_run_fails_alone_until_it_can(
+    host: Host, tmp_path: Path
+) -> None:
+    channel, _, thread = host
+    (tmp_path / "data" / "in").mkdir(parents=True)
+    gone = "the printer prn_1 assigned to the alias 'ship' in dep_1 was deleted"
+    schedule = {
+        "nodes": [
+            {"id": "tick", "type": "trigger.schedule", "every_s": 3600, "wires": ["log"]},
+            {"id": "log", "type": "action.log", "message": "'tick'"},
+        ]
+    }
+    channel.wanted = [
+        spec(FOLDER_FLOW, printers={}, problems=[gone]),
+        spec(schedule, flow_id="flw_2", deployment_id="dep_2"),
+    ]
+    thread.start()
+    eventually(
+        lambda: {d for d, b in channel.statuses if b["status"] != "applying"} >= {"dep_1", "dep_2"}
+    )
+    final = {d: (b["status"], b["detail"]) for d, b in channel.statuses}
+    assert final["dep_1"] == ("failed", gone)
+    assert final["dep_2"] == ("active", None)
+    # Assigned again: the flow starts at once.
+    channel.wanted = [
+        channel.wanted[0] | {"printers": {"ship": "Zebra"}, "problems": []},
+        channel.wanted[1],
+    ]
+    eventually(lambda: channel.statuses[-1] == ("dep_1", {"status": "active", "detail": None}))
+
+
+class Receiver:
+    """An HTTP endpoint on loopback that keeps each request's Authorization header and body."""
+
+    def __init__(self) -> None:
+        import http.server
+        import json as json_module
+
+        seen: list[tuple[str | None, Any]] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json_module.loads(self.rfile.read(length) or b"null")
+                seen.append((self.headers.get("authorization"), body))
+                answer = b'{"ok": true}'
+                self.send_response(201)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+        self.seen = seen
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_http_sends_a_delivered_secret_as_bearer_and_keeps_it_in_memory_only(
+    host: Host, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import httpx
+
+    receiver = Receiver()
+    try:
+        channel, flows, thread = host
+        flows.http = HttpTriggers("127.0.0.1", 0)
+        secret = "s3cr3t-Hs72kd9QpW"
+        call = {"type": "action.http", "url": receiver.url, "body": "record"}
+        flow = {
+            "nodes": [
+                {"id": "web", "type": "trigger.http", "path": "hook", "wires": ["erp", "lost"]},
+                {"id": "erp", **call, "credential": "erp"},
+                {"id": "lost", **call, "credential": "missing"},
+            ]
+        }
+        channel.wanted = [spec(flow, printers={}, credentials={"erp": secret})]
+        caplog.set_level("DEBUG")
+        thread.start()
+        eventually(lambda: statuses(channel) and statuses(channel)[-1] == ("active", None))
+        base = f"http://127.0.0.1:{flows.http.address[1]}"
+        channel.away = True  # the run waits in the journal: what does the state dir hold?
+        assert httpx.post(f"{base}/flows/hook", json={"n": 1}).status_code == 202
+        journal = tmp_path / "state" / "flow-runs"
+        pending = eventually(lambda: [p.read_bytes() for p in journal.rglob("*.json")])
+        assert b'"frn_' in b"".join(pending) and secret.encode() not in b"".join(pending)
+        assert receiver.seen == [(f"Bearer {secret}", {"n": 1})]
+        channel.away = False
+        (run,) = eventually(lambda: channel.runs)
+        (error,) = run["trace"]["errors"]
+        assert error["node_id"] == "lost" and "'missing' was not delivered" in error["message"]
+        # Held in memory only: nothing the Runner wrote or logged holds it.
+        written = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
+        assert not any(secret.encode() in content for content in written)
+        assert secret not in caplog.text and secret not in str(channel.runs)
+    finally:
+        receiver.close()

@@ -186,6 +186,12 @@ class ProblemCode(StrEnum):
         422,
         "The flow has no trigger node, so no record can enter it.",
     )
+    FLOW_NOT_RUNNABLE = (
+        "flow.not_runnable",
+        422,
+        "The flow version cannot run: its wires form a cycle (params.findings). Fix it before "
+        "a dry run or a deployment.",
+    )
     DEPLOYMENT_NOT_FOUND = ("deployment.not_found", 404, "No deployment has this id.")
     DEPLOYMENT_FLOW_HAS_ERRORS = (
         "deployment.flow_has_errors",
@@ -323,8 +329,30 @@ class ProblemCode(StrEnum):
         "The enrollment's Runner was removed.",
     )
     CONTEXT_NOT_FOUND = ("context.not_found", 404, "No context parameter has this name.")
+    CONTEXT_VALUE_TOO_LARGE = (
+        "context.value_too_large",
+        413,
+        "A context parameter's value is over 4 KB as JSON.",
+    )
+    CONTEXT_TOO_LARGE = (
+        "context.too_large",
+        422,
+        "The context parameters of a deployment, group or Runner would be over 64 KB as JSON "
+        "together, or more than 100.",
+    )
+    RESOURCE_TOO_LARGE = (
+        "resource.too_large",
+        413,
+        "The change would make a stored item larger than the store allows (400 KB).",
+    )
     PRINTER_NOT_FOUND = ("printer.not_found", 404, "No printer has this id or name.")
     PRINTER_NAME_TAKEN = ("printer.name_taken", 409, "Another printer has this name.")
+    PRINTER_IN_USE = (
+        "printer.in_use",
+        409,
+        "A deployment that is not rolled back or superseded assigns the printer to a flow's "
+        "alias (params.deployment_ids); reassign the alias or roll the deployment back first.",
+    )
     PRINTER_ADDRESS_REFUSED = (
         "printer.address_refused",
         422,
@@ -402,6 +430,11 @@ class ProblemCode(StrEnum):
         422,
         "The endpoint is not HTTPS (plain HTTP is allowed only to loopback).",
     )
+    CREDENTIAL_NOT_SECRET = (
+        "credential.not_secret",
+        422,
+        "The credential is a language model; a flow's action.http needs a `secret`.",
+    )
     CREDENTIAL_NOT_LANGUAGE_MODEL = (
         "credential.not_language_model",
         422,
@@ -445,6 +478,12 @@ class ProblemCode(StrEnum):
         "proposal that failed validation twice).",
     )
     RESOURCE_NOT_FOUND = ("resource.not_found", 404, "The resource does not exist.")
+    SERVICE_BUSY = (
+        "service.busy",
+        503,
+        "The database throttled this request beyond the retries; retry after the Retry-After "
+        "header's seconds (a change is written in one transaction: whole or not at all).",
+    )
     INTERNAL_ERROR = (
         "internal.error",
         500,

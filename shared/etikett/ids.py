@@ -10,4 +10,7 @@ def new_id(prefix: str) -> str:
 def ulid_bound(at_ms: int, *, upper: bool = False) -> str:
     """The smallest (or largest) ULID of a millisecond: turns a time range into a key range."""
     randomness = b"\xff" * 10 if upper else bytes(10)
+    # A ULID's time is 48 bits of milliseconds since 1970: a time before (or after) that range
+    # bounds like its nearest end, since no id was minted there.
+    at_ms = min(max(at_ms, 0), 2**48 - 1)
     return str(ULID.from_bytes(at_ms.to_bytes(6, "big") + randomness))

@@ -515,6 +515,71 @@ def test_a_schedule_runs_every_tick_until_rolled_back(
     assert len(flow_runs(admin, ticking["id"])) == count
 
 
+def test_an_http_action_sends_its_secret_which_stays_in_the_runners_memory(
+    admin: Api, people: People, sites: dict[str, Site], workdir: Path
+) -> None:
+    import http.server
+    import threading
+
+    a = sites["A"]
+    seen: list[str | None] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            seen.append(self.headers.get("authorization"))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    secret = "erp-e2e-9dQpWHs72k"
+    try:
+        made = admin.post(
+            "/credentials", json={"ref": "erp-e2e", "kind": "secret", "value": secret}
+        )
+        assert made.status_code == 201, made.text
+        flow = admin.post(
+            "/flows",
+            json={
+                "name": "Tell the ERP",
+                "document": {
+                    "nodes": [
+                        {"id": "web", "type": "trigger.http", "path": "erp", "wires": ["tell"]},
+                        {
+                            "id": "tell",
+                            "type": "action.http",
+                            "url": f"http://127.0.0.1:{receiver.server_address[1]}/printed",
+                            "body": "record",
+                            "credential": "erp-e2e",
+                        },
+                    ]
+                },
+            },
+        ).json()
+        created = people.operator.post(
+            "/deployments",
+            json={"flow_id": flow["id"], "version": 1, "stages": [{"group_ids": [a.group["id"]]}]},
+        ).json()
+        people.approver.post(f"/deployments/{created['id']}/approval", json={"stage": 0})
+        eventually(lambda: deployment(admin, created["id"])["status"] == "active", 30)
+        sent = a.post({"order": 1}, path="erp")
+        assert sent.status_code == 202, sent.text
+        run = run_of(admin, flow["id"], lambda r: r["id"] == sent.json()["run_id"])
+        assert run["outcome"] == "succeeded" and seen == [f"Bearer {secret}"]
+        stored = [p.read_bytes() for p in a.process.state_dir.rglob("*") if p.is_file()]
+        assert stored and not any(secret.encode() in content for content in stored)
+        assert secret not in a.process.output()
+        rolled = people.operator.post(f"/deployments/{created['id']}/rollback", json={})
+        assert rolled.status_code == 200, rolled.text
+    finally:
+        receiver.shutdown()
+        receiver.server_close()
+
+
 # --- versions: policy, supersede, rollback ---------------------------------------------------
 
 
@@ -556,7 +621,9 @@ def test_a_new_version_needs_people_supersedes_and_rolls_back(
         20,
     )
     assert runners_of(view, 0) == {a.runner_id: ("active", None), b.runner_id: ("active", None)}
-    assert deployment(admin, rollout.first["id"])["status"] == "superseded"
+    # The Runner's report that made the stage active supersedes the older deployment next,
+    # in the same request: wait for it rather than read between the two writes.
+    eventually(lambda: deployment(admin, rollout.first["id"])["status"] == "superseded", 20)
     # Group A's context still wins over the new deployment's (group < Runner as before).
     assert logged(admin, a, rollout.flow_id, {"name": "v2", "n": "1"}) == "v2 new/group/late"
 

@@ -1,7 +1,8 @@
 """End to end: printing through the local service, a real `etikett-runner` and a printer
 simulator. What the simulator decodes is the preview raster; a 1,000-record stream prints 1,000
 labels with 1,000 distinct serials; a repeated idempotency key prints nothing more; a printer out
-of paper holds the job until it is refilled, then sends and confirms it.
+of paper holds the job until it is refilled, then sends and confirms it; concurrent clients
+printing and previewing get no error, and the printer counts exactly the labels they asked for.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from PIL import Image, ImageChops
 
 from e2e.prints import PrintEvents, outcomes, wait_final, wait_status
 from support.client import Api, unique
+from support.load import final_jobs, run_load
 
 
 def test_print_by_reference_prints_the_preview_raster(
@@ -149,3 +151,23 @@ def test_out_of_paper_holds_until_refilled_then_sends_and_confirms(
     ]
     assert {e["data"]["outcome"] for e in events} == {"held", "sent", "confirmed"}
     assert all(e["data"]["labels"] == 1 and e["data"]["printer"] == printer_name for e in events)
+
+
+def test_concurrent_clients_printing_and_previewing_get_no_error(
+    admin: Api, label: dict[str, Any], printer_name: str, simulator: PrinterSimulator
+) -> None:
+    """The short version of bench/load_bench.py (20 clients for 60 s): no timing asserted."""
+    tokens = [admin.user_session(["operator"])[1].token or "" for _ in range(2)]
+    tokens.append(admin.service_token("operator")["token"])
+    before, odometer = simulator.engine.printed_total, simulator.odometer
+    outcome = run_load(admin.base_url, tokens, label["id"], printer_name, clients=5, seconds=8)
+    assert not outcome.errors, outcome.errors
+    assert outcome.job_ids and outcome.latencies["preview"]
+    jobs = final_jobs(lambda job: admin.get(f"/jobs/{job}").json(), outcome.job_ids, 120)
+    assert {job["status"] for job in jobs.values()} == {"confirmed"}, [
+        job for job in jobs.values() if job["status"] != "confirmed"
+    ][:3]
+    simulator.wait_printed(before + len(outcome.job_ids), timeout=30)
+    time.sleep(1.0)  # a label printed twice would arrive now
+    assert simulator.engine.printed_total == before + len(outcome.job_ids)
+    assert simulator.odometer == odometer + len(outcome.job_ids)

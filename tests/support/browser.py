@@ -1,15 +1,24 @@
-"""Debian's chromium under Playwright for the console tests: one browser per test session, a
+"""Debian's chromium under Playwright for the console tests: one browser per test module, a
 fresh context (cookies, storage) per test, and every request the page makes recorded."""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    expect,
+    sync_playwright,
+)
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 ARGS = [
@@ -43,13 +52,26 @@ def running_browser() -> Iterator[Browser]:
 
 @dataclass
 class Session:
-    """A browser context on the console: its page, every URL it requested, and the page's
-    script errors (uncaught exceptions)."""
+    """A browser context on the console: its page, every URL it requested, the page's script
+    errors (uncaught exceptions), and the errors the browser wrote to its console (an invalid
+    `pattern`, a refused script…), but for the failed requests of answers the API meant."""
 
     context: BrowserContext
     page: Page
     requests: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+    def assert_clean(self, origin: str, *, allowed: tuple[str, ...] = ()) -> None:
+        """No script error, and no request to another host than `origin` (or `allowed`)."""
+        assert not self.errors, self.errors
+        own = (origin + "/", "data:", "blob:", *allowed)
+        foreign = [url for url in self.requests if not url.startswith(own)]
+        assert not foreign, f"the console asked other hosts: {foreign}"
+
+
+def _console_error(session: Session, message: ConsoleMessage) -> None:
+    if message.type == "error" and not message.text.startswith("Failed to load resource"):
+        session.errors.append(f"console: {message.text}")
 
 
 @contextmanager
@@ -60,7 +82,18 @@ def console_session(browser: Browser, viewport: dict[str, int] | None = None) ->
     session = Session(context, page)
     context.on("request", lambda request: session.requests.append(request.url))
     page.on("pageerror", lambda error: session.errors.append(str(error)))
+    page.on("console", lambda message: _console_error(session, message))
     try:
         yield session
     finally:
         context.close()
+
+
+def sign_in(page: Page, origin: str, username: str, password: str) -> None:
+    """Sign in through the console's own page; answers once the labels page shows."""
+    page.goto(origin + "/")
+    expect(page).to_have_url(re.compile(r"/console/signin"))
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", level=1, name="Labels")).to_be_visible()

@@ -43,7 +43,14 @@ class Answer:
     status: int = 200
     body: Any = None  # JSON-able, or bytes sent as they are
     headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
+    delay: float = 0.0  # before the headers
+    # How the body goes out: in pieces of `chunk_size` bytes (0: at once) with `chunk_delay`
+    # seconds between them (a trickle), after `hold` seconds of silence behind the headers;
+    # `chunked`: transfer-encoding chunked instead of a content-length.
+    chunk_size: int = 0
+    chunk_delay: float = 0.0
+    hold: float = 0.0
+    chunked: bool = False
 
 
 Responder = Callable[[Seen], Answer]
@@ -176,16 +183,37 @@ class ModelServer:
                 try:
                     self.send_response(answer.status)
                     self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
+                    if answer.chunked:
+                        self.send_header("transfer-encoding", "chunked")
+                    else:
+                        self.send_header("content-length", str(len(payload)))
                     for name, value in answer.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if answer.hold or answer.chunk_size or answer.chunked:
+                        self.wfile.flush()
+                        time.sleep(answer.hold)
+                        self._send_in_pieces(answer, payload)
+                    else:
+                        self.wfile.write(payload)
                     self.wfile.flush()
                     with server._lock:
                         server.durations.append(time.perf_counter() - started)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
+
+            def _send_in_pieces(self, answer: Answer, payload: bytes) -> None:
+                size = answer.chunk_size or len(payload) or 1
+                for start in range(0, len(payload), size):
+                    piece = payload[start : start + size]
+                    if answer.chunked:
+                        piece = b"%x\r\n%s\r\n" % (len(piece), piece)
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    if answer.chunk_delay:
+                        time.sleep(answer.chunk_delay)
+                if answer.chunked:
+                    self.wfile.write(b"0\r\n\r\n")
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

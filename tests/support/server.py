@@ -28,8 +28,14 @@ class PortTaken(RuntimeError):
 
 class DevServer:
     def __init__(
-        self, home: Path, port: int | None = None, env: dict[str, str] | None = None
+        self,
+        home: Path,
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        repo: Path = REPO,
     ) -> None:
+        """`repo`: the checkout whose template (and functions) it runs (a benchmark's baseline)."""
+        self.repo = repo
         self.home = home
         self.port = port or free_port()
         self.agent_port = free_port()
@@ -89,9 +95,9 @@ class DevServer:
                 "--home",
                 str(self.home),
                 "--template",
-                str(REPO / "template.yaml"),
+                str(self.repo / "template.yaml"),
             ],
-            cwd=REPO,
+            cwd=self.repo,
             env=env,
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
@@ -115,6 +121,15 @@ class DevServer:
             time.sleep(0.1)
         self.stop()
         raise TimeoutError(f"etikett dev did not answer:\n{self.log.read_text()}")
+
+    def kill(self) -> int:
+        """SIGKILL, as a crash would end it: no final snapshot (what changed in the last
+        `ETIKETT_SNAPSHOT_SECONDS` is lost, as a crash of the machine would lose it)."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(30)
+        self._log_file.close()
+        return self.process.returncode
 
     def stop(self, timeout: float = 30) -> int:
         assert self.process is not None

@@ -81,6 +81,12 @@ export const put = (path, json, options = {}) => request("PUT", path, { ...optio
 export const patch = (path, json, options = {}) => request("PATCH", path, { ...options, json });
 export const del = (path, options = {}) => request("DELETE", path, options);
 
+/** A fresh idempotency key for one print (randomUUID needs a secure context; plain HTTP on a
+ * site network is not one). */
+export function newIdempotencyKey() {
+  return window.crypto?.randomUUID ? window.crypto.randomUUID() : `${Date.now()}-${Math.random()}`;
+}
+
 /** Every item of a list, following cursors up to `max` items. */
 export async function listAll(path, query = {}, max = 1000) {
   const items = [];

@@ -3,11 +3,12 @@
 import { del, listAll, put } from "./api.js";
 import { add, h, replace } from "./dom.js";
 import { ago } from "./format.js";
+import { apiRules } from "./schema.js";
 import { can } from "./session.js";
 import { button, field, form, input, loading, notify, showError, table } from "./ui.js";
 
-/** `path` is the level's …/context collection. */
-export function contextEditor(path, { level = "this level" } = {}) {
+/** `path` is the level's …/context collection; `operation` the operationId that sets one there. */
+export function contextEditor(path, { level = "this level", operation } = {}) {
   const list = h("div");
   const el = h("div", { class: "context" }, list);
   const load = async () => {
@@ -42,7 +43,10 @@ export function contextEditor(path, { level = "this level" } = {}) {
     }
   };
   if (can("operator")) {
-    const name = input({ name: "name", required: true, pattern: "[A-Za-z_][A-Za-z0-9_]*", maxlength: 100 });
+    const name = input({ name: "name", required: true, autocomplete: "off" });
+    apiRules().then((rules) =>
+      rules.constrain(name, operation, "name", { hint: "up to 64 letters, digits and _ . -, starting with a letter or _" }),
+    );
     const value = input({ name: "value", required: true, placeholder: '"Halle 1", 42, true or {"a": 1}' });
     add(el, 
       form(

@@ -49,8 +49,14 @@ export function count(n, word, plural = `${word}s`) {
 /** "person alice" / "agent label-bot" from an author or actor object. */
 export function author(a) {
   if (!a) return "—";
-  const kind = a.actor === "service" ? "agent" : "person";
-  return `${kind} ${a.subject}`;
+  return `${actorKind(a.actor)} ${a.subject}`;
+}
+
+/** The API's actor as people say it: a person (session), an agent (service token), no one
+ * signed in (a login attempt, a Runner's enrollment token), or the service itself (a step it
+ * took on its own, such as a deployment's stage becoming active). */
+export function actorKind(actor) {
+  return { human: "person", service: "agent", anonymous: "anonymous", system: "system" }[actor] || String(actor || "—");
 }
 
 export function json(value) {

@@ -1,6 +1,7 @@
 // The console's building blocks: fields, buttons, tables, dialogs, tabs, messages.
 
 import { h, nextId, replace } from "./dom.js";
+import { restoreFocus, trailOf } from "./focus.js";
 
 export function announce(text) {
   const region = document.getElementById("announcer");
@@ -146,6 +147,7 @@ export function form(children, onSubmit, { submitLabel = "Save", extraActions = 
     if (submit.getAttribute("aria-busy") === "true") return;
     replace(message);
     for (const wrapper of el.querySelectorAll(".field")) wrapper.setError?.("");
+    for (const control of el.elements) control.checkPattern?.();
     if (!el.checkValidity()) {
       const invalid = el.querySelector(":invalid");
       for (const control of el.querySelectorAll(":invalid")) {
@@ -195,7 +197,15 @@ export function table(columns, rows, { caption, empty = "Nothing here yet.", row
     h(
       "table",
       caption ? h("caption", caption) : null,
-      h("thead", h("tr", columns.map((c) => h("th", { scope: "col", class: c.className }, c.title)))),
+      h(
+        "thead",
+        h(
+          "tr",
+          columns.map((c) =>
+            h("th", { scope: "col", class: c.className }, c.title || h("span", { class: "visually-hidden" }, "Actions")),
+          ),
+        ),
+      ),
       h(
         "tbody",
         rows.map((row) =>
@@ -244,10 +254,14 @@ export function loading(text = "Loading…") {
   return h("p", { class: "loading", role: "status" }, text);
 }
 
-/** A modal dialog. Esc closes it; focus returns to where it was. Answers {el, close}. */
+/**
+ * A modal dialog (focus stays inside until it closes). Esc closes it; focus returns to where it
+ * was, or to that place redrawn if the opener is gone by then. Answers {el, close}.
+ */
 export function dialog(title, body, { actions = [], onClose, wide = false } = {}) {
   const titleId = nextId("dlg");
   const opener = document.activeElement;
+  const openerTrail = trailOf(opener);
   const closeButton = h("button", { type: "button", class: "icon", "aria-label": "Close" }, "×");
   const el = h(
     "dialog",
@@ -260,6 +274,7 @@ export function dialog(title, body, { actions = [], onClose, wide = false } = {}
     if (el.open) el.close();
     el.remove();
     if (opener && opener.isConnected) opener.focus();
+    else if (opener && opener !== document.body) restoreFocus(opener, openerTrail);
     onClose?.(value);
   };
   closeButton.addEventListener("click", () => close(undefined));

@@ -5,6 +5,7 @@ import { ROOT } from "../app.js";
 import { del, get, listAll, page, post, put } from "../lib/api.js";
 import { add, h, replace } from "../lib/dom.js";
 import { ago, rfc3339, when } from "../lib/format.js";
+import { apiRules } from "../lib/schema.js";
 import { can, isHuman, session } from "../lib/session.js";
 import {
   badge,
@@ -27,8 +28,9 @@ import {
   tabs,
 } from "../lib/ui.js";
 
-const ROLES = ["designer", "operator", "approver", "admin"];
-const EVENTS = ["label.approved", "print.failed", "print.held", "print.sent", "print.confirmed"];
+// Set by render(): the API's limits and choices (roles, webhook events) for the forms below.
+let rules;
+const roles = () => rules.choices("createUser", "roles", ["designer", "operator", "approver", "admin"]);
 
 function checkedValues(container) {
   return [...container.querySelectorAll("input:checked")].map((c) => c.value);
@@ -91,7 +93,7 @@ function renderUsers(panel) {
     }
   };
   function addRole(user) {
-    const missing = ROLES.filter((r) => !user.roles.includes(r));
+    const missing = roles().filter((r) => !user.roles.includes(r));
     if (!missing.length) return null;
     const choice = select(missing, { "aria-label": `Role to grant ${user.username}` });
     return h(
@@ -106,7 +108,12 @@ function renderUsers(panel) {
     );
   }
   function setPassword(user) {
-    const password = input({ name: "password", type: "password", autocomplete: "new-password", required: true, minlength: 8 });
+    const password = rules.constrain(
+      input({ name: "password", type: "password", autocomplete: "new-password", required: true }),
+      "postUserPassword",
+      "password",
+    );
+    password.minLength = 8; // the API's password rule (not in its schema)
     const { close } = dialog(
       `Set the password of ${user.username}`,
       form([h("p", "All of their sessions end."), field("New password", password)], async () => {
@@ -116,22 +123,29 @@ function renderUsers(panel) {
       }, { submitLabel: "Set password" }),
     );
   }
-  const username = input({ name: "username", required: true, maxlength: 200, autocomplete: "off" });
-  const displayName = input({ name: "display_name", maxlength: 200 });
-  const password = input({ name: "password", type: "password", autocomplete: "new-password", required: true, minlength: 8 });
-  const roles = h("fieldset", { class: "choices inline" }, h("legend", "Roles"), ROLES.map((r) => checkbox(r, { value: r, name: "roles" })));
+  const username = rules.constrain(input({ name: "username", required: true, autocomplete: "off" }), "createUser", "username", {
+    hint: "letters, digits and . _ @ -, starting with a letter or digit",
+  });
+  const displayName = rules.constrain(input({ name: "display_name" }), "createUser", "display_name");
+  const password = rules.constrain(
+    input({ name: "password", type: "password", autocomplete: "new-password", required: true }),
+    "createUser",
+    "password",
+  );
+  password.minLength = 8; // the API's password rule (not in its schema)
+  const roleChoices = h("fieldset", { class: "choices inline" }, h("legend", "Roles"), roles().map((r) => checkbox(r, { value: r, name: "roles" })));
   add(panel, 
     section("Users", list),
     section(
       "New user",
       form(
-        [h("div", { class: "row" }, field("Username", username), field("Display name", displayName), field("Password", password)), roles],
+        [h("div", { class: "row" }, field("Username", username), field("Display name", displayName), field("Password", password)), roleChoices],
         async (el) => {
           const user = await post("/users", {
             username: username.value.trim(),
             display_name: displayName.value.trim() || undefined,
             password: password.value,
-            roles: checkedValues(roles),
+            roles: checkedValues(roleChoices),
           });
           el.reset();
           notify(`${user.username} created.`);
@@ -177,8 +191,8 @@ function renderTokens(panel) {
           ),
       ),
     );
-  const subject = input({ name: "subject", required: true, maxlength: 200, placeholder: "e.g. label-bot" });
-  const role = select(ROLES, { name: "role" });
+  const subject = rules.constrain(input({ name: "subject", required: true, placeholder: "e.g. label-bot" }), "createApiToken", "subject");
+  const role = select(rules.choices("createApiToken", "role", roles()), { name: "role" });
   const expires = input({ name: "expires_at", type: "datetime-local" });
   add(panel, 
     section(
@@ -255,8 +269,15 @@ function renderWebhooks(panel) {
       showError(list, error);
     }
   };
-  const url = input({ name: "url", type: "url", required: true, placeholder: "https://example.com/hooks/etikett" });
-  const events = h("fieldset", { class: "choices inline" }, h("legend", "Events"), EVENTS.map((e) => checkbox(e, { value: e, name: "events" })));
+  const url = rules.constrain(input({ name: "url", type: "url", required: true, placeholder: "https://example.com/hooks/etikett" }), "createWebhook", "url");
+  const events = h(
+    "fieldset",
+    { class: "choices inline" },
+    h("legend", "Events"),
+    rules
+      .choices("createWebhook", "events", ["print.failed", "print.held", "print.sent", "print.confirmed", "label.approved"])
+      .map((e) => checkbox(e, { value: e, name: "events" })),
+  );
   add(panel, 
     section(
       "New receiver",
@@ -275,7 +296,6 @@ function renderWebhooks(panel) {
 // --- credentials --------------------------------------------------------------------------------
 function renderCredentials(panel) {
   const list = h("div", loading());
-  const unavailable = (error) => error.status === 404 && ["route.not_found", "http.404"].includes(error.code);
   const load = async () => {
     try {
       const items = await listAll("/credentials");
@@ -314,27 +334,37 @@ function renderCredentials(panel) {
         ),
       );
     } catch (error) {
-      if (unavailable(error)) {
-        replace(list, h("p", { class: "warning" }, "This service has no credentials API yet (it answers 404 for /api/v1/credentials)."));
-        newSection.hidden = true;
-      } else showError(list, error);
+      showError(list, error);
     }
   };
-  const ref = input({ name: "ref", required: true, pattern: "[A-Za-z0-9_.-]+", maxlength: 100 });
+  const limit = (control, name, options) => rules.constrain(control, "createCredential", name, options);
+  const ref = limit(input({ name: "ref", required: true, autocomplete: "off" }), "ref", {
+    hint: "up to 64 letters, digits and . _ -, starting with a letter or digit",
+  });
   const kind = select([["language-model", "Language model"], ["secret", "Secret value"]], { name: "kind" });
-  const provider = select([["anthropic-messages", "Anthropic Messages"], ["openai-chat", "OpenAI-compatible Chat Completions"], ["generic-json", "Generic JSON"]], { name: "provider" });
-  const model = input({ name: "model" });
-  const endpoint = input({ name: "endpoint", type: "url", placeholder: "https://…" });
-  const apiKey = input({ name: "apiKey", type: "password", autocomplete: "off" });
+  const providerNames = { "anthropic-messages": "Anthropic Messages", "openai-chat": "OpenAI-compatible Chat Completions", "generic-json": "Generic JSON" };
+  const provider = select(
+    rules.choices("createCredential", "provider", Object.keys(providerNames)).map((p) => [p, providerNames[p] || p]),
+    { name: "provider" },
+  );
+  const model = limit(input({ name: "model" }), "model");
+  const endpoint = limit(input({ name: "endpoint", type: "url", placeholder: "https://…" }), "endpoint");
+  const apiKey = limit(input({ name: "apiKey", type: "password", autocomplete: "off" }), "apiKey");
   const share = checkbox("Share sample values with the model", { name: "shareSampleValues" });
   const isDefault = checkbox("The default language model", { name: "default" });
-  const value = input({ name: "value", type: "password", autocomplete: "off" });
+  const value = limit(input({ name: "value", type: "password", autocomplete: "off" }), "value");
   const modelFields = h("div", h("div", { class: "row" }, field("Provider", provider), field("Model", model), field("Endpoint", endpoint)), field("API key", apiKey, { help: "Stored encrypted; never shown again." }), share, isDefault);
   const secretFields = h("div", { hidden: true }, field("Value", value, { help: "Stored encrypted; never shown again." }));
-  kind.addEventListener("change", () => {
-    modelFields.hidden = kind.value !== "language-model";
-    secretFields.hidden = kind.value !== "secret";
-  });
+  // Only the fields of the chosen kind count (and are required).
+  const syncKind = () => {
+    const secret = kind.value === "secret";
+    modelFields.hidden = secret;
+    secretFields.hidden = !secret;
+    model.required = !secret;
+    endpoint.required = !secret;
+    value.required = secret;
+  };
+  kind.addEventListener("change", syncKind);
   const form_ = form(
     [h("div", { class: "row" }, field("Reference", ref), field("Kind", kind)), modelFields, secretFields],
     async (el) => {
@@ -357,8 +387,9 @@ function renderCredentials(panel) {
     },
     { submitLabel: "Store credential" },
   );
-  const newSection = section("New credential", form_);
-  add(panel, section("Credentials", list), newSection);
+  form_.addEventListener("reset", () => window.setTimeout(syncKind));
+  syncKind();
+  add(panel, section("Credentials", list), section("New credential", form_));
   load();
 }
 
@@ -424,6 +455,7 @@ export async function render(main, { tab }) {
     add(main, pageHeader("Administration"), h("p", { class: "problem", role: "alert" }, "Only admins administer the service."));
     return;
   }
+  rules = await apiRules();
   const sections = tabs(
     [
       { id: "users", label: "Users and roles", render: renderUsers },

@@ -1,17 +1,21 @@
 // The print archive: every printed record with its outcome; filter, and print one again.
 
 import { navigate, ROOT } from "../app.js";
-import { listAll, page, post } from "../lib/api.js";
+import { listAll, newIdempotencyKey, page, post } from "../lib/api.js";
 import { add, h, replace } from "../lib/dom.js";
-import { when } from "../lib/format.js";
+import { author, when } from "../lib/format.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import { badge, button, dialog, field, form, input, pageHeader, pagedList, pre, select, table } from "../lib/ui.js";
 
-const OUTCOMES = [["", "Any outcome"], "confirmed", "sent", "held", "failed"];
+const OUTCOMES = [["", "Any outcome"], "confirmed", "sent", "held", "failed", ["waiting", "waiting (no outcome yet)"]];
+const SCAN = 2000;
 
-function reprint(entry, printers) {
+function reprint(entry, printers, rules) {
   const printer = select(printers.map((p) => [p.name, p.name]), { name: "printer", value: entry.printer });
-  const copies = input({ name: "copies", type: "number", min: "1", max: "1000", value: String(entry.copies), required: true });
+  const copies = rules.constrain(input({ name: "copies", type: "number", step: "1", value: String(entry.copies), required: true }), "postPrint", "copies");
+  // One key per dialog: sent twice (a retry, a second press), it still prints once.
+  const idempotencyKey = newIdempotencyKey();
   const { close } = dialog(
     "Print again",
     form(
@@ -26,6 +30,7 @@ function reprint(entry, printers) {
           printer: printer.value,
           copies: Number(copies.value),
           variables: entry.variables,
+          idempotency_key: idempotencyKey,
         });
         close();
         navigate(`${ROOT}/jobs/${accepted.job_id}`);
@@ -36,19 +41,42 @@ function reprint(entry, printers) {
 }
 
 export async function render(main, _params, query) {
-  const [labels, printers] = await Promise.all([listAll("/labels", {}, 2000).catch(() => []), listAll("/printers").catch(() => [])]);
+  const [labels, printers, rules] = await Promise.all([
+    listAll("/labels", {}, 2000).catch(() => []),
+    listAll("/printers").catch(() => []),
+    apiRules(),
+  ]);
   const labelName = Object.fromEntries(labels.map((l) => [l.id, l.name]));
   const label = select([["", "Any label"], ...labels.map((l) => [l.id, l.name])], { name: "label_id", value: query.get("label") || "" });
   const job = input({ name: "job_id", placeholder: "job_…", value: query.get("job") || "" });
   const outcome = select(OUTCOMES, { name: "outcome" });
   const list = h("div");
+  // The API filters by label and job; the outcome is filtered here, over as many pages as it
+  // takes to find some (at most SCAN entries per "Load more"), so a match is never hidden
+  // behind a first page without one.
+  let searchedAll = true;
+  const loadPage = async (cursor) => {
+    const filters = { label_id: label.value || undefined, job_id: job.value.trim() || undefined };
+    const wanted = outcome.value;
+    const items = [];
+    let scanned = 0;
+    let next = cursor;
+    do {
+      const answer = await page("/print-archive", filters, next, wanted ? 200 : 50);
+      items.push(...(wanted ? answer.items.filter((e) => (e.outcome || "waiting") === wanted) : answer.items));
+      scanned += answer.items.length;
+      next = answer.next_cursor;
+    } while (wanted && next && !items.length && scanned < SCAN);
+    searchedAll = !next;
+    return { items, next_cursor: next };
+  };
   const load = () =>
     replace(
       list,
       pagedList(
-        (cursor) => page("/print-archive", { label_id: label.value || undefined, job_id: job.value.trim() || undefined }, cursor),
-        (rows) => {
-          const shown = outcome.value ? rows.filter((r) => r.outcome === outcome.value) : rows;
+        loadPage,
+        (shown) => {
+          const empty = searchedAll ? "Nothing printed matches." : "No match among the newest entries; Load more searches older ones.";
           return table(
             [
               { title: "Printed", render: (e) => when(e.created_at) },
@@ -56,13 +84,13 @@ export async function render(main, _params, query) {
               { title: "Printer", render: (e) => e.printer },
               { title: "Copies", render: (e) => String(e.copies) },
               { title: "Outcome", render: (e) => [badge(e.outcome || "waiting"), e.outcome_reason ? ` ${e.outcome_reason}` : ""] },
-              { title: "By", render: (e) => `${e.actor?.actor === "service" ? "agent" : "person"} ${e.actor?.subject || ""}` },
+              { title: "By", render: (e) => author(e.actor) },
               { title: "Job", render: (e) => h("a", { href: `${ROOT}/jobs/${e.job_id}` }, e.job_id) },
               { title: "Values", render: (e) => h("details", h("summary", "Show"), pre({ variables: e.variables, serials: e.serials })) },
-              { title: "", render: (e) => (can("operator") ? button("Print again", () => reprint(e, printers)) : "") },
+              { title: "", render: (e) => (can("operator") ? button("Print again", () => reprint(e, printers, rules), { "aria-label": `Print again: ${labelName[e.label_id] || e.label_id} on ${e.printer}` }) : "") },
             ],
             shown,
-            { empty: "Nothing printed matches." },
+            { empty },
           );
         },
       ),

@@ -1,16 +1,16 @@
 // The audit log: who did what to which thing, newest first, with filters.
 
-import { get, page } from "../lib/api.js";
+import { page } from "../lib/api.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
-import { rfc3339, when } from "../lib/format.js";
-import { badge, field, input, pageHeader, pagedList, pre, select, table } from "../lib/ui.js";
+import { actorKind, rfc3339, when } from "../lib/format.js";
+import { operationIds } from "../lib/schema.js";
+import { badge, field, input, pageHeader, pagedList, pre, table } from "../lib/ui.js";
 
 export async function render(main, _params, query) {
-  const operations = await get("/openapi.json")
-    .then((doc) => Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId)).sort())
-    .catch(() => []);
+  const operations = await operationIds();
   const listId = nextId("ops");
-  const actor = select([["", "People and agents"], ["human", "People"], ["service", "Agents (service tokens, MCP)"]], { name: "actor" });
+  // The API filters by who acted (a username or an agent's token subject), not by kind.
+  const actor = input({ name: "actor", placeholder: "e.g. ines or label-bot", value: query.get("actor") || "", autocomplete: "off" });
   const operation = input({ name: "operation", list: listId, placeholder: "e.g. postLabelStatus" });
   const target = input({ name: "target", placeholder: "lbl_…, dep_…", value: query.get("target") || "" });
   const since = input({ name: "since", type: "datetime-local" });
@@ -24,7 +24,7 @@ export async function render(main, _params, query) {
           page(
             "/audit-log",
             {
-              actor: actor.value || undefined,
+              actor: actor.value.trim() || undefined,
               operation: operation.value.trim() || undefined,
               target: target.value.trim() || undefined,
               since: rfc3339(since.value),
@@ -36,7 +36,7 @@ export async function render(main, _params, query) {
           table(
             [
               { title: "When", render: (e) => when(e.at) },
-              { title: "Who", render: (e) => [badge(e.actor === "service" ? "agent" : "person"), ` ${e.subject}`] },
+              { title: "Who", render: (e) => [badge(actorKind(e.actor)), ` ${e.subject}`] },
               { title: "Operation", render: (e) => h("code", e.operation_id) },
               { title: "Target", render: (e) => (e.target_id ? h("code", e.target_id) : "") },
               { title: "Outcome", render: (e) => [badge(e.outcome), e.code ? h("code", ` ${e.code}`) : ""] },
@@ -54,7 +54,7 @@ export async function render(main, _params, query) {
     h(
       "div",
       { class: "filters", role: "search", "aria-label": "Filter the audit log" },
-      field("Actor", actor),
+      field("Who", actor, { help: "A username or an agent's subject." }),
       field("Operation", operation),
       field("Target", target),
       field("Since", since),

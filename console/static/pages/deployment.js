@@ -6,18 +6,21 @@ import { del, get, listAll, post, put } from "../lib/api.js";
 import { contextEditor } from "../lib/context.js";
 import { add, h, replace } from "../lib/dom.js";
 import { ago, author, when } from "../lib/format.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import { badge, button, definitionList, dialog, field, form, input, notify, pageHeader, section, select, showError, table } from "../lib/ui.js";
 
 const MOVING = new Set(["awaiting_approval", "rolling_out"]);
+export const ALIAS_HINT = "up to 64 letters, digits and _, not starting with a digit";
 
 export async function render(main, { id }) {
   let deployment = await get(`/deployments/${id}`);
-  const [flow, groups, runners, printers] = await Promise.all([
+  const [flow, groups, runners, printers, rules] = await Promise.all([
     get(`/flows/${deployment.flow_id}`).catch(() => null),
     listAll("/runner-groups").catch(() => []),
     listAll("/runners").catch(() => []),
     listAll("/printers").catch(() => []),
+    apiRules(),
   ]);
   const groupName = Object.fromEntries(groups.map((g) => [g.id, g.name]));
   const runnerById = Object.fromEntries(runners.map((r) => [r.id, r]));
@@ -29,7 +32,7 @@ export async function render(main, { id }) {
 
   const approve = (stage) =>
     new Promise((resolve) => {
-      const comment = input({ name: "comment", maxlength: 1000, placeholder: "optional" });
+      const comment = rules.constrain(input({ name: "comment", placeholder: "optional" }), "postDeploymentApproval", "comment");
       const groupsText = stage.group_ids.map((g) => groupName[g] || g).join(", ");
       const { close } = dialog(
         `Approve stage ${stage.index + 1}`,
@@ -49,7 +52,7 @@ export async function render(main, { id }) {
 
   const rollback = () =>
     new Promise((resolve) => {
-      const comment = input({ name: "comment", maxlength: 1000, placeholder: "optional" });
+      const comment = rules.constrain(input({ name: "comment", placeholder: "optional" }), "postDeploymentRollback", "comment");
       const { close } = dialog(
         "Roll back this deployment",
         form(
@@ -153,7 +156,7 @@ export async function render(main, { id }) {
       showError(aliases, error);
     }
   };
-  const aliasName = input({ name: "alias", required: true, pattern: "[A-Za-z0-9_.-]+" });
+  const aliasName = rules.constrain(input({ name: "alias", required: true }), "putDeploymentPrinter", "name", { hint: ALIAS_HINT });
   const aliasPrinter = select(printers.map((p) => [p.id, p.name]), { name: "printer_id", required: true });
 
   draw();
@@ -175,7 +178,7 @@ export async function render(main, { id }) {
           )
         : null,
     ),
-    can("operator", "designer") ? section("Context parameters (deployment level)", contextEditor(`/deployments/${id}/context`, { level: "the deployment" })) : null,
+    can("operator", "designer") ? section("Context parameters (deployment level)", contextEditor(`/deployments/${id}/context`, { level: "the deployment", operation: "putDeploymentContextParameter" })) : null,
   );
   loadAliases();
   timer = window.setTimeout(poll, 3000);

@@ -4,8 +4,10 @@ import { navigate, ROOT } from "../app.js";
 import { listAll, page, post } from "../lib/api.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
 import { author, when } from "../lib/format.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import { badge, button, checkbox, dialog, field, form, input, pageHeader, pagedList, select, table } from "../lib/ui.js";
+import { ALIAS_HINT } from "./deployment.js";
 
 const STATUSES = ["", "awaiting_approval", "rolling_out", "active", "failed", "rolled_back", "superseded"];
 
@@ -53,7 +55,7 @@ export async function render(main, _params, query) {
 }
 
 async function newDeployment(flows, flowId, version) {
-  const [groups, printers] = await Promise.all([listAll("/runner-groups"), listAll("/printers").catch(() => [])]);
+  const [groups, printers, rules] = await Promise.all([listAll("/runner-groups"), listAll("/printers").catch(() => []), apiRules()]);
   const flow = select(flows.map((f) => [f.id, `${f.name} (latest v${f.latest_version})`]), { name: "flow_id", value: flowId || "" });
   const versionInput = input({ name: "version", type: "number", min: "1", step: "1", required: true });
   const syncVersion = () => {
@@ -83,7 +85,7 @@ async function newDeployment(flows, flowId, version) {
       h(
         "div",
         { class: "row printer-row" },
-        field("Printer alias", input({ name: "alias", pattern: "[A-Za-z0-9_.-]+", placeholder: "e.g. shipping" })),
+        field("Printer alias", rules.constrain(input({ name: "alias", placeholder: "e.g. shipping" }), "putDeploymentPrinter", "name", { hint: ALIAS_HINT })),
         field("Printer", select([["", "—"], ...printers.map((p) => [p.id, p.name])], { name: "printer" })),
       ),
     );

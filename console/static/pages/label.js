@@ -7,6 +7,7 @@ import { add, h, replace } from "../lib/dom.js";
 import { ago, author, mm, when } from "../lib/format.js";
 import { labelForm } from "../lib/labelform.js";
 import { diff, dotsOf, previewImage } from "../lib/raster.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import {
   badge,
@@ -57,6 +58,13 @@ function findingsList(findings) {
   );
 }
 
+/** The label a copy was made from: `copied_from` is "lbl_…@version", the label's page has no version. */
+function copiedFrom(source) {
+  if (!source) return "—";
+  const [labelId, version] = source.split("@");
+  return h("a", { href: `${ROOT}/labels/${labelId}` }, version ? `${labelId}, version ${version}` : labelId);
+}
+
 /** What changed between two documents, by object and variable id. */
 export function documentChanges(older, newer) {
   const lines = [];
@@ -86,6 +94,7 @@ export async function render(main, { id }) {
   let label = await get(`/labels/${id}`);
   let versions = await listAll(`/labels/${id}/versions`);
   const formAnswer = await get(`/labels/${id}/form`);
+  const rules = await apiRules();
   const latestDocument = await get(`/labels/${id}/document`);
 
   const header = h("div");
@@ -124,7 +133,7 @@ export async function render(main, { id }) {
   };
 
   async function duplicate() {
-    const name = input({ name: "name", value: `${label.name} (copy)`, required: true });
+    const name = rules.constrain(input({ name: "name", value: `${label.name} (copy)`, required: true }), "postLabelDuplicate", "name");
     const { close } = dialog(
       "Duplicate label",
       form([field("Name of the copy", name)], async () => {
@@ -148,7 +157,7 @@ export async function render(main, { id }) {
       approved: ["Approve and release", `Version ${version} becomes the released version: prints of ${id} use it.`],
       retired: ["Retire", `Version ${version} will no longer print.`],
     }[status];
-    const comment = input({ name: "comment", maxlength: 1000, placeholder: "optional" });
+    const comment = rules.constrain(input({ name: "comment", placeholder: "optional" }), "postLabelStatus", "comment");
     return new Promise((resolve) => {
       const { close } = dialog(
         `${words[0]} version ${version}`,
@@ -352,13 +361,13 @@ export async function render(main, { id }) {
 
   // --- details ------------------------------------------------------------------------------
   function renderDetails(panel) {
-    const name = input({ name: "name", value: label.name, required: true, maxlength: 200 });
+    const name = rules.constrain(input({ name: "name", value: label.name, required: true }), "patchLabel", "name");
     add(panel, 
       definitionList([
         ["Id", h("code", label.id)],
         ["Size", mm(label.size)],
         ["Vorlage", label.vorlage_id || "—"],
-        ["Copied from", label.copied_from ? h("a", { href: `${ROOT}/labels/${label.copied_from}` }, label.copied_from) : "—"],
+        ["Copied from", copiedFrom(label.copied_from)],
         ["Created", when(label.created_at)],
         ["Updated", when(label.updated_at)],
         ["Form", formAnswer.version === 0 ? "derived from the variables" : `authored, v${formAnswer.version}`],

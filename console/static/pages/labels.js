@@ -5,6 +5,7 @@ import { listAll, post, preview } from "../lib/api.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
 import { ago, mm } from "../lib/format.js";
 import { previewImage } from "../lib/raster.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import { badge, button, dialog, field, form, input, loading, pageHeader, select, showError, tabs } from "../lib/ui.js";
 
@@ -151,8 +152,8 @@ export async function render(main, _params, query) {
 }
 
 async function newLabelDialog() {
-  const [vorlagen, presets] = await Promise.all([listAll("/label-vorlagen"), listAll("/media-presets")]);
-  const name = input({ name: "name", required: true, maxlength: 200, placeholder: "e.g. Versandetikett Halle 1" });
+  const [vorlagen, presets, rules] = await Promise.all([listAll("/label-vorlagen"), listAll("/media-presets"), apiRules()]);
+  const name = rules.constrain(input({ name: "name", required: true, placeholder: "e.g. Versandetikett Halle 1" }), "createLabel", "name");
   let mode = "vorlage";
   const vorlageName = nextId("vorlage");
   const vorlageList = h(
@@ -179,8 +180,10 @@ async function newLabelDialog() {
     presets.map((p) => [p.id, `${p.brand} ${p.part_number || ""} — ${p.description} (${p.width_mm} × ${p.height_mm} mm, ${p.dpi} dpi)`]),
     { name: "preset" },
   );
-  const width = input({ name: "width_mm", type: "number", min: "1", max: "1000", step: "0.1", value: "100", required: true });
-  const height = input({ name: "height_mm", type: "number", min: "1", max: "1000", step: "0.1", value: "50", required: true });
+  const size = (name, value) =>
+    rules.constrain(input({ name, type: "number", min: "1", step: "0.1", value, required: true }), "createLabelFromDimensions", name);
+  const width = size("width_mm", "100");
+  const height = size("height_mm", "50");
   const dpi = select([["203", "203 dpi"], ["300", "300 dpi"], ["600", "600 dpi"]], { name: "dpi" });
   const sources = tabs(
     [

@@ -2,27 +2,25 @@
 // a data stream; then the job's messages and outcome, live.
 
 import { ROOT } from "../app.js";
-import { get, listAll, post, preview } from "../lib/api.js";
+import { get, listAll, newIdempotencyKey as newKey, post, preview } from "../lib/api.js";
 import { parseRecords, typed } from "../lib/csv.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
 import { bytes, count } from "../lib/format.js";
 import { jobView } from "../lib/jobview.js";
 import { labelForm } from "../lib/labelform.js";
 import { previewImage } from "../lib/raster.js";
+import { apiRules } from "../lib/schema.js";
 import { errorBox, field, form, input, pageHeader, section, select, showError, table } from "../lib/ui.js";
 
 const MAX_RECORDS = 10000;
 
-function newKey() {
-  return window.crypto?.randomUUID ? window.crypto.randomUUID() : `${Date.now()}-${Math.random()}`;
-}
-
 export async function render(main, { id }) {
-  const [label, versions, printers, formAnswer] = await Promise.all([
+  const [label, versions, printers, formAnswer, rules] = await Promise.all([
     get(`/labels/${id}`),
     listAll(`/labels/${id}/versions`),
     listAll("/printers"),
     get(`/labels/${id}/form`),
+    apiRules(),
   ]);
   const document = (await get(`/labels/${id}/document`, { version: label.released_version || undefined })).document;
   const types = Object.fromEntries((document.variables || []).map((v) => [v.name, v.type]));
@@ -54,7 +52,7 @@ export async function render(main, { id }) {
       : [["", "No printer yet — adopt one on the Runners page"]],
     { name: "printer", required: true },
   );
-  const copies = input({ name: "copies", type: "number", min: "1", max: "1000", step: "1", value: "1", required: true });
+  const copies = rules.constrain(input({ name: "copies", type: "number", step: "1", value: "1", required: true }), "postPrint", "copies");
   const modeName = nextId("mode");
   const modeOne = h("input", { type: "radio", name: modeName, id: nextId("m"), value: "one", checked: true });
   const modeFile = h("input", { type: "radio", name: modeName, id: nextId("m"), value: "file" });

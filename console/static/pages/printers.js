@@ -4,11 +4,12 @@ import { ROOT } from "../app.js";
 import { del, listAll, post } from "../lib/api.js";
 import { add, h, replace } from "../lib/dom.js";
 import { ago } from "../lib/format.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import { badge, button, confirmDialog, field, form, input, loading, notify, pageHeader, section, select, showError, table } from "../lib/ui.js";
 
 export async function render(main) {
-  const runners = await listAll("/runners").catch(() => []);
+  const [runners, rules] = await Promise.all([listAll("/runners").catch(() => []), apiRules()]);
   const runnerById = Object.fromEntries(runners.map((r) => [r.id, r]));
   const out = h("div", loading());
   const load = async () => {
@@ -53,11 +54,11 @@ export async function render(main) {
   };
   add(main, pageHeader("Printers"), out);
   if (can("operator") && runners.length) {
-    const name = input({ name: "name", required: true, maxlength: 100 });
+    const name = rules.constrain(input({ name: "name", required: true }), "createPrinter", "name", { hint: "no /, not starting with a space" });
     const runner = select(runners.map((r) => [r.id, `${r.name} (${r.status})`]), { name: "runner_id" });
     const uri = input({ name: "uri", required: true, placeholder: "tcp://192.168.1.50:9100" });
-    const language = select([["zpl", "ZPL"], ["tspl", "TSPL"], ["epl", "EPL"]], { name: "language" });
-    const dpi = select([["203", "203 dpi"], ["300", "300 dpi"], ["600", "600 dpi"]], { name: "dpi" });
+    const language = select(rules.choices("createPrinter", "language", ["zpl", "tspl", "epl"]).map((l) => [l, l.toUpperCase()]), { name: "language" });
+    const dpi = select(rules.choices("createPrinter", "dpi", [203, 300, 600]).map((d) => [String(d), `${d} dpi`]), { name: "dpi" });
     add(main, 
       section(
         "Declare a printer",

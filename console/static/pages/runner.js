@@ -6,6 +6,7 @@ import { contextEditor } from "../lib/context.js";
 import { add, h, replace } from "../lib/dom.js";
 import { ago, when } from "../lib/format.js";
 import { jobView } from "../lib/jobview.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import {
   badge,
@@ -23,8 +24,8 @@ import {
   table,
 } from "../lib/ui.js";
 
-/** Discovery findings with an "Adopt" button each (operators). */
-export function findingsTable(findings, runnerId) {
+/** Discovery findings with an "Adopt" button each (operators); `onAdopted(printer)` after one. */
+export function findingsTable(findings, onAdopted) {
   return table(
     [
       { title: "Address", render: (f) => h("code", f.address) },
@@ -35,7 +36,7 @@ export function findingsTable(findings, runnerId) {
         title: "",
         render: (f) =>
           can("operator")
-            ? button(`Adopt ${f.address}`, () => adopt(f, runnerId), { class: "primary" })
+            ? button(`Adopt ${f.address}`, () => adopt(f, onAdopted), { class: "primary" })
             : "",
       },
     ],
@@ -44,14 +45,21 @@ export function findingsTable(findings, runnerId) {
   );
 }
 
-function adopt(finding) {
-  const name = input({ name: "name", required: true, maxlength: 100, value: finding.model ? `${finding.model} ${finding.address}` : "" });
+async function adopt(finding, onAdopted) {
+  const rules = await apiRules();
+  const name = rules.constrain(
+    input({ name: "name", required: true, value: finding.model ? `${finding.model} ${finding.address}` : "" }),
+    "createPrinter",
+    "name",
+    { hint: "no /, not starting with a space" },
+  );
   const { close } = dialog(
     `Adopt the printer at ${finding.address}`,
     form([field("Printer name", name, { help: "People and flows print to this name." })], async () => {
       const printer = await post("/printers", { finding_id: finding.id, name: name.value.trim() });
       close();
       notify(`${printer.name} adopted.`);
+      await onAdopted?.(printer);
     }, { submitLabel: "Adopt printer" }),
   );
 }
@@ -122,7 +130,7 @@ export async function render(main, { id }) {
             const findings = h("div");
             replace(out, view.el, findings);
             const final = await view.done;
-            replace(findings, findingsTable(final.result?.findings || [], id));
+            replace(findings, findingsTable(final.result?.findings || [], loadPrinters));
             await loadPrinters();
           },
           { submitLabel: "Search" },
@@ -132,7 +140,7 @@ export async function render(main, { id }) {
     );
   }
   if (can("operator", "designer")) {
-    add(main, section("Context parameters (Runner level, wins over group and deployment)", contextEditor(`/runners/${id}/context`, { level: "this Runner" })));
+    add(main, section("Context parameters (Runner level, wins over group and deployment)", contextEditor(`/runners/${id}/context`, { level: "this Runner", operation: "putRunnerContextParameter" })));
   }
   if (can("operator")) {
     add(main, 

@@ -7,6 +7,7 @@ import { contextEditor } from "../lib/context.js";
 import { add, h, replace } from "../lib/dom.js";
 import { ago, bytes, when } from "../lib/format.js";
 import { jobView } from "../lib/jobview.js";
+import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
 import {
   badge,
@@ -45,6 +46,7 @@ function runnersTable(rows, groupName) {
 
 export async function render(main, _params, query) {
   let groups = await listAll("/runner-groups");
+  const rules = await apiRules();
   const groupName = () => Object.fromEntries(groups.map((g) => [g.id, g.name]));
   const cleanups = [];
 
@@ -108,7 +110,7 @@ export async function render(main, _params, query) {
                 const view = jobView(job.id);
                 cleanups.push(() => view.stop());
                 const findings = h("div");
-                view.done.then((final) => replace(findings, findingsTable(final.result?.findings || [], job.runner_id)));
+                view.done.then((final) => replace(findings, findingsTable(final.result?.findings || [])));
                 return h("div", { class: "panel" }, view.el, findings);
               }),
             );
@@ -119,14 +121,14 @@ export async function render(main, _params, query) {
       );
     }
     if (can("operator", "designer")) {
-      parts.push(h("h3", "Context parameters (group level)"), contextEditor(`/runner-groups/${group.id}/context`, { level: `group ${group.name}` }));
+      parts.push(h("h3", "Context parameters (group level)"), contextEditor(`/runner-groups/${group.id}/context`, { level: `group ${group.name}`, operation: "putRunnerGroupContextParameter" }));
     }
     return section(group.name, parts);
   }
 
   function renderGroups(panel) {
-    const name = input({ name: "name", required: true, maxlength: 100 });
-    const description = input({ name: "description", maxlength: 500 });
+    const name = rules.constrain(input({ name: "name", required: true }), "createRunnerGroup", "name");
+    const description = rules.constrain(input({ name: "description" }), "createRunnerGroup", "description");
     add(panel, 
       can("admin")
         ? section(
@@ -170,7 +172,7 @@ export async function render(main, _params, query) {
                         await post(`/runner-enrollments/${e.id}/approval`);
                         notify("Enrollment approved; the Runner gets its certificate.");
                         await load();
-                      }, { class: "primary" })
+                      }, { class: "primary", "aria-label": `Approve ${e.hostname || e.id} (${e.id})` })
                     : "",
               },
             ],

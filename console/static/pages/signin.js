@@ -3,19 +3,31 @@
 import { signedInTo } from "../app.js";
 import { get, post } from "../lib/api.js";
 import { h } from "../lib/dom.js";
+import { apiRules } from "../lib/schema.js";
 import { field, form, input } from "../lib/ui.js";
 
 export async function render(main, _params, query) {
-  const { setup_required: setupRequired, setup_secret_required: secretRequired } = await get("/auth/setup");
+  const [{ setup_required: setupRequired, setup_secret_required: secretRequired }, rules] = await Promise.all([
+    get("/auth/setup"),
+    apiRules(),
+  ]);
   const next = query.get("next");
-  const username = input({ name: "username", autocomplete: "username", required: true, maxlength: 200 });
-  const password = input({
-    name: "password",
-    type: "password",
-    autocomplete: setupRequired ? "new-password" : "current-password",
-    required: true,
-    minlength: setupRequired ? 8 : null,
-  });
+  // The first admin is a user like any other: the API holds setup to the username rule of users.
+  const [operation, hint] = setupRequired
+    ? ["postAuthSetup", { hint: "letters, digits and . _ @ -, starting with a letter or digit" }]
+    : ["login", {}];
+  const username = rules.constrain(input({ name: "username", autocomplete: "username", required: true }), operation, "username", hint);
+  const password = rules.constrain(
+    input({
+      name: "password",
+      type: "password",
+      autocomplete: setupRequired ? "new-password" : "current-password",
+      required: true,
+    }),
+    operation,
+    "password",
+  );
+  if (setupRequired) password.minLength = 8; // the API's password rule (not in its schema)
   const fields = [field("Username", username), field("Password", password)];
   let repeat = null;
   let secret = null;

@@ -1,13 +1,21 @@
 """Calling a language model: one request in its wire format, through the pinned outgoing client,
 with a timeout per attempt, a deadline for the whole call, and bounded retries that honour
-`retry-after` (and `retry-after-ms`) on 429. Every failure is a `ProviderFailed` with its problem
-code; nothing here ever raises anything else for a provider's behaviour."""
+`retry-after` (and `retry-after-ms`) on 429. The answer is streamed in: at most
+`Limits.max_answer_bytes` of it are ever held (more is `ai.bad_response`), uncompressed (it is
+asked for so; a compressed one could grow past any bound while it is decoded), and the deadline
+holds while it arrives: a body that trickles or stalls is cut off when the deadline passes. Every
+failure is a `ProviderFailed` with its problem code; nothing here ever raises anything else for a
+provider's behaviour."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import heapq
+import itertools
 import json
 import math
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -36,6 +44,7 @@ class Limits:
     deadline: float = 25.0  # the whole call, retries and waits included (API Gateway: 30 s)
     retries: int = 2  # attempts after the first, only on 429 (or 503/529 with retry-after)
     max_wait: float = 10.0  # a longer retry-after is not waited for: 503 ai.rate_limited
+    max_answer_bytes: int = 2 * 1024 * 1024  # answers are a few kB; more is not an answer
 
 
 def supports_tools(endpoint: Endpoint) -> bool:
@@ -61,7 +70,7 @@ def _client(private_allowed: bool) -> httpx.Client:
             _clients[private_allowed] = outgoing.client(
                 timeout=Limits.timeout,
                 private_allowed=private_allowed,
-                headers={"user-agent": USER_AGENT},
+                headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
             )
         return _clients[private_allowed]
 
@@ -94,11 +103,8 @@ def complete(
                 provider=endpoint.provider,
             )
         try:
-            response = _client(private_allowed).post(
-                call.url,
-                content=json.dumps(call.body).encode(),
-                headers=call.headers,
-                timeout=min(limits.timeout, remaining),
+            response = _attempt(
+                _client(private_allowed), call, limits, started + limits.deadline, endpoint
             )
         except outgoing.AddressRefused as refused:
             raise ProviderFailed(
@@ -184,7 +190,168 @@ def complete(
             ) from None
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+@dataclass(frozen=True)
+class _Answer:
+    """A provider's answer, read whole within the bounds."""
+
+    status_code: int
+    headers: httpx.Headers
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def _attempt(
+    http: httpx.Client, call: HttpCall, limits: Limits, deadline_at: float, endpoint: Endpoint
+) -> _Answer:
+    """One request; its answer read within `limits.max_answer_bytes` and by `deadline_at`."""
+    remaining = deadline_at - time.monotonic()
+    with http.stream(
+        "POST",
+        call.url,
+        content=json.dumps(call.body).encode(),
+        headers=call.headers,
+        timeout=min(limits.timeout, remaining),
+    ) as response:
+        status = response.status_code
+        if status == 429 or (status in (503, 529) and _retry_after(response) is not None):
+            return _Answer(status, response.headers, b"")  # waited on, not read
+        # An error's body only lends its first line to the problem: a long one is cut, not refused
+        # (a 401 stays a 401).
+        cut = None if status == 200 else ERROR_BODY_BYTES
+        body = _read(response, limits, deadline_at, endpoint, cut=cut)
+        return _Answer(status, response.headers, body)
+
+
+ERROR_BODY_BYTES = 64 * 1024
+
+
+def _read(
+    response: httpx.Response,
+    limits: Limits,
+    deadline_at: float,
+    endpoint: Endpoint,
+    *,
+    cut: int | None = None,
+) -> bytes:
+    """The body, at most `limits.max_answer_bytes` (more: `ai.bad_response`) or, with `cut`,
+    its first `cut` bytes; by `deadline_at` (later: `ai.unreachable`)."""
+    import httpx
+
+    limit = limits.max_answer_bytes if cut is None else cut
+    too_large = ProviderFailed(
+        f"The language model's answer is larger than {limit} bytes; it was not read.",
+        ProblemCode.AI_BAD_RESPONSE,
+        provider=endpoint.provider,
+        reason="too_large",
+        limit=limit,
+    )
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise ProviderFailed(
+            f"The language model's answer is compressed ({encoding[:40]}), which was not asked "
+            "for.",
+            ProblemCode.AI_BAD_RESPONSE,
+            provider=endpoint.provider,
+            reason="encoding",
+        )
+    declared = response.headers.get("content-length", "")
+    if cut is None and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    late = ProviderFailed(
+        f"The language model did not finish its answer within {limits.deadline:g} s.",
+        ProblemCode.AI_UNREACHABLE,
+        provider=endpoint.provider,
+        reason="deadline",
+    )
+    watchdog = _deadlines.watch(response, deadline_at)
+    pieces: list[bytes] = []
+    size = 0
+    try:
+        for piece in response.iter_raw():
+            size += len(piece)
+            if size > limit:
+                if cut is None:
+                    raise too_large
+                pieces.append(piece[: len(piece) - (size - limit)])
+                break
+            if time.monotonic() > deadline_at:
+                raise late
+            pieces.append(piece)
+    except httpx.HTTPError:
+        if watchdog.fired:
+            raise late from None
+        raise
+    finally:
+        watchdog.cancel()
+    if watchdog.fired:
+        raise late
+    return b"".join(pieces)
+
+
+class _Watch:
+    """One answer being read: the socket to shut down if its deadline passes first."""
+
+    def __init__(self, sock: socket.socket | None) -> None:
+        self.sock = sock
+        self.fired = False
+        self.done = False
+
+    def cancel(self) -> None:
+        self.done = True
+
+
+class _Deadlines:
+    """Ends reads that would outlast their deadline: httpx's read timeout bounds each wait for
+    data, not their sum, and a body can stall after a trickle. Shutting the connection's socket
+    down wakes the blocked read (the connection is not reused). One thread watches every read of
+    the process (a thread per call would cost more than the rest of the client)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: list[tuple[float, int, _Watch]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, response: httpx.Response, deadline_at: float) -> _Watch:
+        stream = response.extensions.get("network_stream")
+        watch = _Watch(stream.get_extra_info("socket") if stream is not None else None)
+        with self._changed:
+            sooner = not self._due or deadline_at < self._due[0][0]
+            heapq.heappush(self._due, (deadline_at, next(self._order), watch))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="ai-answer-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif sooner:  # else the watcher wakes in time anyway: no thread switch per call
+                self._changed.notify()
+        return watch
+
+    def _run(self) -> None:
+        with self._changed:
+            while True:
+                while self._due and self._due[0][2].done:
+                    heapq.heappop(self._due)
+                if not self._due:
+                    self._changed.wait()
+                    continue
+                wait = self._due[0][0] - time.monotonic()
+                if wait > 0:
+                    self._changed.wait(wait)
+                    continue
+                _, _, watch = heapq.heappop(self._due)
+                watch.fired = True
+                if watch.sock is not None:
+                    with contextlib.suppress(OSError):
+                        watch.sock.shutdown(socket.SHUT_RDWR)
+
+
+_deadlines = _Deadlines()
+
+
+def _retry_after(response: httpx.Response | _Answer) -> float | None:
     """Seconds to wait, from `retry-after-ms`, `retry-after` (seconds or an HTTP date)."""
     milliseconds = response.headers.get("retry-after-ms")
     if milliseconds:
@@ -206,7 +373,7 @@ def _retry_after(response: httpx.Response) -> float | None:
     return max(0.0, moment.timestamp() - time.time())
 
 
-def _message(form: ModuleType, response: httpx.Response, endpoint: Endpoint) -> str | None:
+def _message(form: ModuleType, response: _Answer, endpoint: Endpoint) -> str | None:
     """The provider's own error message, short, and never with the key in it."""
     try:
         message = form.error_message(response.json())

@@ -65,6 +65,27 @@ class Access:
             return False
         return not (self.human and caller.actor != "human")
 
+    def refusal(self, caller: Caller, operation_id: str) -> Forbidden | None:
+        """Why `caller` may not call the operation (its roles, or not a person), or None.
+        The MCP endpoint asks this too, before it looks at a tool's arguments."""
+        if not self.authenticated:
+            return None
+        if self.roles is not None and not caller.holds_any(self.roles):
+            return Forbidden(
+                f"{operation_id} needs one of the roles {', '.join(sorted(self.roles))}.",
+                ProblemCode.AUTH_FORBIDDEN,
+                operation_id=operation_id,
+                required=sorted(self.roles),
+                held=sorted(caller.roles),
+            )
+        if self.human and caller.actor != "human":
+            return Forbidden(
+                f"{operation_id} may only be done by a person signed in with a session.",
+                ProblemCode.AUTH_HUMAN_REQUIRED,
+                operation_id=operation_id,
+            )
+        return None
+
     async def __call__(self, request: Request) -> Invocation:
         route = request.scope.get("route")
         operation_id = getattr(route, "operation_id", None) or "unknown"
@@ -76,20 +97,9 @@ class Access:
             caller = authenticate(request)
             invocation = Invocation(caller, operation_id, invocation.request_id)
             request.state.invocation = invocation
-            if self.roles is not None and not caller.holds_any(self.roles):
-                raise Forbidden(
-                    f"{operation_id} needs one of the roles {', '.join(sorted(self.roles))}.",
-                    ProblemCode.AUTH_FORBIDDEN,
-                    operation_id=operation_id,
-                    required=sorted(self.roles),
-                    held=sorted(caller.roles),
-                )
-            if self.human and caller.actor != "human":
-                raise Forbidden(
-                    f"{operation_id} may only be done by a person signed in with a session.",
-                    ProblemCode.AUTH_HUMAN_REQUIRED,
-                    operation_id=operation_id,
-                )
+            refused = self.refusal(caller, operation_id)
+            if refused is not None:
+                raise refused
         request.state.invocation = invocation
         await require_declared_media_type(request)
         return invocation

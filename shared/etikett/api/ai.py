@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from etikett.api import ai_examples
 from etikett.api.access import requires
 from etikett.api.routing import router
 from etikett.domain import copilots, lint_explanations, log_questions
@@ -14,6 +15,7 @@ routes = router(prefix="/api/v1", tags=["AI"])
 Designer = Annotated[Invocation, requires("designer")]
 
 _PROVIDER_FAILURES: dict[int | str, dict[str, Any]] = {
+    404: {"description": "The named credential does not exist (`credential.not_found`)"},
     409: {"description": "No language-model credential to use (`ai.no_credential`)"},
     502: {
         "description": "The language model failed (`ai.unreachable`, `ai.unauthorized`, "
@@ -42,11 +44,11 @@ _COPILOT = {
     "operations checked to apply and keep ids",
     responses={
         **_PROVIDER_FAILURES,
-        404: {"description": "Unknown flow, label or version"},
+        404: {"description": "Unknown flow, label, version or credential"},
     },
 )
 def ai_lint_erklaerung(
-    body: lint_explanations.LintExplanationRequest,
+    body: Annotated[lint_explanations.LintExplanationRequest, ai_examples.LINT_EXPLANATION_REQUEST],
     invocation: Annotated[Invocation, requires("designer", "operator")],
 ) -> lint_explanations.LintExplanation:
     return lint_explanations.explain_finding(body)
@@ -61,7 +63,7 @@ def ai_lint_erklaerung(
     responses=_PROVIDER_FAILURES,
 )
 def ai_log_qa(
-    body: log_questions.LogQuestion,
+    body: Annotated[log_questions.LogQuestion, ai_examples.LOG_QUESTION_REQUEST],
     invocation: Annotated[Invocation, requires("approver", "admin")],
 ) -> log_questions.LogAnswer:
     return log_questions.answer_question(body)
@@ -73,10 +75,12 @@ def ai_log_qa(
     response_model=copilots.CopilotAnswer,
     summary="Propose a change to a label document from an instruction (validated, with a "
     "preview; never saved)",
-    responses={**_COPILOT, 404: {"description": "Unknown label or version"}},
+    responses={**_COPILOT, 404: {"description": "Unknown label, version or credential"}},
 )
 def post_label_copilot(
-    labelId: str, body: copilots.CopilotRequest, invocation: Designer
+    labelId: str,
+    body: Annotated[copilots.CopilotRequest, ai_examples.COPILOT_REQUEST],
+    invocation: Designer,
 ) -> copilots.CopilotAnswer:
     return copilots.propose_label(labelId, body)
 
@@ -86,10 +90,12 @@ def post_label_copilot(
     operation_id="postFormCopilot",
     response_model=copilots.CopilotAnswer,
     summary="Propose a change to a label's form from an instruction (validated; never saved)",
-    responses={**_COPILOT, 404: {"description": "Unknown label or form version"}},
+    responses={**_COPILOT, 404: {"description": "Unknown label, form version or credential"}},
 )
 def post_form_copilot(
-    labelId: str, body: copilots.CopilotRequest, invocation: Designer
+    labelId: str,
+    body: Annotated[copilots.CopilotRequest, ai_examples.COPILOT_REQUEST],
+    invocation: Designer,
 ) -> copilots.CopilotAnswer:
     return copilots.propose_form(labelId, body)
 
@@ -100,9 +106,11 @@ def post_form_copilot(
     response_model=copilots.CopilotAnswer,
     summary="Propose a change to a flow document from an instruction (validated and linted; "
     "never saved)",
-    responses={**_COPILOT, 404: {"description": "Unknown flow or version"}},
+    responses={**_COPILOT, 404: {"description": "Unknown flow, version or credential"}},
 )
 def post_flow_copilot(
-    flowId: str, body: copilots.CopilotRequest, invocation: Designer
+    flowId: str,
+    body: Annotated[copilots.CopilotRequest, ai_examples.COPILOT_REQUEST],
+    invocation: Designer,
 ) -> copilots.CopilotAnswer:
     return copilots.propose_flow(flowId, body)

@@ -15,6 +15,7 @@ from etikett.domain.actors import Invocation
 
 routes = router(prefix="/api/v1/audit-log", tags=["Audit log"])
 Reviewer = Annotated[Invocation, requires("approver", "admin")]
+# A filter names something: an empty one would be a key DynamoDB cannot look up.
 
 
 @routes.get(
@@ -25,9 +26,18 @@ Reviewer = Annotated[Invocation, requires("approver", "admin")]
 )
 def list_audit_log(
     invocation: Reviewer,
-    actor: Annotated[str | None, Query(description="Subject: a username or token subject.")] = None,
-    operation: Annotated[str | None, Query(description="An operationId, e.g. createUser.")] = None,
-    target: Annotated[str | None, Query(description="The id the operation acted on.")] = None,
+    actor: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="Subject: a username or token subject."),
+    ] = None,
+    operation: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="An operationId, e.g. createUser."),
+    ] = None,
+    target: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="The id the operation acted on."),
+    ] = None,
     since: Annotated[datetime | None, Query(description="RFC 3339, inclusive.")] = None,
     until: Annotated[datetime | None, Query(description="RFC 3339, inclusive.")] = None,
     limit: Limit = DEFAULT,

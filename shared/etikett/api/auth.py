@@ -74,10 +74,11 @@ def post_setup(
     response_model=auth.SignedIn,
     summary="Sign in with username and password; answers a session token and sets a cookie",
     responses={
+        401: {"description": "Username or password is wrong (`auth.invalid_credentials`)"},
         429: {
             "description": "Too many failed logins for this username from this address "
             "(`auth.login_throttled`); retry after `Retry-After` seconds"
-        }
+        },
     },
     openapi_extra=not_in_mcp(),
 )

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Body, Response
 
+from etikett.api import ai_examples
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
@@ -25,7 +26,7 @@ _EXAMPLES = {
             "provider": "anthropic-messages",
             "model": "claude-sonnet-4-5",
             "endpoint": "https://api.anthropic.com",
-            "apiKey": "sk-ant-…",
+            "apiKey": "sk-ant-api03-your-key",
             "default": True,
         }
     },
@@ -38,7 +39,7 @@ _EXAMPLES = {
             "endpoint": "http://127.0.0.1:11434/v1",
         }
     },
-    "secret": {"value": {"ref": "erp-token", "kind": "secret", "value": "…"}},
+    "secret": {"value": {"ref": "erp-token", "kind": "secret", "value": "erp-password"}},
 }
 
 
@@ -112,7 +113,7 @@ def post_credential_test(ref: str, invocation: Admin) -> credentials.CredentialT
     openapi_extra=not_in_mcp(),
 )
 def export_credential_master_key(
-    body: credentials.MasterKeyExportRequest,
+    body: Annotated[credentials.MasterKeyExportRequest, ai_examples.EXPORT_REQUEST],
     invocation: Annotated[Invocation, requires("admin", human=True)],
 ) -> credentials.MasterKeyExport:
     return credentials.export_master_key(invocation, body.passphrase)

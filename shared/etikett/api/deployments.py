@@ -7,9 +7,11 @@ from typing import Annotated, Any
 
 from fastapi import Path, Response
 
+from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit, static_page
 from etikett.api.routing import Responses, router
+from etikett.api.runners import CONTEXT_BOUNDS
 from etikett.domain import deployments
 from etikett.domain.actors import Invocation
 from etikett.domain.runners import CONTEXT_NAME, ContextValue
@@ -39,8 +41,8 @@ _POLICY: Responses = {403: {"description": "Forbidden (`auth.forbidden`, `policy
 )
 def list_deployments(
     invocation: Anyone,
-    flow_id: str | None = None,
-    status: str | None = None,
+    flow_id: Filter = None,
+    status: deployments.DeploymentStatus | None = None,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
 ) -> Any:
@@ -60,11 +62,18 @@ def list_deployments(
     responses={
         **_POLICY,
         404: {"description": "Unknown flow, version, group or printer"},
-        422: {"description": "`deployment.flow_has_errors`, `request.invalid`"},
+        413: {"description": "A context value over 4 KB as JSON (`context.value_too_large`)"},
+        422: {
+            "description": "`deployment.flow_has_errors`, `request.invalid`, "
+            "`context.too_large` (context over 64 KB together or more than 100 parameters)"
+        },
     },
 )
 def create_deployment(
-    body: deployments.NewDeployment, invocation: Operator
+    body: Annotated[
+        deployments.NewDeployment, ex.body("Two halls, one after the other", ex.NEW_DEPLOYMENT)
+    ],
+    invocation: Operator,
 ) -> deployments.Deployment:
     return deployments.create(invocation, body)
 
@@ -95,7 +104,9 @@ def get_deployment(deploymentId: str, invocation: Anyone) -> deployments.Deploym
     },
 )
 def approve(
-    deploymentId: str, body: deployments.Approval, invocation: Approver
+    deploymentId: str,
+    body: Annotated[deployments.Approval, ex.body("Approve the second stage", ex.APPROVAL)],
+    invocation: Approver,
 ) -> deployments.Deployment:
     return deployments.approve(invocation, deploymentId, body)
 
@@ -110,7 +121,11 @@ def approve(
     responses={**_NOT_FOUND, 409: {"description": "Rolled back or superseded already"}},
 )
 def rollback(
-    deploymentId: str, invocation: Operator, body: deployments.Rollback | None = None
+    deploymentId: str,
+    invocation: Operator,
+    body: Annotated[
+        deployments.Rollback | None, ex.body("Roll back with a reason", ex.ROLLBACK)
+    ] = None,
 ) -> deployments.Deployment:
     return deployments.rollback(invocation, deploymentId, body or deployments.Rollback())
 
@@ -134,10 +149,15 @@ def get_context(
     operation_id="putDeploymentContextParameter",
     response_model=deployments.ContextParameter,
     summary="Set a deployment-level context parameter",
-    responses=_NOT_FOUND,
+    description="A value is at most 4 KB as JSON; a deployment's parameters at most 64 KB "
+    "together and at most 100.",
+    responses={**_NOT_FOUND, **CONTEXT_BOUNDS},
 )
 def put_context(
-    deploymentId: str, name: ContextName, body: ContextValue, invocation: Operator
+    deploymentId: str,
+    name: ContextName,
+    body: Annotated[ContextValue, ex.body("Any JSON value", ex.CONTEXT_VALUE)],
+    invocation: Operator,
 ) -> deployments.ContextParameter:
     return deployments.put_context(invocation, deploymentId, name, body.value)
 
@@ -147,7 +167,7 @@ def put_context(
     operation_id="deleteDeploymentContextParameter",
     status_code=204,
     summary="Remove a deployment-level context parameter",
-    responses={**_NOT_FOUND},
+    responses=_NOT_FOUND,
 )
 def delete_context(deploymentId: str, name: ContextName, invocation: Operator) -> Response:
     deployments.delete_context(invocation, deploymentId, name)
@@ -176,7 +196,13 @@ def get_printers(
     responses=_NOT_FOUND,
 )
 def put_printer(
-    deploymentId: str, name: Alias, body: deployments.PrinterAssignment, invocation: Operator
+    deploymentId: str,
+    name: Alias,
+    body: Annotated[
+        deployments.PrinterAssignment,
+        ex.body("One printer, another for one Runner", ex.PRINTER_ASSIGNMENT),
+    ],
+    invocation: Operator,
 ) -> deployments.AssignedPrinter:
     return deployments.put_printer(invocation, deploymentId, name, body)
 

@@ -7,12 +7,14 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
 
+from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, router
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentPatch
+from etikett.dsl.flow import FlowRegistry
 
 routes = router(prefix="/api/v1", tags=["Flows"])
 
@@ -55,13 +57,17 @@ def list_flows(invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
     "postFlowDryRun.",
     responses=_DOCUMENT_ERRORS,
 )
-def create_flow(body: flows.NewFlow, invocation: Designer) -> flows.Flow:
+def create_flow(
+    body: Annotated[flows.NewFlow, ex.body("A folder of CSV files to SSCC labels", ex.NEW_FLOW)],
+    invocation: Designer,
+) -> flows.Flow:
     return flows.create(invocation, body)
 
 
 @routes.get(
     "/flows/registry",
     operation_id="getFlowRegistry",
+    response_model=FlowRegistry,
     summary="The flow node types, each with the JSON Schema of its fields",
     description="The same as the MCP resource svc://registry/flows. CEL fields see `record`, "
     "`context` (the effective context parameters) and `runner` ({id, name, group_id}).",
@@ -90,7 +96,11 @@ def get_flow(flowId: str, invocation: Anyone) -> flows.Flow:
     summary="Rename a flow or change its description",
     responses=_NOT_FOUND,
 )
-def patch_flow(flowId: str, body: flows.FlowChange, invocation: Designer) -> flows.Flow:
+def patch_flow(
+    flowId: str,
+    body: Annotated[flows.FlowChange, ex.body("Rename", ex.FLOW_CHANGE)],
+    invocation: Designer,
+) -> flows.Flow:
     return flows.change(invocation, flowId, body)
 
 
@@ -135,7 +145,9 @@ def get_document(
     },
 )
 def patch_document(
-    flowId: str, body: DocumentPatch, invocation: Designer
+    flowId: str,
+    body: Annotated[DocumentPatch, ex.body("Change a condition", ex.DOCUMENT_PATCH)],
+    invocation: Designer,
 ) -> flows.FlowDocumentAnswer:
     return flows.patch_document(invocation, flowId, body)
 
@@ -170,13 +182,18 @@ def get_version(flowId: str, version: int, invocation: Anyone) -> flows.FlowVers
     response_model=flow_runs.LintAnswer,
     summary="Lint a flow version: graph, fields, CEL and label references",
     description="Codes: flow.no_trigger, flow.unknown_node_type, flow.field_invalid, "
-    "flow.cel_invalid, flow.cycle, flow.unreachable_node (warning), flow.label_not_found, "
+    "flow.cel_invalid, flow.cycle, flow.unreachable_node (warning), flow.fan_out (warning: a "
+    "record may exceed the engine's budget of one record), flow.label_not_found, "
     "flow.label_not_released, flow.label_variable_unknown. Each finding has a JSON Pointer "
     "`path` into the document.",
     responses=_NOT_FOUND,
 )
 def lint(
-    flowId: str, invocation: DesignerOrOperator, body: flow_runs.LintRequest | None = None
+    flowId: str,
+    invocation: DesignerOrOperator,
+    body: Annotated[
+        flow_runs.LintRequest | None, ex.body("Lint version 3", ex.LINT_REQUEST)
+    ] = None,
 ) -> flow_runs.LintAnswer:
     return flow_runs.lint(flowId, body or flow_runs.LintRequest())
 
@@ -192,11 +209,19 @@ def lint(
     "take). Nothing is printed, sent, written or counted.",
     responses={
         **_NOT_FOUND,
-        422: {"description": "`flow.no_trigger`, or an unknown `trigger`"},
+        422: {
+            "description": "`flow.no_trigger`, `flow.not_runnable` (the wires form a cycle; "
+            "params.findings), or an unknown `trigger`"
+        },
     },
 )
 def dry_run(
-    flowId: str, invocation: DesignerOrOperator, body: flow_runs.DryRunRequest | None = None
+    flowId: str,
+    invocation: DesignerOrOperator,
+    body: Annotated[
+        flow_runs.DryRunRequest | None,
+        ex.body("One sample, as a Runner of Halle 3 would run it", ex.DRY_RUN_REQUEST),
+    ] = None,
 ) -> flow_runs.DryRunAnswer:
     return flow_runs.dry_run(flowId, body or flow_runs.DryRunRequest())
 
@@ -213,8 +238,8 @@ def dry_run(
 def list_runs(
     flowId: str,
     invocation: Anyone,
-    deployment_id: str | None = None,
-    runner_id: str | None = None,
+    deployment_id: Filter = None,
+    runner_id: Filter = None,
     outcome: Literal["succeeded", "failed", "partial"] | None = None,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,

@@ -54,7 +54,10 @@ def get_openapi(invocation: Annotated[Invocation, public()]) -> JSONResponse:
     "column of the error. Helpers: format_date, add_days, pad, "
     "gs1_check_digit, with_check_digit, format_number, upper, lower, trim; "
     "plus `now` and `counters.<name>`.",
-    responses={422: {"description": "`cel.invalid` (params line, column, message)"}},
+    responses={
+        404: {"description": "The named label (`label_id`) does not exist (`label.not_found`)"},
+        422: {"description": "`cel.invalid` (params line, column, message)"},
+    },
 )
 def evaluate(
     body: expressions.CelEvaluation, invocation: Annotated[Invocation, any_caller()]

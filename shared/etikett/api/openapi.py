@@ -73,7 +73,7 @@ def write(directory: Path) -> Path:
 def build() -> dict[str, Any]:
     from fastapi.openapi.utils import get_openapi
 
-    from etikett.api import problems
+    from etikett.api import flow_examples, problems
     from etikett.api.app import create_app
     from etikett.api.groups import all_routes
 
@@ -85,6 +85,7 @@ def build() -> dict[str, Any]:
         description=DESCRIPTION,
         routes=app.routes,
     )
+    _ai_examples(spec)
     components = spec.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     schemas["Problem"] = problems.Problem.model_json_schema(
@@ -111,11 +112,20 @@ def build() -> dict[str, Any]:
             operation["security"] = (
                 [{"bearer": []}, {"session": []}] if access.get("authenticated") else []
             )
+    flow_examples.publish(spec)
     spec["x-etikett-problem-codes"] = problems.catalog()
     spec["servers"] = [{"url": "/"}]
     # As JSON carries it: what the build writes and what a live build answers are the same.
     published: dict[str, Any] = json.loads(json.dumps(spec))
     return published
+
+
+def _ai_examples(spec: dict[str, Any]) -> None:
+    """The Credentials and AI answers' examples, set after the build (FastAPI drops their
+    nulls)."""
+    from etikett.api import ai_examples
+
+    ai_examples.publish(spec)
 
 
 if __name__ == "__main__":  # python -m etikett.api.openapi <built layer>/etikett/api

@@ -22,6 +22,8 @@ T = TypeVar("T")
 Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..200.")]
 Cursor = Annotated[str | None, Query(description="`next_cursor` of the previous page.")]
 DEFAULT = DEFAULT_LIMIT
+# A list filter names something (an id, a status): empty, it would be a key DynamoDB refuses.
+Filter = Annotated[str | None, Query(min_length=1, max_length=200)]
 
 
 class ItemList(Model, Generic[T]):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Query, Response
+from fastapi import Response
 
 from etikett.api.access import any_caller, requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
 from etikett.domain import printers
 from etikett.domain.actors import Invocation
@@ -26,7 +26,7 @@ def list_printers(
     invocation: Annotated[Invocation, any_caller()],
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
-    runner_id: Annotated[str | None, Query()] = None,
+    runner_id: Filter = None,
 ) -> ItemList[printers.Printer]:
     return ItemList[printers.Printer].of(printers.list_printers(limit, cursor, runner_id))
 
@@ -77,7 +77,12 @@ def discover(body: printers.GroupDiscoveryRequest, invocation: Operator) -> prin
     operation_id="deletePrinter",
     status_code=204,
     summary="Remove an adopted print target",
-    responses={404: {"description": "Unknown printer (`printer.not_found`)"}},
+    description="Refused (409 `printer.in_use`, params.deployment_ids) while a deployment that "
+    "is not rolled back or superseded assigns the printer to an alias.",
+    responses={
+        404: {"description": "Unknown printer (`printer.not_found`)"},
+        409: {"description": "A deployment assigns it (`printer.in_use`)"},
+    },
 )
 def delete_printer(printerId: str, invocation: Operator) -> Response:
     printers.delete(invocation, printerId)

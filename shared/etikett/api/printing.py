@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Query, Request
+from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from etikett.api.access import requires
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
 from etikett.domain import print_archive, print_idempotency, printing
 from etikett.domain.actors import Invocation
@@ -65,8 +65,8 @@ def list_archive(
     invocation: Reviewer,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
-    label_id: Annotated[str | None, Query()] = None,
-    job_id: Annotated[str | None, Query()] = None,
+    label_id: Filter = None,
+    job_id: Filter = None,
 ) -> ItemList[print_archive.ArchiveEntry]:
     page = print_archive.list_entries(limit, cursor, label_id=label_id, job_id=job_id)
     return ItemList[print_archive.ArchiveEntry].of(page)

@@ -21,6 +21,7 @@ from etikett.model import Model
 logger = Logger(child=True)
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
+BUSY_RETRY_AFTER_SECONDS = 1
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -194,9 +195,20 @@ async def unrouted(request: Request) -> JSONResponse:
 
 
 async def _unexpected(request: Request, error: Exception) -> JSONResponse:
-    logger.exception("unexpected error in %s %s", request.method, request.url.path)
     invocation = getattr(request.state, "invocation", None)
     request_id = invocation.request_id if invocation else None
+    from etikett.store.base import throttled  # only when something failed: pynamodb is heavy
+
+    if throttled(error):
+        logger.warning("throttled: %s %s", request.method, request.url.path)
+        return problem_response(
+            ProblemCode.SERVICE_BUSY,
+            "Busy",
+            "The database is throttling requests; try again in a moment.",
+            {"request_id": request_id},
+            {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
+        )
+    logger.exception("unexpected error in %s %s", request.method, request.url.path)
     return problem_response(
         ProblemCode.INTERNAL_ERROR,
         "Internal error",

@@ -118,9 +118,21 @@ class EtikettRoute(APIRoute):
             400: _problem("Malformed request (`request.malformed`, `request.invalid_cursor`)"),
             422: _problem("Invalid request (`request.invalid`, params.fields names each field)"),
         }
+        responses[503] = _problem(
+            "The database throttled the request beyond the retries (`service.busy`, with "
+            "Retry-After)"
+        )
+        if self.body_field is not None:
+            responses[415] = _problem(
+                "The body is not of the media type the operation takes "
+                "(`request.unsupported_media_type`)"
+            )
         if self.access.authenticated:
             responses[401] = _problem("Missing, invalid or expired token (`auth.*`)")
             responses[403] = _problem("Forbidden (`auth.forbidden`, `auth.human_required`)")
+        elif set(self.methods or ()) - {"GET", "HEAD", "OPTIONS"}:
+            # A change without a token is checked as a browser could have sent it.
+            responses[403] = _problem("Sent from a page of another origin (`auth.origin_refused`)")
         for status, response in (self.responses or {}).items():
             responses[status] = (
                 response

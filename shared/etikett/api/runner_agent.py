@@ -60,6 +60,10 @@ def release(request: Request, invocation: RunnerCall) -> runner_agent.Released:
     operation_id="postRunnerJobReport",
     response_model=jobs.Job,
     openapi_extra=_HIDDEN,
+    responses={
+        404: {"description": "No such job (`job.not_found`)"},
+        409: {"description": "Contradicts the job's final outcome (`job.finished`)"},
+    },
     summary="Report messages and the outcome of a job",
 )
 def report(
@@ -98,12 +102,13 @@ def deployed_flows(request: Request, invocation: RunnerCall) -> list[runner_flow
     operation_id="postRunnerDeploymentStatus",
     status_code=204,
     openapi_extra=_HIDDEN,
+    responses={404: {"description": "No such deployment (`deployment.not_found`)"}},
     summary="Report applying, active or failed for a deployment",
 )
 def deployment_status(
     deploymentId: str, body: RunnerReport, request: Request, invocation: RunnerCall
 ) -> Response:
-    runner_flows.report(request.state.runner, deploymentId, body)
+    runner_flows.report(request.state.runner, deploymentId, body, invocation)
     return Response(status_code=204)
 
 
@@ -112,6 +117,7 @@ def deployment_status(
     operation_id="postRunnerFlowRun",
     response_model=FlowRun,
     openapi_extra=_HIDDEN,
+    responses={404: {"description": "No such deployment (`deployment.not_found`)"}},
     summary="Record a run of a deployed flow (once per run id)",
 )
 def flow_run(body: runner_flows.FlowRunReport, request: Request, invocation: RunnerCall) -> FlowRun:
@@ -123,6 +129,13 @@ def flow_run(body: runner_flows.FlowRunReport, request: Request, invocation: Run
     operation_id="postRunnerFlowPrint",
     status_code=202,
     openapi_extra=_HIDDEN,
+    responses={
+        404: {"description": "No such deployment, label or printer (`*.not_found`)"},
+        409: {
+            "description": "No printer for the alias (`deployment.printer_unassigned`), or the "
+            "label cannot print (`print.*`)"
+        },
+    },
     summary="Print a trigger event's records through the print path (idempotent)",
 )
 def flow_print(body: runner_flows.FlowPrint, request: Request, invocation: RunnerCall) -> Any:

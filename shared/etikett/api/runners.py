@@ -12,11 +12,20 @@ from etikett.api.access import (
     enrollment_token,
     requires,
 )
-from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
+from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, not_in_mcp, router
 from etikett.domain import installers, jobs, printers, runner_enrollment, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import ProblemCode, Unauthenticated
+
+# The bounds of context values (etikett.domain.context_limits), for every context PUT.
+CONTEXT_BOUNDS: Responses = {
+    413: {"description": "A value over 4 KB as JSON (`context.value_too_large`)"},
+    422: {
+        "description": "`request.invalid`, or the owner's parameters over 64 KB together or "
+        "more than 100 (`context.too_large`)"
+    },
+}
 
 routes = router(prefix="/api/v1", tags=["Runners and enrollment"])
 
@@ -135,7 +144,7 @@ def get_group_context(
     operation_id="putRunnerGroupContextParameter",
     response_model=runners.ContextParameter,
     summary="Set a group-level context parameter",
-    responses=_GROUP_404,
+    responses={**_GROUP_404, **CONTEXT_BOUNDS},
 )
 def put_group_context(
     groupId: str,
@@ -244,7 +253,7 @@ def list_runners(
     invocation: RunnerReader,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
-    group_id: Annotated[str | None, Query()] = None,
+    group_id: Filter = None,
 ) -> ItemList[runners.Runner]:
     return ItemList[runners.Runner].of(runners.list_runners(limit, cursor, group_id))
 
@@ -357,7 +366,7 @@ def get_runner_context(
     operation_id="putRunnerContextParameter",
     response_model=runners.ContextParameter,
     summary="Set a Runner-level context parameter",
-    responses=_RUNNER_404,
+    responses={**_RUNNER_404, **CONTEXT_BOUNDS},
 )
 def put_runner_context(
     runnerId: str,

@@ -12,6 +12,7 @@ from typing import Any
 from etikett.ai import client
 from etikett.ai.conversation import Reply, Request
 from etikett.domain import documents
+from etikett.dsl.flow import FlowDocument
 from etikett.errors import EtikettError, NotFound, ProblemCode, ProviderFailed
 
 # The whole conversation with the model (one or two requests) fits API Gateway's 30 s.
@@ -135,15 +136,32 @@ def applying(
 
 
 def flow_version(flow_id: str, version: int | None) -> tuple[int, dict[str, Any]]:
-    """A flow version's document (one read when the version is named): `flow.not_found` for an
-    unknown flow, `flow.version_not_found` for an unknown version of a known one."""
+    """A flow version's document (one read: the flow's when the latest is asked for and was read
+    before, else the version's): `flow.not_found` for an unknown flow, `flow.version_not_found`
+    for an unknown version of a known one. Versions never change, so a parsed one is kept."""
     from etikett.domain import flows
 
     try:
-        number = version or int(flows.load(flow_id).latest_version)
-        record = flows.load_version(flow_id, number)
+        if version:
+            kept = None  # the version's own read tells whether it (and its flow) still exist
+        else:
+            version = int(flows.load(flow_id).latest_version)
+            kept = _flow_versions.get((flow_id, version))
+        if kept is None:
+            kept = flows.document_of(flows.load_version(flow_id, version))
+            _keep_flow_version(flow_id, version, kept)
     except NotFound as missing:
         if missing.code == ProblemCode.FLOW_VERSION_NOT_FOUND:
             flows.load(flow_id)
         raise
-    return number, flows.document_of(record).model_dump(mode="json", exclude_none=True)
+    return version, kept.model_dump(mode="json", exclude_none=True)
+
+
+_flow_versions: dict[tuple[str, int], FlowDocument] = {}
+MAX_FLOW_VERSIONS = 256
+
+
+def _keep_flow_version(flow_id: str, version: int, document: FlowDocument) -> None:
+    if len(_flow_versions) >= MAX_FLOW_VERSIONS:
+        _flow_versions.pop(next(iter(_flow_versions)), None)
+    _flow_versions[(flow_id, version)] = document

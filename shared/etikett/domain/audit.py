@@ -20,7 +20,7 @@ Outcome = Literal["success", "refused"]
 class AuditEntry(Model):
     id: str
     at: str
-    actor: Literal["human", "service", "anonymous"]
+    actor: Literal["human", "service", "anonymous", "system"]
     subject: str
     operation_id: str
     target_id: str | None
@@ -51,6 +51,26 @@ def record(
         outcome=outcome,
         code=str(code) if code is not None else None,
         request_id=invocation.request_id,
+        details=details,
+    )
+
+
+SYSTEM_SUBJECT = "etikett"
+
+
+def system(operation_id: str, target_id: str, details: dict[str, Any]) -> AuditRecord:
+    """The entry of a step the service takes on its own (a stage that became active, a
+    deployment superseded): actor `system`, written with the change like any other."""
+    return AuditRecord(
+        id=new_id("aud"),
+        at=clock.now(),
+        actor="system",
+        subject=SYSTEM_SUBJECT,
+        operation_id=operation_id,
+        target_id=target_id,
+        outcome="success",
+        code=None,
+        request_id=None,
         details=details,
     )
 

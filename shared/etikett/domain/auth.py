@@ -29,6 +29,12 @@ class Credentials(Model):
 
 
 class SetupRequest(Credentials):
+    """The first admin is a user like any other: the same username rule as createUser (without
+    it a username the user model refuses failed inside setup, as a 500)."""
+
+    username: str = Field(
+        pattern=users.USERNAME_PATTERN, description="Letters, digits, . _ @ -; up to 64."
+    )
     setup_secret: str | None = Field(
         default=None,
         max_length=1024,

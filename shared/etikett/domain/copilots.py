@@ -118,12 +118,14 @@ def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
-    current = label_versions.get_document(label_id, request.version)
+    # The version as parsed before in this process (versions never change): one read fewer.
+    number, parsed = label_versions.label_document(label_id, request.version)
+    document = parsed.model_dump(mode="json", exclude_none=True)
     subject = Subject(
         kind="label",
-        base_version=current.version,
-        document=current.document,
-        shown=shown_label(current.document, conversation.shares_samples),
+        base_version=number,
+        document=document,
+        shown=shown_label(document, conversation.shares_samples),
         context=_label_context(),
         id_collection="objects",
         validate=label_validation.validate_label,
@@ -141,8 +143,9 @@ def propose_form(label_id: str, request: CopilotRequest) -> CopilotAnswer:
 
     conversation = Conversation(request.credential)
     conversation.require_tools()
-    current = label_versions.get_form(label_id, request.version or None)
-    label_version, label_document = label_versions.label_document(label_id)
+    current, label_version, label_document = label_versions.form_with_label(
+        label_id, request.version or None
+    )
     shown_document = shown_label(
         label_document.model_dump(mode="json", exclude_none=True), conversation.shares_samples
     )

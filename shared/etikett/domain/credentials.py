@@ -55,7 +55,10 @@ class NewLanguageModel(Model):
         alias="apiKey",
         min_length=1,
         max_length=4096,
-        description="Stored encrypted; never shown again (a local model may need none).",
+        # It travels as an HTTP header value: visible ASCII only, or no request could carry it.
+        pattern=r"^[\x21-\x7e]+$",
+        description="Stored encrypted; never shown again (a local model may need none). "
+        "Visible ASCII characters, as an HTTP header carries them.",
         json_schema_extra={"writeOnly": True},
     )
     share_sample_values: bool = Field(
@@ -184,6 +187,7 @@ def check_endpoint(endpoint: str) -> str:
         parts = urlsplit(endpoint)
         if parts.query:
             raise outgoing.UrlRefused("must not contain a query string (put keys in apiKey)")
+        _check_named_address(parts.hostname or "", parts.port)
     except outgoing.UrlRefused as refused:
         raise InvalidRequest(
             f"The endpoint is refused: {refused}.",
@@ -191,6 +195,25 @@ def check_endpoint(endpoint: str) -> str:
             fields=[{"field": "body.endpoint", "message": str(refused), "type": "value_error"}],
         ) from None
     return endpoint
+
+
+def _check_named_address(host: str, port: int | None) -> None:
+    """An endpoint that names an address the service never connects to (link-local, where cloud
+    metadata lives; multicast, unspecified, reserved) is refused when it is stored, not first
+    when it is used, by outgoing's own rules. Loopback and private addresses are left to
+    outgoing's policy, names to the connection (what a name resolves to can change)."""
+    import ipaddress
+
+    from etikett import outgoing
+
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return  # a name, not an address
+    try:
+        outgoing.checked_addresses(host, port or 443, private_allowed=True)
+    except outgoing.AddressRefused as refused:
+        raise outgoing.UrlRefused(f"it names {refused.reason}") from None
 
 
 def create(invocation: Invocation, request: NewLanguageModel | NewSecret) -> Credential:
@@ -263,6 +286,19 @@ def endpoint_of(record: CredentialRecord) -> Endpoint:
         url=str(record.endpoint),
         api_key=api_key,
     )
+
+
+def secret_value(ref: str) -> str:
+    """The plain value of a `secret` credential, for the Runners whose deployed flow names it
+    (`runner_flows`, over the mutual-TLS agent channel only). Never log or answer it elsewhere."""
+    record = load(ref)
+    if record.kind != SECRET or record.sealed is None:
+        raise InvalidRequest(
+            f"The credential {ref!r} is a language model, not a secret.",
+            ProblemCode.CREDENTIAL_NOT_SECRET,
+            ref=ref,
+        )
+    return _opened(ref, record.sealed)
 
 
 _keys: dict[tuple[str, bytes], str] = {}

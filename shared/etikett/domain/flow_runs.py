@@ -7,15 +7,16 @@ copies and the counter values the labels would take (read, not taken)."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import flows
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
-from etikett.errors import EtikettError, InvalidRequest, NotFound, ProblemCode
+from etikett.errors import EtikettError, InvalidRequest, NotFound, PayloadTooLarge, ProblemCode
 from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
 from etikett.flows.engine import FlowProgram, RunEnv
 from etikett.flows.findings import Finding
@@ -40,6 +41,19 @@ class LintAnswer(Model):
     findings: list[Finding]
 
 
+# What `runner` is in a dry run given neither `runner_id` nor `runner`.
+PLACEHOLDER_RUNNER = {"id": "run_dry_run", "name": "dry-run", "group_id": "rgp_dry_run"}
+
+
+class RunnerIdentity(Model):
+    """`runner` as a flow's expressions see it."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, max_length=100, examples=["run_01J8Z7Q4X9V3M2N5P6R7S8T9U0"])
+    name: str = Field(min_length=1, max_length=200, examples=["Halle 3 PC"])
+    group_id: str = Field(min_length=1, max_length=100, examples=["rgp_01J8Z7Q4X9V3M2N5P6R7S8T9U0"])
+
+
 class DryRunRequest(Model):
     model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
@@ -53,8 +67,27 @@ class DryRunRequest(Model):
         default=None, description="The trigger node the samples enter; default the first one."
     )
     context: dict[str, Any] = Field(
-        default_factory=dict, description="Context parameters the expressions see as `context`."
+        default_factory=dict,
+        description="Context parameters the expressions see as `context` (over those of "
+        "`runner_id`, if given).",
     )
+    runner_id: str | None = Field(
+        default=None,
+        description="Run as this Runner would: `runner` is its id, name and group, `context` "
+        "its effective context (the deployment of this flow to its group < group < Runner).",
+        examples=["run_01J8Z7Q4X9V3M2N5P6R7S8T9U0"],
+    )
+    runner: RunnerIdentity | None = Field(
+        default=None,
+        description="`runner` as given (not with `runner_id`). Without either, expressions see "
+        f"the placeholder {PLACEHOLDER_RUNNER}.",
+    )
+
+    @model_validator(mode="after")
+    def _one_runner(self) -> DryRunRequest:
+        if self.runner_id is not None and self.runner is not None:
+            raise ValueError("give runner_id or runner, not both")
+        return self
 
 
 class TraceStep(Model):
@@ -84,6 +117,7 @@ class DryRunRun(Model):
 class DryRunAnswer(Model):
     version: int
     trigger: str
+    runner: RunnerIdentity = Field(description="What `runner` was in the expressions.")
     runs: list[DryRunRun]
 
 
@@ -111,11 +145,13 @@ def lint(flow_id: str, request: LintRequest) -> LintAnswer:
 
 def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
     version, document = flows.version_document(flow_id, request.version)
+    _refuse_unrunnable(flow_id, version, document)
     trigger = _trigger(document, request.trigger)
     samples = request.samples if request.samples is not None else document.samples
     program = FlowProgram.compile(document)
     effects = DryRun(_PrintPlanner().describe)
-    env = RunEnv(context=request.context, runner=None, run_id=f"dry-{flow_id}@{version}")
+    runner, context = _runner_and_context(flow_id, request)
+    env = RunEnv(context=context, runner=runner, run_id=f"dry-{flow_id}@{version}")
     values = program.env_values(env)
     runs = []
     for index, sample in enumerate(samples):
@@ -131,7 +167,48 @@ def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
                 errors=result.errors,
             )
         )
-    return DryRunAnswer(version=version, trigger=trigger, runs=runs)
+    return DryRunAnswer(
+        version=version, trigger=trigger, runner=RunnerIdentity(**runner), runs=runs
+    )
+
+
+def _runner_and_context(
+    flow_id: str, request: DryRunRequest
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`runner` and `context` of a dry run: a Runner's as it would see them, one given, or the
+    placeholder; the request's context over all."""
+    if request.runner is not None:
+        return request.runner.model_dump(), dict(request.context)
+    if request.runner_id is None:
+        return dict(PLACEHOLDER_RUNNER), dict(request.context)
+    from etikett.domain import deployments, runners
+    from etikett.store import deployments as deployment_store
+
+    record = runners.load_runner(request.runner_id)
+    identity = {"id": record.id, "name": record.name, "group_id": record.group_id}
+    deployed: dict[str, Any] = {}
+    target = deployment_store.group_flow(record.group_id, flow_id)
+    if target is not None and (found := deployment_store.get(target.deployment_id)) is not None:
+        deployed = deployments.context_values(found)
+    effective = {**deployed, **runners.effective_context(record), **request.context}
+    return identity, effective
+
+
+def _refuse_unrunnable(flow_id: str, version: int, document: FlowDocument) -> None:
+    """A version whose wires loop is not run at all (the engine's budget would stop each
+    record, but the answer would only say so record by record)."""
+    from etikett.flows.findings import UNRUNNABLE
+    from etikett.flows.lint import lint
+
+    blocking = [f for f in lint(document) if f.code in UNRUNNABLE and f.severity == "error"]
+    if blocking:
+        raise InvalidRequest(
+            f"Version {version} of {flow_id} cannot run: {blocking[0].message}",
+            ProblemCode.FLOW_NOT_RUNNABLE,
+            flow_id=flow_id,
+            version=version,
+            findings=[f.model_dump() for f in blocking][:50],
+        )
 
 
 def _trigger(document: FlowDocument, wanted: str | None) -> str:
@@ -160,6 +237,8 @@ class _PrintPlanner:
         from etikett.render import VariablesInvalid, resolve_variables
 
         version, document = self._label(intent.label)
+        label_id = intent.label.partition("@")[0]
+        self._preflight(intent, label_id, version, document)
         serials = self._serials(document)
         try:
             values = resolve_variables(
@@ -170,13 +249,36 @@ class _PrintPlanner:
             raise EffectFailed(f"the label's variables do not fit: {problems}") from None
         for name in serials:
             self._taken[name] = self._taken.get(name, 0) + intent.copies
-        label_id = intent.label.partition("@")[0]
         return {
             "label": label_id,
             "version": version,
             "resolved_variables": _plain(values),
             "counter_values": serials,
         }
+
+    def _preflight(self, intent: PrintIntent, label_id: str, version: int, document: Any) -> None:
+        """The print path refuses a version with error findings (`label.has_errors`): so does
+        the dry run, listing the print with the refusal."""
+        from etikett.domain import preflight
+        from etikett.errors import LabelHasErrors
+
+        try:
+            preflight.ensure_no_errors(label_id, version, document, doing="printed")
+        except LabelHasErrors as refused:
+            raise EffectFailed(
+                f"the print would be refused ({refused.code}): {refused.detail}",
+                detail={
+                    "label": label_id,
+                    "version": version,
+                    "printer": intent.printer,
+                    "copies": intent.copies,
+                    "refused": {
+                        "code": str(refused.code),
+                        "message": refused.detail,
+                        "findings": refused.params.get("findings", [])[:20],
+                    },
+                },
+            ) from None
 
     def _label(self, reference: str) -> tuple[int, LabelDocument]:
         if reference not in self._labels:
@@ -308,7 +410,14 @@ def record_run(
         job_ids=tuple(job_ids),
         trace_blob=store.packed_trace(trace),
     )
-    if not store.add_run(record):
+    try:
+        added = store.add_run(record)
+    except PayloadTooLarge:
+        # Its job ids and trace together exceed an item: the run counts, its trace gives way.
+        note = {"truncated": True, "reason": "the run and its trace exceeded the store's limit"}
+        record = dataclasses.replace(record, trace_blob=store.packed_trace(note))
+        added = store.add_run(record)
+    if not added:
         recorded = store.get_run(flow_id, run_id)
         record = recorded if recorded is not None else record
     return _view(record)

@@ -28,9 +28,15 @@ from etikett.model import Model
 from etikett.store import flows
 from etikett.store.flows import MAX_DOCUMENT_BYTES, FlowRecord, FlowVersionRecord, pack
 from etikett.store.pages import Page
-from etikett.store.unit_of_work import UnitOfWork
+from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
 
 NAME = Field(min_length=1, max_length=200)
+VersionStatus = Literal["draft", "deployed"]
+STATUS = Field(
+    description="`draft` until a deployment of the version was approved once (rolled out), "
+    "then `deployed`. Flow versions need no approval of their own: a deployment's stages are "
+    "approved instead."
+)
 
 
 class Author(Model):
@@ -89,6 +95,7 @@ class FlowChange(Model):
 
 class FlowVersionEntry(Model):
     version: int
+    status: VersionStatus = STATUS
     author: Author
     comment: str | None = None
     created_at: str
@@ -101,6 +108,7 @@ class FlowVersion(FlowVersionEntry):
 class FlowDocumentAnswer(Model):
     flow_id: str
     version: int
+    status: VersionStatus = STATUS
     document: dict[str, Any]
     findings: list[Finding] = Field(
         description="Lint of this version (postFlowLint gives the same); errors stop a deployment."
@@ -182,10 +190,19 @@ def _version_record(
     )
 
 
-def _answer(flow_id: str, version: int, document: FlowDocument) -> FlowDocumentAnswer:
+def _status(flow_id: str, version: int) -> VersionStatus:
+    from etikett.store import deployments
+
+    return "deployed" if deployments.was_deployed(flow_id, version) else "draft"
+
+
+def _answer(
+    flow_id: str, version: int, document: FlowDocument, status: VersionStatus | None = None
+) -> FlowDocumentAnswer:
     return FlowDocumentAnswer(
         flow_id=flow_id,
         version=version,
+        status=status or _status(flow_id, version),
         document=document.model_dump(mode="json", exclude_none=True),
         findings=flow_checks.lint(document),
     )
@@ -251,17 +268,27 @@ def delete(invocation: Invocation, flow_id: str) -> None:
     record = load(flow_id)
     users = flows.deployments_using(flow_id)
     if users:
-        raise Conflict(
-            f"{flow_id} is used by the deployments {', '.join(users)}; roll them back first.",
-            ProblemCode.FLOW_IN_USE,
-            flow_id=flow_id,
-            deployment_ids=users,
-        )
+        raise _in_use(flow_id, users)
     details = {"name": record.name, "latest_version": record.latest_version}
     entry = audit.record(invocation, flow_id, details=details)
-    with UnitOfWork(entry, errors={"flow.exists": _not_found(flow_id)}) as uow:
-        flows.delete(uow, record)
+    try:
+        with UnitOfWork(entry) as uow:
+            flows.delete(uow, record)  # refused if it went, or a claim came in meanwhile
+    except ConditionFailed:
+        if flows.get(flow_id) is None:
+            raise _not_found(flow_id) from None
+        raise _in_use(flow_id, flows.deployments_using(flow_id)) from None
     flows.delete_versions(flow_id)
+
+
+def _in_use(flow_id: str, users: list[str]) -> Conflict:
+    return Conflict(
+        f"{flow_id} is used by the deployments {', '.join(users) or '(claimed meanwhile)'}; "
+        "roll them back first.",
+        ProblemCode.FLOW_IN_USE,
+        flow_id=flow_id,
+        deployment_ids=users,
+    )
 
 
 # --- documents and versions ---------------------------------------------------------------------
@@ -310,12 +337,13 @@ def patch_document(
         if flows.get(flow_id) is None:
             raise _not_found(flow_id) from None
         raise
-    return _answer(flow_id, latest + 1, document)
+    return _answer(flow_id, latest + 1, document, "draft")
 
 
-def _entry(record: FlowVersionRecord) -> FlowVersionEntry:
+def _entry(record: FlowVersionRecord, deployed: set[int]) -> FlowVersionEntry:
     return FlowVersionEntry(
         version=record.version,
+        status="deployed" if record.version in deployed else "draft",
         author=Author(actor=record.author_actor, subject=record.author_subject),
         comment=record.comment,
         created_at=clock.rfc3339(record.created_at),
@@ -323,12 +351,16 @@ def _entry(record: FlowVersionRecord) -> FlowVersionEntry:
 
 
 def list_versions(flow_id: str, limit: int, cursor: str | None) -> Page[FlowVersionEntry]:
+    from etikett.store import deployments
+
     load(flow_id)
     page = flows.page_versions(flow_id, limit, cursor)
-    return Page(items=[_entry(r) for r in page.items], next_cursor=page.next_cursor)
+    deployed = deployments.deployed_versions(flow_id) if page.items else set()
+    return Page(items=[_entry(r, deployed) for r in page.items], next_cursor=page.next_cursor)
 
 
 def get_version(flow_id: str, version: int) -> FlowVersion:
     load(flow_id)
     record = load_version(flow_id, version)
-    return FlowVersion(**_entry(record).model_dump(), document=record.document)
+    deployed = {version} if _status(flow_id, version) == "deployed" else set()
+    return FlowVersion(**_entry(record, deployed).model_dump(), document=record.document)

@@ -1,13 +1,15 @@
 """Import: a ZPL or gLabels file becomes new labels, each with version 1 a draft.
 
 The whole file is converted and every label document validated (and sized for storage) before
-the first label is created, so a refused file creates nothing. Each label is then created through
-the ordinary creation path, with its audit entry. What could not be carried over is in `report`.
+anything is written, so a refused file creates nothing. The labels are then created together in
+one transaction, each with its audit entry: a failure on any of them (a lost race, a store error)
+leaves none. That bounds a file to the labels one transaction holds (`MAX_LABELS_PER_IMPORT`, and
+`MAX_IMPORT_DOCUMENT_BYTES` of stored documents). What could not be carried over is in `report`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -17,6 +19,10 @@ from etikett.errors import EtikettError, PayloadTooLarge, ProblemCode
 from etikett.model import Model
 
 DEFAULT_DPI = 203
+MAX_LABELS_PER_IMPORT = labels.MAX_CREATED_TOGETHER  # 33: three writes each, 100 per transaction
+# DynamoDB takes 4 MB per transaction; the stored (compressed) documents get most of it, the rest
+# is left for the labels' other attributes and the audit entries.
+MAX_IMPORT_DOCUMENT_BYTES = 3_500_000
 
 
 class ImportSource(Model):
@@ -61,8 +67,16 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
             size=len(data),
             limit=settings.import_max_bytes,
         )
-    conversion = convert(name, data, dpi=dpi, max_expanded=settings.import_max_expanded_bytes)
-    ready: list[tuple[str, dict[str, Any]]] = []
+    conversion = convert(
+        name,
+        data,
+        dpi=dpi,
+        max_expanded=settings.import_max_expanded_bytes,
+        max_labels=MAX_LABELS_PER_IMPORT,
+    )
+    ready: list[labels.NewDocument] = []
+    comment = f"imported from {name} ({conversion.format})"
+    stored = 0
     for index, label in enumerate(conversion.labels):
         try:
             document = validate_label(label.document).model_dump(mode="json", exclude_none=True)
@@ -74,22 +88,26 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
                 reason="invalid_document",
                 errors=error.params.get("errors"),
             ) from None
-        if len(pack(document)) > MAX_DOCUMENT_BYTES:
+        size = len(pack(document))
+        if size > MAX_DOCUMENT_BYTES:
             raise PayloadTooLarge(
                 f"Label {index + 1} of the file is larger than a label document may be.",
                 ProblemCode.IMPORT_TOO_LARGE,
                 limit=MAX_DOCUMENT_BYTES,
             )
-        ready.append((label.name, document))
-    documents = []
-    for label_name, document in ready:
-        created = labels.create(
-            invocation,
-            label_name,
-            document,
-            comment=f"imported from {name} ({conversion.format})",
-        )
-        documents.append(ImportedDocument(label_id=created.id, version=1, name=created.name))
+        stored += size
+        if stored > MAX_IMPORT_DOCUMENT_BYTES:
+            raise PayloadTooLarge(
+                f"The first {index + 1} labels of the file take {stored} bytes stored; one import "
+                f"creates at most {MAX_IMPORT_DOCUMENT_BYTES} bytes of labels at once. Split the "
+                "file.",
+                ProblemCode.IMPORT_TOO_LARGE,
+                size=stored,
+                limit=MAX_IMPORT_DOCUMENT_BYTES,
+            )
+        ready.append(labels.NewDocument(label.name, document, comment=comment))
+    created = labels.create_together(invocation, ready)
+    documents = [ImportedDocument(label_id=c.id, version=1, name=c.name) for c in created]
     return ImportAnswer(
         source=ImportSource(name=name, format=conversion.format),
         documents=documents,

@@ -191,8 +191,20 @@ def get_document(
 
 
 def label_document(label_id: str, version: int | None = None) -> tuple[int, LabelDocument]:
-    answer = get_document(label_id, version)
-    return answer.version, LabelDocument.model_validate(answer.document)
+    """The version's number and parsed document (by default the latest); a version read before
+    in this process is not read again (`parsed_versions`)."""
+    # The label is read also when the version is kept: a deleted label's versions are gone.
+    return _label_document(_load_meta(label_id), version)
+
+
+def _label_document(meta: LabelRecord, version: int | None) -> tuple[int, LabelDocument]:
+    from etikett.domain import parsed_versions
+
+    number = version or meta.latest_version
+    document = parsed_versions.kept(meta.id, number)
+    if document is None:
+        document = parsed_versions.parsed(load_version(meta.id, "label", number))
+    return number, document
 
 
 def list_versions(
@@ -276,16 +288,31 @@ def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) 
 
 
 def get_form(label_id: str, version: int | None = None) -> DocumentAnswer:
+    return _form(_load_meta(label_id), version)
+
+
+def form_with_label(
+    label_id: str, version: int | None = None
+) -> tuple[DocumentAnswer, int, LabelDocument]:
+    """The form and the label's latest version it belongs to, from one read of the label."""
     meta = _load_meta(label_id)
+    label_number, label = _label_document(meta, None)
+    return _form(meta, version, label), label_number, label
+
+
+def _form(
+    meta: LabelRecord, version: int | None, label: LabelDocument | None = None
+) -> DocumentAnswer:
+    """The authored form (that version, or the latest), else the one derived from the latest
+    label version (version 0)."""
     latest_form = meta.form_latest_version
     if version is not None or latest_form > 0:
-        record = load_version(label_id, "form", version or latest_form)
+        record = load_version(meta.id, "form", version or latest_form)
         return DocumentAnswer(
-            version=record.version,
-            status=record.status,
-            document=record.document,
+            version=record.version, status=record.status, document=record.document
         )
-    _, label = label_document(label_id)
+    if label is None:
+        _, label = _label_document(meta, None)
     return DocumentAnswer(
         version=0,
         status="derived",

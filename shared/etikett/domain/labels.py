@@ -11,18 +11,20 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, label_validation, label_versions
 from etikett.domain.actors import Invocation
-from etikett.dsl.label import DPI, MAX_MM
+from etikett.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.model import Model
 from etikett.store import labels
-from etikett.store.labels import LabelRecord
+from etikett.store.labels import LabelRecord, VersionRecord
 from etikett.store.pages import Page
-from etikett.store.unit_of_work import UnitOfWork
+from etikett.store.unit_of_work import MAX_WRITES, UnitOfWork
 
 DEFAULT_WIDTH_MM = 101.6  # 4 × 6 in, the most printed label size there is
 DEFAULT_HEIGHT_MM = 152.4
 NAME = Field(min_length=1, max_length=200)
+WRITES_PER_LABEL = 3  # the label, its version 1 and its audit entry
+MAX_CREATED_TOGETHER = MAX_WRITES // WRITES_PER_LABEL
 
 
 class LabelSize(Model):
@@ -49,8 +51,8 @@ class Label(Model):
 
 class SizeIn(Model):
     model_config = ConfigDict(extra="forbid")
-    width_mm: float = Field(gt=0, le=MAX_MM)
-    height_mm: float = Field(gt=0, le=MAX_MM)
+    width_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
+    height_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
 
 
 class NewLabel(Model):
@@ -75,8 +77,8 @@ class NewLabelFromPreset(Model):
 class NewLabelFromDimensions(Model):
     model_config = ConfigDict(extra="forbid")
     name: str = NAME
-    width_mm: float = Field(gt=0, le=MAX_MM)
-    height_mm: float = Field(gt=0, le=MAX_MM)
+    width_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
+    height_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
     dpi: DPI = 203
 
 
@@ -152,12 +154,56 @@ def create(
     comment: str | None = None,
 ) -> Label:
     """A new label whose version 1 is `document` (validated), written with its audit entry."""
-    parsed = label_validation.validate_label(document)
+    (created,) = create_together(
+        invocation,
+        [
+            NewDocument(
+                name, document, comment=comment, vorlage_id=vorlage_id, copied_from=copied_from
+            )
+        ],
+    )
+    return created
+
+
+@dataclasses.dataclass(frozen=True)
+class NewDocument:
+    """A label to create: its name, its version 1 and where it came from."""
+
+    name: str
+    document: dict[str, Any]
+    comment: str | None = None
+    vorlage_id: str | None = None
+    copied_from: str | None = None
+
+
+def create_together(invocation: Invocation, new: list[NewDocument]) -> list[Label]:
+    """New labels (documents validated), each with version 1 and its audit entry, written in one
+    transaction: all of them or none (at most `MAX_CREATED_TOGETHER`)."""
+    if len(new) > MAX_CREATED_TOGETHER:
+        raise ValueError(f"{len(new)} labels; one transaction creates {MAX_CREATED_TOGETHER}")
+    records: list[LabelRecord] = []
+    with UnitOfWork() as uow:
+        for item in new:
+            record, version = _new_label(invocation, item)
+            details = {
+                "name": item.name,
+                "version": 1,
+                "vorlage_id": item.vorlage_id,
+                "copied_from": item.copied_from,
+            }
+            uow.add_audit(audit.record(invocation, record.id, details=details))
+            labels.add(uow, record, version)
+            records.append(record)
+    return [view(record) for record in records]
+
+
+def _new_label(invocation: Invocation, new: NewDocument) -> tuple[LabelRecord, VersionRecord]:
+    parsed = label_validation.validate_label(new.document)
     now = clock.now()
     label_id = new_id("lbl")
     record = LabelRecord(
         id=label_id,
-        name=name,
+        name=new.name,
         archived=False,
         width_mm=parsed.size.width_mm,
         height_mm=parsed.size.height_mm,
@@ -166,18 +212,16 @@ def create(
         released_version=None,
         form_latest_version=0,
         form_released_version=None,
-        vorlage_id=vorlage_id,
-        copied_from=copied_from,
+        vorlage_id=new.vorlage_id,
+        copied_from=new.copied_from,
         created_at=now,
         updated_at=now,
     )
+    document = parsed.model_dump(mode="json", exclude_none=True)
     version = label_versions.new_version_record(
-        invocation, label_id, "label", 1, parsed.model_dump(mode="json", exclude_none=True), comment
+        invocation, label_id, "label", 1, document, new.comment
     )
-    details = {"name": name, "version": 1, "vorlage_id": vorlage_id, "copied_from": copied_from}
-    with UnitOfWork(audit.record(invocation, label_id, details=details)) as uow:
-        labels.add(uow, record, version)
-    return view(record)
+    return record, version
 
 
 def create_blank(invocation: Invocation, request: NewLabel) -> Label:

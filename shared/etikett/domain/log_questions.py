@@ -27,14 +27,20 @@ AUDIT_ID = re.compile(r"\baud_[0-9A-HJKMNP-TV-Z]{26}\b")
 
 class LogFilters(Model):
     model_config = ConfigDict(extra="forbid")
-    actor: Literal["human", "service", "anonymous"] | None = Field(
-        default=None, description="The kind of actor: a person, an agent, or anonymous."
+    actor: Literal["human", "service", "anonymous", "system"] | None = Field(
+        default=None,
+        description="The kind of actor: a person, an agent, anonymous, or the service itself "
+        "(automatic steps such as a stage becoming active).",
     )
     subject: str | None = Field(
-        default=None, max_length=200, description="A username or token subject."
+        default=None, min_length=1, max_length=200, description="A username or token subject."
     )
-    operation: str | None = Field(default=None, max_length=100, description="An operationId.")
-    target: str | None = Field(default=None, max_length=200, description="The id acted on.")
+    operation: str | None = Field(
+        default=None, min_length=1, max_length=100, description="An operationId."
+    )
+    target: str | None = Field(
+        default=None, min_length=1, max_length=200, description="The id acted on."
+    )
     since: datetime | None = Field(default=None, description="RFC 3339, inclusive.")
     until: datetime | None = Field(default=None, description="RFC 3339, inclusive.")
 

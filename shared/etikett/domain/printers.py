@@ -317,10 +317,26 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
 
 
 def delete(invocation: Invocation, printer_id: str) -> None:
+    """Refused while a deployment (not rolled back or superseded) assigns the printer."""
+    from etikett.store import deployments
+
     record = load(printer_id)
+    rev = printers.assigned_rev(printer_id)  # read before the deployments: see the condition
+    users = deployments.live_assigning(printer_id)
+    in_use = Conflict(
+        f"{record.name!r} ({printer_id}) is assigned by the deployments "
+        f"{', '.join(users) or '(assigned meanwhile)'}; reassign their aliases "
+        "(putDeploymentPrinter) or roll them back first.",
+        ProblemCode.PRINTER_IN_USE,
+        printer_id=printer_id,
+        deployment_ids=users,
+    )
+    if users:
+        raise in_use
     details = {"name": record.name, "uri": record.uri}
-    with UnitOfWork(audit.record(invocation, printer_id, details=details)) as uow:
-        printers.delete(uow, record)
+    entry = audit.record(invocation, printer_id, details=details)
+    with UnitOfWork(entry, errors={"printer.unassigned": in_use}) as uow:
+        printers.delete(uow, record, assigned_rev=rev)
 
 
 def submit_raw(invocation: Invocation, runner_id: str, request: jobs.RawJobRequest) -> jobs.Job:

@@ -8,6 +8,7 @@ whose serial its record holds is accepted, so a removed Runner is refused at onc
 from __future__ import annotations
 
 import base64
+import contextlib
 from datetime import datetime
 from typing import Any, Literal
 
@@ -158,50 +159,66 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
     claimed: list[ClaimedJob] = []
     for job_id, receipt, delivery, carried in received:
         try:
-            record = jobs.load(job_id)
-        except NotFound:
-            runner_queues.acknowledge(runner.queue_url, receipt)
-            continue
-        if record.runner_id != runner.id or jobs.is_final(record):
-            runner_queues.acknowledge(runner.queue_url, receipt)
-            continue
-        now = clock.now()
-        note = (
-            "Claimed by the Runner."
-            if delivery == 1
-            else (f"Delivered again (delivery {delivery}); the Runner checks its journal.")
-        )
-        changes: dict[str, Any] = {"attempts": delivery, "receipt": receipt, "updated_at": now}
-        if record.status in ("queued", "held") and record.outcome_reason == "runner_offline":
-            # Back online. A print keeps its outcome (held, runner_offline) until the Runner
-            # reports the next one: what was announced stays what the archive shows.
-            changes["status"] = "running"
-            if record.outcome is None:
-                changes["outcome_reason"] = None
-        elif record.status == "queued":
-            changes["status"] = "running"
-        with UnitOfWork() as uow:
-            job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
-        # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
-        # else as a URL for the Runner to fetch).
-        key = record.payload.get("data_key")
-        small = isinstance(key, str) and int(record.payload.get("data_bytes", 0)) <= (
-            INLINE_DATA_BYTES
-        )
-        if carried is None and small and isinstance(key, str):
-            carried = base64.b64encode(job_store.load_data(key)).decode()
-        claimed.append(
-            ClaimedJob(
-                job_id=job_id,
-                kind=record.kind,
-                receipt=receipt,
-                delivery=delivery,
-                payload={k: v for k, v in record.payload.items() if k != "data_key"},
-                data_base64=carried,
-                data_url=job_store.data_url(key) if key and not small else None,
-            )
-        )
+            job = _claim_one(runner, job_id, receipt, delivery, carried)
+        except Exception:
+            # The Runner will hear of none of this poll's claims (e.g. DynamoDB throttled an
+            # update beyond the retries): they go back to the queue now, not after the
+            # visibility timeout. The Runner checks a job it gets again against its journal.
+            for item in received:
+                with contextlib.suppress(Exception):
+                    runner_queues.release(runner.queue_url, item.receipt)
+            raise
+        if job is not None:
+            claimed.append(job)
     return Claimed(jobs=claimed)
+
+
+def _claim_one(
+    runner: RunnerRecord, job_id: str, receipt: str, delivery: int, carried: str | None
+) -> ClaimedJob | None:
+    """One received message as a claimed job; None when it is not to be handed out (unknown,
+    another Runner's, or finished: then it leaves the queue)."""
+    assert runner.queue_url is not None
+    try:
+        record = jobs.load(job_id)
+    except NotFound:
+        runner_queues.acknowledge(runner.queue_url, receipt)
+        return None
+    if record.runner_id != runner.id or jobs.is_final(record):
+        runner_queues.acknowledge(runner.queue_url, receipt)
+        return None
+    now = clock.now()
+    note = (
+        "Claimed by the Runner."
+        if delivery == 1
+        else (f"Delivered again (delivery {delivery}); the Runner checks its journal.")
+    )
+    changes: dict[str, Any] = {"attempts": delivery, "receipt": receipt, "updated_at": now}
+    if record.status in ("queued", "held") and record.outcome_reason == "runner_offline":
+        # Back online. A print keeps its outcome (held, runner_offline) until the Runner
+        # reports the next one: what was announced stays what the archive shows.
+        changes["status"] = "running"
+        if record.outcome is None:
+            changes["outcome_reason"] = None
+    elif record.status == "queued":
+        changes["status"] = "running"
+    with UnitOfWork() as uow:
+        job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
+    # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
+    # else as a URL for the Runner to fetch).
+    key = record.payload.get("data_key")
+    small = isinstance(key, str) and int(record.payload.get("data_bytes", 0)) <= (INLINE_DATA_BYTES)
+    if carried is None and small and isinstance(key, str):
+        carried = base64.b64encode(job_store.load_data(key)).decode()
+    return ClaimedJob(
+        job_id=job_id,
+        kind=record.kind,
+        receipt=receipt,
+        delivery=delivery,
+        payload={k: v for k, v in record.payload.items() if k != "data_key"},
+        data_base64=carried,
+        data_url=job_store.data_url(key) if key and not small else None,
+    )
 
 
 class Released(Model):

@@ -4,6 +4,7 @@ prints — which go through the ordinary print path, so a flow prints exactly as
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any, Literal
 
@@ -16,6 +17,8 @@ from etikett.model import Model
 from etikett.store import deployments as deployment_store
 from etikett.store.runners import RunnerRecord
 
+log = logging.getLogger(__name__)
+
 
 class DeployedFlow(Model):
     deployment_id: str
@@ -24,6 +27,18 @@ class DeployedFlow(Model):
     document: dict[str, Any]
     context: dict[str, Any] = Field(description="Effective: deployment < group < Runner.")
     printers: dict[str, str] = Field(description="Alias → the printer's name.")
+    problems: list[str] = Field(
+        default_factory=list,
+        description="Why this flow cannot run here (a printer, a credential or the version is "
+        "gone): the Runner starts nothing of it and reports the deployment `failed` with these "
+        "reasons.",
+    )
+    credentials: dict[str, str] = Field(
+        default_factory=dict,
+        description="Ref → value of each `secret` credential the flow's action.http nodes name: "
+        "sent only to Runners of the groups the deployment runs on, held in memory there.",
+        json_schema_extra={"writeOnly": True},
+    )
 
 
 class FlowRunReport(Model):
@@ -56,6 +71,11 @@ def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
 
 
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
+    """Every flow the Runner's group is to run. Something one flow needs that is gone (its
+    version, an assigned printer) fails that flow alone, with the reason, never the answer."""
+    from etikett.domain import printers
+    from etikett.errors import NotFound
+
     group_context = runners.context_values(runner.group_id)
     own_context = runners.context_values(runner.id)
     answer = []
@@ -63,25 +83,69 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
         record = deployment_store.get(target.deployment_id)
         if record is None:
             continue
-        document = flows.load_version(target.flow_id, int(target.version))
+        problems: list[str] = []
+        document: dict[str, Any] = {"nodes": []}
+        try:
+            document = flows.load_version(target.flow_id, int(target.version)).document
+        except NotFound:
+            problems.append(f"version {target.version} of {target.flow_id} no longer exists")
         names = {}
         for alias in record.printers:
             printer_id = deployments.printer_for(record, alias, runner.id)
-            if printer_id is not None:
-                from etikett.domain import printers
-
+            if printer_id is None:
+                continue
+            try:
                 names[alias] = printers.load(printer_id).name
+            except NotFound:
+                problems.append(
+                    f"the printer {printer_id} assigned to the alias {alias!r} in {record.id} "
+                    "was deleted; assign another (putDeploymentPrinter)"
+                )
+        secrets = _secrets(document, problems)
         answer.append(
             DeployedFlow(
                 deployment_id=record.id,
                 flow_id=target.flow_id,
                 version=int(target.version),
-                document=document.document,
+                document=document,
                 context={**deployments.context_values(record), **group_context, **own_context},
                 printers=names,
+                problems=problems,
+                credentials=secrets,
             )
         )
     return answer
+
+
+def _secrets(document: dict[str, Any], problems: list[str]) -> dict[str, str]:
+    """The secrets the flow's action.http nodes name, opened for this answer only; what cannot
+    be given is a problem of this flow (never with the secret in it)."""
+    from etikett.domain import credentials
+    from etikett.errors import EtikettError, NotFound
+
+    refs = sorted(
+        {
+            node["credential"]
+            for node in document.get("nodes") or []
+            if isinstance(node, dict)
+            and node.get("type") == "action.http"
+            and isinstance(node.get("credential"), str)
+        }
+    )
+    opened: dict[str, str] = {}
+    for ref in refs:
+        try:
+            opened[ref] = credentials.secret_value(ref)
+        except NotFound:
+            problems.append(f"the credential {ref!r} does not exist; an admin creates it")
+        except EtikettError:
+            problems.append(f"the credential {ref!r} is a language model, not a secret")
+        except Exception as error:  # KMS away, a damaged item: this flow waits, not the others
+            log.warning(
+                "credential %r cannot be opened for a Runner: %s", ref, type(error).__name__
+            )
+            problems.append(f"the credential {ref!r} cannot be opened now; tried again shortly")
+    return opened
 
 
 def _deployment_for(runner: RunnerRecord, deployment_id: str) -> deployment_store.DeploymentRecord:
@@ -96,9 +160,14 @@ def _deployment_for(runner: RunnerRecord, deployment_id: str) -> deployment_stor
     return record
 
 
-def report(runner: RunnerRecord, deployment_id: str, request: deployments.RunnerReport) -> None:
+def report(
+    runner: RunnerRecord,
+    deployment_id: str,
+    request: deployments.RunnerReport,
+    invocation: Invocation | None = None,
+) -> None:
     _deployment_for(runner, deployment_id)
-    deployments.report(runner, deployment_id, request)
+    deployments.report(runner, deployment_id, request, invocation)
 
 
 def record_run(runner: RunnerRecord, request: FlowRunReport) -> flow_runs.FlowRun:

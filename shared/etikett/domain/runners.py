@@ -240,9 +240,12 @@ def context_values(owner_id: str) -> dict[str, Any]:
 def put_context(
     invocation: Invocation, owner_id: str, name: str, request: ContextValue
 ) -> ContextParameter:
+    from etikett.domain import context_limits
+
     _owner_exists(owner_id)
     caller = invocation.caller
     assert caller is not None
+    context_limits.check_put(owner_id, context_values(owner_id), name, request.value)
     before = runners.get_context(owner_id, name)
     record = ContextRecord(
         owner_id=owner_id,

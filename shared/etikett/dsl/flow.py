@@ -18,6 +18,10 @@ NODE_TYPE = r"^[a-z][a-z0-9-]{0,63}(\.[a-z][a-z0-9-]{0,63})*$"
 LABEL_REFERENCE = r"^lbl_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
 HTTP_TRIGGER_PATH = r"^[a-z0-9][a-z0-9_-]{0,63}(/[a-z0-9][a-z0-9_-]{0,63}){0,7}$"
 MAX_NODES = 200
+# The budget of one record in the engine: node executions, and copies of the record that fan-out
+# makes (the record itself counts). Lint warns (`flow.fan_out`) where a flow can exceed it.
+MAX_NODE_EXECUTIONS = 1000
+MAX_FAN_OUT = 100
 MAX_SAMPLES = 100
 CEL_MAX = 2000
 
@@ -99,6 +103,24 @@ def targets(node: FlowNode) -> list[str]:
     return found
 
 
+def alternatives(node: FlowNode) -> list[list[str]]:
+    """The groups of targets a record goes to, exactly one group per record: a switch's cases
+    and `otherwise` (one of them), any other node's `wires` (all of them)."""
+    if node.type != "logic.switch":
+        return [list(node.wires)]
+    extra = node.model_extra or {}
+    groups: list[list[str]] = []
+    cases = extra.get("cases")
+    for case in cases if isinstance(cases, list) else []:
+        wires = case.get("wires") if isinstance(case, dict) else None
+        if isinstance(wires, list):
+            groups.append([t for t in wires if isinstance(t, str)])
+    otherwise = extra.get("otherwise")
+    if isinstance(otherwise, list):
+        groups.append([t for t in otherwise if isinstance(t, str)])
+    return groups
+
+
 # --- the registry: one model of fields per node type -----------------------------------------
 
 
@@ -110,14 +132,25 @@ class FolderTrigger(Strict):
         examples=["/srv/labels/inbox"],
     )
     pattern: str = Field(
-        default="*", min_length=1, max_length=200, description="Glob of the files to take."
+        default="*",
+        min_length=1,
+        max_length=200,
+        description="Glob of the file names to take (hidden files never count); default `*`.",
+        examples=["*.csv", "orders-*.jsonl"],
     )
     format: Literal["csv", "json", "jsonl"] = Field(
         default="csv",
         description="csv: a record per row (first row: field names); json: an array of objects "
         "or one object; jsonl: an object per line.",
+        examples=["csv"],
     )
-    delimiter: str = Field(default=",", min_length=1, max_length=1, description="CSV only.")
+    delimiter: str = Field(
+        default=",",
+        min_length=1,
+        max_length=1,
+        description="The CSV field separator, one character (CSV only); default `,`.",
+        examples=[";", "\t"],
+    )
 
 
 class HttpTrigger(Strict):
@@ -151,8 +184,19 @@ class FilterNode(Strict):
 
 
 class SwitchCase(Strict):
-    when: str = Field(min_length=1, max_length=CEL_MAX, description="CEL condition.")
-    wires: list[str] = Field(max_length=100, description="Node ids the record goes to.")
+    """One case of a logic.switch: a condition and where the record goes when it holds."""
+
+    when: str = Field(
+        min_length=1,
+        max_length=CEL_MAX,
+        description="CEL condition over `record`, `context` and `runner`; must give a bool.",
+        examples=["record.weight_kg > 30.0", 'record.country in ["AT", "CH"]'],
+    )
+    wires: list[str] = Field(
+        max_length=100,
+        description="Ids of the nodes the record goes to when `when` is the first true case.",
+        examples=[["print_pallet"]],
+    )
 
 
 class SwitchNode(Strict):
@@ -163,7 +207,11 @@ class SwitchNode(Strict):
         examples=[[{"when": "record.weight_kg > 30.0", "wires": ["print_pallet"]}]],
     )
     otherwise: list[str] | None = Field(
-        default=None, max_length=100, description="Where a record goes when no case matches."
+        default=None,
+        max_length=100,
+        description="Ids of the nodes a record goes to when no case matches; without it such "
+        "a record's path ends at the switch.",
+        examples=[["print_parcel"]],
     )
 
 
@@ -202,15 +250,25 @@ class HttpAction(Strict):
         description="https:// URL (http:// only to loopback).",
         examples=["https://erp.example.com/api/labels/printed"],
     )
-    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = Field(
+        default="POST",
+        description="The HTTP method; default POST.",
+        examples=["POST", "PUT"],
+    )
     body: str | None = Field(
-        default=None, min_length=1, max_length=CEL_MAX, description="CEL giving the JSON body."
+        default=None,
+        min_length=1,
+        max_length=CEL_MAX,
+        description="CEL giving the JSON body (any JSON value); without it no body is sent.",
+        examples=["record", '{"order": record.order_id, "printed": true}'],
     )
     credential: str | None = Field(
         default=None,
         min_length=1,
         max_length=100,
-        description="Ref of a `secret` credential sent as a Bearer token.",
+        description="Ref of a `secret` credential (createCredential), sent as "
+        "`Authorization: Bearer <secret>`; the Runners that run the flow receive it.",
+        examples=["erp-token"],
     )
 
 
@@ -222,23 +280,60 @@ class FileAction(Strict):
         examples=['"printed/" + record.order_id + ".txt"'],
     )
     content: str = Field(
-        min_length=1, max_length=CEL_MAX, description="CEL giving the file's text."
+        min_length=1,
+        max_length=CEL_MAX,
+        description="CEL giving the file's text (any other value is written as JSON).",
+        examples=['record.order_id + ";" + record.sscc', "record"],
     )
 
 
 class LogAction(Strict):
-    message: str = Field(min_length=1, max_length=CEL_MAX, description="CEL giving the message.")
-    level: Literal["debug", "info", "warning", "error"] = "info"
+    message: str = Field(
+        min_length=1,
+        max_length=CEL_MAX,
+        description="CEL giving the message (a non-string value is shown as text).",
+        examples=['"printed " + record.sscc', "record"],
+    )
+    level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info",
+        description="How the message counts in the run and the Runner's log; default info.",
+        examples=["info", "warning"],
+    )
 
 
 class NodeType(Strict):
     """A registry entry: what a node of this type does and which fields it takes."""
 
-    type: str = Field(pattern=NODE_TYPE)
-    category: Category
-    description: str
-    fields: dict[str, Any] = Field(description="JSON Schema of the node's own fields.")
-    outputs: str = Field(description="Where its records go.")
+    type: str = Field(pattern=NODE_TYPE, examples=["logic.filter"])
+    category: Category = Field(examples=["logic"])
+    description: str = Field(
+        examples=["Passes the record on only when `condition` is true; otherwise its path ends."]
+    )
+    fields: dict[str, Any] = Field(
+        description="JSON Schema (2020-12) of the node's own fields, each with a description "
+        "and examples; they stand in the node beside `id`, `type`, `name` and `wires`.",
+        examples=[
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["condition"],
+                "properties": {
+                    "condition": {
+                        "type": "string",
+                        "description": "CEL; the record passes on only when it is true.",
+                        "examples": ['record.country == "DE"'],
+                    }
+                },
+            }
+        ],
+    )
+    outputs: str = Field(description="Where its records go.", examples=["Its `wires`."])
+
+
+class FlowRegistry(Strict):
+    """Every node type a flow document may use (`getFlowRegistry`, svc://registry/flows)."""
+
+    items: list[NodeType]
 
 
 class NodeSpec:

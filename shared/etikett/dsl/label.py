@@ -31,6 +31,9 @@ FontFamily = Literal["Roboto", "Roboto Condensed", "Roboto Mono", "Noto Sans"]
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 OBJECT_ID = r"^[A-Za-z0-9_.-]{1,64}$"
 MAX_MM = 1000.0
+# No label is smaller; below it a size rounds to no dots (and DynamoDB holds no number under
+# 1e-130, which `gt=0` alone would let through).
+MIN_LABEL_MM = 1.0
 RESERVED_NAMES = frozenset({"now", "counters", "value"})  # names CEL expressions get from us
 
 
@@ -41,8 +44,12 @@ class Strict(BaseModel):
 
 
 class Size(Strict):
-    width_mm: float = Field(gt=0, le=MAX_MM, description="Label width (across the print head).")
-    height_mm: float = Field(gt=0, le=MAX_MM, description="Label length (feed direction).")
+    width_mm: float = Field(
+        ge=MIN_LABEL_MM, le=MAX_MM, description="Label width (across the print head)."
+    )
+    height_mm: float = Field(
+        ge=MIN_LABEL_MM, le=MAX_MM, description="Label length (feed direction)."
+    )
 
 
 class Variable(Strict):

@@ -62,7 +62,13 @@ class Effects(Protocol):
 
 
 class EffectFailed(Exception):
-    """A side effect that failed for this record only (the run goes on with the others)."""
+    """A side effect that failed for this record only (the run goes on with the others).
+    `detail`, when given, is what it would have done and why it was refused: the side effect
+    is then listed with it (a dry run shows the refusal a real run would meet)."""
+
+    def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 class DryRun:

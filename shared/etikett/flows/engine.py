@@ -1,20 +1,37 @@
 """Executes a flow document on records. Compiled once per document version (every CEL expression
 parsed once); each record travels the wires on its own, and a record that fails in a node fails
 alone: the others go on and the run is `partial`. What each node does is in steps.py.
+
+Whatever document it is given, the engine stops: each record has a budget of node executions
+(`MAX_NODE_EXECUTIONS`) and of copies that fan-out makes of it (`MAX_FAN_OUT`). A record that
+would exceed either fails with a message saying so (lint reports the causes before: `flow.cycle`,
+an error that also stops dry runs and deployments, and `flow.fan_out`, a warning).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from etikett.dsl.flow import FlowDocument, FlowNode, malformations, targets
+from etikett.dsl.flow import (
+    MAX_FAN_OUT,
+    MAX_NODE_EXECUTIONS,
+    FlowDocument,
+    FlowNode,
+    malformations,
+    targets,
+)
 from etikett.flows.effects import Effects
 from etikett.flows.steps import NodeError, Step, StepContext, check_size, step_for
 
 MAX_RECORD_BYTES = 64_000
 RunOutcome = Literal["succeeded", "failed", "partial"]
+
+
+class BudgetExhausted(NodeError):
+    """The record used up its budget of node executions or fan-out copies."""
 
 
 @dataclass
@@ -31,6 +48,7 @@ class RecordResult:
     trace: list[dict[str, Any]]
     side_effects: list[dict[str, Any]]
     errors: list[dict[str, Any]]
+    exhausted: bool = False  # stopped by the record's budget: its wires loop or fan out too much
 
     @property
     def failed(self) -> bool:
@@ -115,22 +133,43 @@ class FlowProgram:
         except NodeError as error:
             errors.append({"node_id": trigger_id, "message": str(error)})
             return RecordResult([], [], errors)
-        queue: list[tuple[str, dict[str, Any]]] = [(trigger_id, record)]
+        queue: deque[tuple[str, dict[str, Any]]] = deque([(trigger_id, record)])
+        executions, copies, exhausted = 0, 1, False
         while queue:
-            node_id, current = queue.pop(0)
+            node_id, current = queue.popleft()
             node = self.nodes[node_id]
             entry: dict[str, Any] = {"node_id": node_id, "type": node.type, "input": current}
             try:
+                if executions >= MAX_NODE_EXECUTIONS:
+                    raise BudgetExhausted(
+                        f"the record went through {MAX_NODE_EXECUTIONS} node executions, the "
+                        "budget of one record, and was stopped: the wires loop (lint: flow.cycle) "
+                        "or fan out too much (flow.fan_out)"
+                    )
+                executions += 1
                 output, next_ids = self._steps[node_id](current, context)
+                if output is not None and len(next_ids) > 1:
+                    copies += len(next_ids) - 1
+                    if copies > MAX_FAN_OUT:
+                        raise BudgetExhausted(
+                            f"fan-out would make {copies} copies of the record; at most "
+                            f"{MAX_FAN_OUT}, the budget of one record (lint: flow.fan_out)"
+                        )
             except NodeError as error:
                 entry.update(status="error", output=None, message=str(error))
                 errors.append({"node_id": node_id, "message": str(error)})
+                if isinstance(error, BudgetExhausted):
+                    exhausted = True
+                    queue.clear()
             else:
                 entry.update(status="executed", output=output)
                 if output is not None:
-                    queue += [(target, output) for target in next_ids]
+                    queue.extend((target, output) for target in next_ids)
             if trace:
-                entries.setdefault(node_id, entry)
+                if exhausted:
+                    entries[node_id] = entry  # the trace shows where the budget ran out
+                else:
+                    entries.setdefault(node_id, entry)
         trace_list: list[dict[str, Any]] = []
         if trace:
             for node in self.document.nodes:
@@ -146,7 +185,7 @@ class FlowProgram:
                             "output": None,
                         }
                     )
-        return RecordResult(trace_list, context.side_effects, errors)
+        return RecordResult(trace_list, context.side_effects, errors, exhausted)
 
     def run(
         self,

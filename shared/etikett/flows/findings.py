@@ -27,13 +27,19 @@ FLOW_FINDING_CODES: dict[str, str] = {
     "flow.field_invalid": "A node's fields do not fit its type (or a wire goes into a trigger).",
     "flow.cel_invalid": "A CEL expression does not compile, names something unknown, or nests "
     "comprehensions.",
-    "flow.cycle": "The wires form a cycle.",
+    "flow.cycle": "The wires form a cycle (an error that also stops dry runs and deployments).",
+    "flow.fan_out": "A record may be copied to more branches, or pass more nodes, than the "
+    "engine's budget of one record allows (a warning).",
     "flow.unreachable_node": "No trigger reaches the node (a warning).",
     "flow.label_not_found": "An action.print names a label that does not exist.",
     "flow.label_not_released": "The printed label has no released (or approved) version.",
     "flow.label_variable_unknown": "An action.print maps a variable the label does not declare "
     "(or computes itself), or misses a required one.",
 }
+
+
+# Error codes that make a version impossible to run at all (not just some of its records).
+UNRUNNABLE = frozenset({"flow.cycle"})
 
 
 def pointer(*parts: Any) -> str:

@@ -14,12 +14,15 @@ from pydantic import ValidationError
 
 from etikett.dsl.flow import (
     CEL_FIELDS,
+    MAX_FAN_OUT,
+    MAX_NODE_EXECUTIONS,
     NODE_SPECS,
     FlowDocument,
     FlowNode,
     HttpAction,
     HttpTrigger,
     PrintNode,
+    alternatives,
     targets,
 )
 from etikett.flows.findings import Finding, pointer
@@ -105,7 +108,10 @@ def lint(document: FlowDocument, labels: LabelCatalog | None = None) -> list[Fin
     http_paths: dict[str, str] = {}
     for index, node in enumerate(nodes):
         findings += _node_findings(index, node, by_id, http_paths, labels)
-    findings += _cycles(nodes)
+    cycles = _cycles(nodes)
+    findings += cycles
+    if not cycles:  # a cycle is unbounded anyway, and reported as such
+        findings += _fan_out(nodes, triggers)
     findings += _unreachable(nodes, triggers)
     return findings
 
@@ -339,6 +345,59 @@ def _cycles(nodes: list[FlowNode]) -> list[Finding]:
             elif target not in state:
                 state[target] = 1
                 stack.append((target, iter(targets(nodes[index[target]]))))
+    return found
+
+
+_CAP = 10**12  # worst cases grow exponentially; past this they are all "far too many"
+
+
+def _fan_out(nodes: list[FlowNode], triggers: list[FlowNode]) -> list[Finding]:
+    """Triggers whose records may exceed the engine's budget of one record: the copies fan-out
+    makes of it, or its node executions, counted for the worst case (every filter passes; a
+    switch takes its widest case). Only for graphs without cycles."""
+    by_id = {node.id: node for node in nodes}
+    index = {node.id: i for i, node in enumerate(nodes)}
+    worst: dict[str, tuple[int, int]] = {}  # node id -> (copies, executions) from there on
+
+    def measure(start: str) -> tuple[int, int]:
+        stack = [start]
+        while stack:  # post-order without recursion: a chain may be 200 nodes long
+            node_id = stack[-1]
+            pending = [t for group in alternatives(by_id[node_id]) for t in group if t not in worst]
+            if pending:
+                stack += pending
+                continue
+            stack.pop()
+            copies, executions = 1, 1
+            for group in alternatives(by_id[node_id]):
+                if group:
+                    copies = max(copies, sum(worst[t][0] for t in group))
+                    executions = max(executions, 1 + sum(worst[t][1] for t in group))
+            worst[node_id] = (min(copies, _CAP), min(executions, _CAP))
+        return worst[start]
+
+    found = []
+    for trigger in triggers:
+        copies, executions = measure(trigger.id)
+        if copies > MAX_FAN_OUT or executions > MAX_NODE_EXECUTIONS:
+            found.append(
+                Finding(
+                    code="flow.fan_out",
+                    severity="warning",
+                    path=pointer("nodes", index[trigger.id], "wires"),
+                    node_id=trigger.id,
+                    message=f"A record from {trigger.id!r} may be copied to {copies} branches "
+                    f"and pass {executions} node executions; the engine fails a record beyond "
+                    f"{MAX_FAN_OUT} copies or {MAX_NODE_EXECUTIONS} executions. Wire fewer "
+                    "nodes to several others, or use a logic.switch.",
+                    params={
+                        "copies": copies,
+                        "executions": executions,
+                        "limit": MAX_FAN_OUT,
+                        "execution_limit": MAX_NODE_EXECUTIONS,
+                    },
+                )
+            )
     return found
 
 

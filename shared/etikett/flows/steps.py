@@ -102,6 +102,10 @@ class StepContext:
         try:
             outcome = call()
         except EffectFailed as error:
+            if error.detail is not None:
+                self.side_effects.append(
+                    {"node_id": node_id, "kind": kind, "performed": False, "detail": error.detail}
+                )
             raise NodeError(str(error)) from None
         self.side_effects.append(
             {"node_id": node_id, "kind": kind, "performed": outcome.performed, **_detail(outcome)}

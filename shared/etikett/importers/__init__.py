@@ -69,9 +69,12 @@ def refuse(code: ProblemCode, detail: str, **params: Any) -> ImportRefused:
     return ImportRefused(detail, code, **params)
 
 
-def convert(name: str, data: bytes, *, dpi: int, max_expanded: int) -> Conversion:
+def convert(
+    name: str, data: bytes, *, dpi: int, max_expanded: int, max_labels: int = MAX_LABELS
+) -> Conversion:
     """The labels of a ZPL or gLabels file. `dpi` is the density ZPL dots are meant for (and the
-    density gLabels documents get); `max_expanded` bounds what compressed input may grow to."""
+    density gLabels documents get); `max_expanded` bounds what compressed input may grow to,
+    `max_labels` how many labels one file may hold."""
     if data[:2] == b"\x1f\x8b":
         data = gunzip(data, max_expanded)
     text_start = data.lstrip()[:64]
@@ -84,7 +87,7 @@ def convert(name: str, data: bytes, *, dpi: int, max_expanded: int) -> Conversio
     if b"^XA" in data.upper() or b"^xa" in data:
         from etikett.importers.zpl import convert_zpl
 
-        return convert_zpl(name, data, dpi=dpi, max_expanded=max_expanded)
+        return convert_zpl(name, data, dpi=dpi, max_expanded=max_expanded, max_labels=max_labels)
     raise refuse(
         ProblemCode.IMPORT_UNREADABLE,
         "The file is neither a ZPL format (^XA…^XZ) nor a gLabels document.",

@@ -95,12 +95,14 @@ class LocalService:
             self.template,
             self.aws.endpoint_url,
             LOCAL_REGION,
-            # Local models live on the developer's network: private addresses are allowed here.
-            # Setup needs no secret on the developer's own machine (a deployed stack does), and
-            # the printer simulator runs on loopback.
+            # Local models live on the developer's network: private addresses are allowed here,
+            # unless ETIKETT_OUTGOING_PRIVATE_NETWORKS=false says otherwise (the fuzzing runs:
+            # generated URLs must never reach beyond this machine). Setup needs no secret on the
+            # developer's own machine (a deployed stack does), and the printer simulator runs on
+            # loopback.
             {
                 "Build": self.local.build,
-                "OutgoingPrivateNetworks": "true",
+                "OutgoingPrivateNetworks": _flag("ETIKETT_OUTGOING_PRIVATE_NETWORKS", "true"),
                 "SetupSecret": "",
                 "LoopbackPrinters": "true",
             },
@@ -173,3 +175,8 @@ class LocalService:
         if self._poller is not None:
             self._poller.stop()
         self.aws.stop()
+
+
+def _flag(variable: str, default: str) -> str:
+    """A template parameter's "true"/"false" from the environment, or `default`."""
+    return "false" if os.environ.get(variable, default).strip().lower() == "false" else "true"

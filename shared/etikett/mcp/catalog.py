@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from etikett.api.access import Access
 from etikett.domain.actors import Caller
+from etikett.errors import Forbidden, ProblemCode
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError
@@ -204,6 +205,11 @@ class _Nobody(Access):
 
     def permits(self, caller: Caller) -> bool:
         return False
+
+    def refusal(self, caller: Caller, operation_id: str) -> Forbidden | None:
+        return Forbidden(
+            f"{operation_id} takes no token.", ProblemCode.AUTH_FORBIDDEN, operation_id=operation_id
+        )
 
 
 def access_rule(described: Mapping[str, Any]) -> Access:

@@ -64,6 +64,15 @@ def error_result(error: EtikettError) -> types.CallToolResult:
     )
 
 
+def refusal_result(error: EtikettError) -> types.CallToolResult:
+    """The operation's access rule refused the caller: the answer the operation itself gives,
+    with its status block, though it was not asked."""
+    problem = _problem(error.status, error.code, error.title, error.detail, error.params)
+    return problem_result(
+        problem, status_block(error.status, {"content-type": "application/problem+json"})
+    )
+
+
 def internal_error(request_id: str | None) -> types.CallToolResult:
     return problem_result(
         _problem(

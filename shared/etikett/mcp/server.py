@@ -116,6 +116,11 @@ async def call_tool(
                 f"No tool is named {params.name!r}; tools/list lists the tools your roles allow.",
                 fields=[{"field": "name", "message": "unknown tool", "type": "unknown_tool"}],
             )
+        # Refused before its arguments are looked at, as REST refuses before the body: a caller
+        # learns nothing of an operation it may not use.
+        refused = spec.access.refusal(_scope_value(ctx, CALLER_KEY).as_service(), spec.name)
+        if refused is not None:
+            return results.refusal_result(refused)
         arguments = params.arguments or {}
         fields = spec.argument_errors(arguments)
         if fields:

@@ -80,6 +80,8 @@ def overflow(obj: TextObject, text: str, dpi: int) -> dict[str, int] | None:
 
 
 # How each text drawn (by its cache key) missed its box, None if it fit; bounded like a cache.
+# The ink of a text notes it too, under OVERFLOW_KEY in its `info`.
+OVERFLOW_KEY = "etikett.text_overflow"
 _MISSES: dict[tuple[object, ...], dict[str, int] | None] = {}
 _MAX_MISSES = 4096
 
@@ -138,13 +140,14 @@ def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Imag
     layout = _layout(obj, text, size_px, box_w)
     if obj.shrink_to_fit and (box_w is not None or box_h is not None):
         layout = _shrink(obj, text, size_px, box_w, box_h, layout)
-    _note(key, layout, box_w, box_h, obj.max_lines)
+    missed = _note(key, layout, box_w, box_h, obj.max_lines)
     width = box_w if box_w is not None else max(1, layout.width)
     height = box_h if box_h is not None else max(1, layout.height)
     ensure_renderable(width, height, obj.id)
     for line in layout.lines:  # Pillow draws each whole line before it is cut to the box
         ensure_renderable(line.right - min(0, line.left), layout.ascent + layout.descent, obj.id)
     ink = Image.new("1", (width, height), BLANK)
+    ink.info[OVERFLOW_KEY] = missed  # read by preflight without looking the text up again
     draw = ImageDraw.Draw(ink)
     draw.fontmode = "1"
     for index, line in enumerate(layout.lines):

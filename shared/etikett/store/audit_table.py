@@ -20,7 +20,7 @@ STREAM = "audit"
 class AuditRecord:
     id: str  # aud_<ULID>: sorts by time
     at: dt.datetime
-    actor: str  # "human" | "service" | "anonymous"
+    actor: str  # "human" | "service" | "anonymous" | "system" (a step the service took itself)
     subject: str
     operation_id: str
     target_id: str | None

@@ -77,10 +77,41 @@ def found(future: _ModelFuture[M]) -> M | None:
 
 def get_item(model: type[M], hash_key: str, range_key: str | None = None) -> M | None:
     """One item by its key, or None."""
+    if hash_key == "" or range_key == "":
+        return None  # DynamoDB refuses an empty key string: no item can have one
     try:
         return model.get(hash_key, range_key) if range_key is not None else model.get(hash_key)
     except model.DoesNotExist:
         return None
+
+
+# What DynamoDB (and SQS) answer when they throttle a request.
+THROTTLING_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "Throttling",
+    }
+)
+
+
+def throttled(error: BaseException) -> bool:
+    """Whether `error` (or what caused it) is AWS throttling that outlasted the SDK's retries."""
+    seen: BaseException | None = error
+    for _ in range(10):
+        if seen is None:
+            return False
+        code = getattr(seen, "cause_response_code", None)  # pynamodb's errors
+        response = getattr(seen, "response", None)  # botocore's ClientError
+        if isinstance(response, dict):
+            code = code or (response.get("Error") or {}).get("Code")
+        reasons = getattr(seen, "cancellation_reasons", None) or []
+        codes = {code, *(getattr(reason, "code", None) for reason in reasons if reason)}
+        if codes & THROTTLING_CODES or any(c and "Throttl" in c for c in codes if c):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def table_items() -> Iterator[type[Model]]:
@@ -112,6 +143,24 @@ def bind() -> None:
         model.Meta.region = settings.region
         model._connection = None
     _connection.cache_clear()
+
+
+def item_too_large(error: Exception) -> bool:
+    """Whether DynamoDB refused a write because an item would exceed its 400 KB."""
+    code = getattr(error, "cause_response_code", None)
+    message = str(getattr(error, "cause_response_message", "") or "")
+    return code == "ValidationException" and "size" in message and "exceeded" in message
+
+
+def too_large() -> Exception:
+    """The problem of a write refused for its item's size (413 `resource.too_large`)."""
+    from etikett.errors import PayloadTooLarge, ProblemCode
+
+    return PayloadTooLarge(
+        "The change would make a stored item larger than 400 KB; nothing was written.",
+        ProblemCode.RESOURCE_TOO_LARGE,
+        limit=400_000,
+    )
 
 
 # --- items and records ----------------------------------------------------------------------------

@@ -9,6 +9,8 @@ Items (pk, sk):
   replaced (what a rollback puts back).
 - ("flow#flw_…", "deployed#N"): version N of the flow was rolled out once (the policy asks a
   person for a first deployment only).
+- (prn_…, "dep#dep_…"): the deployment assigns the printer to one of its aliases (a printer in
+  use is not deleted).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
+from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
@@ -37,6 +40,8 @@ if TYPE_CHECKING:
 _META = table_meta("deployments_table")
 META_SK = "meta"
 KIND = "deployment"
+# The statuses a deployment never leaves: it runs nowhere and assigns nothing any more.
+ENDED = ("rolled_back", "superseded")
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,13 @@ class _DeployedVersionItem(Model):
     deployment_id = UnicodeAttribute()
 
 
+class _PrinterUseItem(Model):
+    Meta = _META
+    printer_id = UnicodeAttribute(hash_key=True, attr_name="pk")
+    sk = UnicodeAttribute(range_key=True)  # dep#dep_…
+    deployment_id = UnicodeAttribute()
+
+
 def _deployment(item: _DeploymentItem) -> DeploymentRecord:
     return record_of(DeploymentRecord, item)
 
@@ -165,6 +177,11 @@ def get(deployment_id: str) -> DeploymentRecord | None:
 def runner_states(deployment_id: str) -> list[RunnerStateRecord]:
     items = _RunnerStateItem.query(deployment_id, _RunnerStateItem.sk.startswith("runner#"))
     return [record_of(RunnerStateRecord, item) for item in items]
+
+
+def runner_state(deployment_id: str, runner_id: str) -> RunnerStateRecord | None:
+    item = get_item(_RunnerStateItem, deployment_id, f"runner#{runner_id}")
+    return record_of(RunnerStateRecord, item) if item is not None else None
 
 
 def page(
@@ -209,8 +226,65 @@ def group_flow(group_id: str, flow_id: str) -> GroupFlowRecord | None:
     return _group_flow(item) if item is not None else None
 
 
+def deployments_assigning(printer_id: str) -> list[str]:
+    """The deployments that assign the printer to an alias (whatever their status)."""
+    items = _PrinterUseItem.query(printer_id, _PrinterUseItem.sk.startswith("dep#"))
+    return [str(item.deployment_id) for item in items]
+
+
+def live_assigning(printer_id: str) -> list[str]:
+    """The deployments, neither rolled back nor superseded, that assign the printer now (a
+    printer they assign is not deleted)."""
+    live = []
+    for deployment_id in deployments_assigning(printer_id):
+        record = get(deployment_id)
+        if (
+            record is not None
+            and record.status not in ENDED
+            and printer_id in printer_ids(record.printers)
+        ):
+            live.append(deployment_id)
+    return live
+
+
+def printer_ids(printers: dict[str, Any]) -> set[str]:
+    """Every printer a deployment's aliases name, overrides per Runner included."""
+    found: set[str] = set()
+    for entry in printers.values():
+        found.add(str(entry["printer_id"]))
+        found.update(str(p) for p in (entry.get("by_runner") or {}).values())
+    return found
+
+
+def reassign_printers(
+    uow: UnitOfWork, deployment_id: str, before: dict[str, Any], after: dict[str, Any]
+) -> None:
+    """Keep the printer index in line with a change of the deployment's aliases; each newly
+    assigned printer must still exist (`printer.exists`) and counts the assignment."""
+    from etikett.store import printers
+
+    old, new = printer_ids(before), printer_ids(after)
+    for printer_id in sorted(new - old):
+        uow.put(
+            _PrinterUseItem(
+                printer_id=printer_id, sk=f"dep#{deployment_id}", deployment_id=deployment_id
+            )
+        )
+        printers.note_assigned(uow, printer_id)
+    for printer_id in sorted(old - new):
+        uow.delete(_PrinterUseItem(printer_id, f"dep#{deployment_id}"))
+
+
 def was_deployed(flow_id: str, version: int) -> bool:
     return get_item(_DeployedVersionItem, f"flow#{flow_id}", f"deployed#{version}") is not None
+
+
+def deployed_versions(flow_id: str) -> set[int]:
+    """The versions of the flow that were rolled out once."""
+    items = _DeployedVersionItem.query(
+        f"flow#{flow_id}", _DeployedVersionItem.sk.startswith("deployed#")
+    )
+    return {int(str(item.sk).removeprefix("deployed#")) for item in items}
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -265,6 +339,16 @@ def put_runner_state(uow: UnitOfWork, state: RunnerStateRecord) -> None:
     uow.put(item_of(_RunnerStateItem, state, sk=f"runner#{state.runner_id}"))
 
 
+def add_runner_state(state: RunnerStateRecord) -> None:
+    """A Runner's first state on its own, unless it reported already (its report stands)."""
+    item = item_of(_RunnerStateItem, state, sk=f"runner#{state.runner_id}")
+    try:
+        item.save(condition=_RunnerStateItem.sk.does_not_exist())
+    except PutError as error:
+        if error.cause_response_code != "ConditionalCheckFailedException":
+            raise
+
+
 def report_runner(state: RunnerStateRecord) -> None:
     """A Runner's report, on its own (nothing else changes with it)."""
     item_of(_RunnerStateItem, state, sk=f"runner#{state.runner_id}").save()
@@ -281,9 +365,13 @@ def mark_deployed(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     )
 
 
-def use_flow(uow: UnitOfWork, flow_id: str, deployment_id: str) -> None:
-    """The deployment uses its flow (again: a rollback put it back on a group)."""
-    flows.mark_used(uow, flow_id, deployment_id)
+def pass_flow(
+    uow: UnitOfWork, deployment: DeploymentRecord, revived: list[DeploymentRecord]
+) -> None:
+    """The deployment no longer uses its flow; those a rollback brought back use it again."""
+    flows.change_claims(
+        uow, deployment.flow_id, added=[d.id for d in revived], removed=[deployment.id]
+    )
 
 
 def release_flow(uow: UnitOfWork, deployment: DeploymentRecord) -> None:

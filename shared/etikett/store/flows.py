@@ -20,7 +20,15 @@ from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import changes, get_item, item_of, record_of, table_meta
+from etikett.store.base import (
+    changes,
+    get_item,
+    item_of,
+    item_too_large,
+    record_of,
+    table_meta,
+    too_large,
+)
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -132,6 +140,9 @@ class _FlowItem(Model):
     latest_version = NumberAttribute()
     created_at = UTCDateTimeAttribute()
     updated_at = UTCDateTimeAttribute()
+    # How many deployments claim the flow (`mark_used`); a flow is deleted only at 0 or without
+    # it (flows claimed before it existed are caught by their use items, read first).
+    uses = NumberAttribute(null=True)
     by_name = _ByName()
 
 
@@ -265,7 +276,12 @@ def update(uow: UnitOfWork, before: FlowRecord, after: FlowRecord) -> None:
 
 
 def delete(uow: UnitOfWork, flow: FlowRecord) -> None:
-    uow.delete(_FlowItem(flow.id, META_SK), _FlowItem.id.exists(), name="flow.exists")
+    """`flow.deletable` fails when the flow is gone or a deployment claims it (in the same
+    write: a claim between a check and the delete is never lost)."""
+    unclaimed = _FlowItem.uses.does_not_exist() | (_FlowItem.uses <= 0)
+    uow.delete(
+        _FlowItem(flow.id, META_SK), _FlowItem.id.exists() & unclaimed, name="flow.deletable"
+    )
 
 
 def delete_versions(flow_id: str) -> None:
@@ -286,12 +302,34 @@ def deployments_using(flow_id: str) -> list[str]:
 
 
 def mark_used(uow: UnitOfWork, flow_id: str, deployment_id: str) -> None:
-    item = _UseItem(flow_id=flow_id, sk=f"use#{deployment_id}", deployment_id=deployment_id)
-    uow.put(item)
+    """The deployment claims the flow: its use item, and the flow's count of claims
+    (`flow.claimable` fails when the flow is gone, `flow.unclaimed` when the deployment claims
+    it already)."""
+    change_claims(uow, flow_id, added=[deployment_id], removed=[])
 
 
 def unmark_used(uow: UnitOfWork, flow_id: str, deployment_id: str) -> None:
-    uow.delete(_UseItem(flow_id, f"use#{deployment_id}"))
+    """The deployment no longer claims the flow (`flow.claimed` fails if it did not)."""
+    change_claims(uow, flow_id, added=[], removed=[deployment_id])
+
+
+def change_claims(uow: UnitOfWork, flow_id: str, *, added: list[str], removed: list[str]) -> None:
+    """Claims of deployments on the flow come and go in one change (a transaction may write
+    the flow's item only once)."""
+    for deployment_id in added:
+        item = _UseItem(flow_id=flow_id, sk=f"use#{deployment_id}", deployment_id=deployment_id)
+        uow.put(item, _UseItem.sk.does_not_exist(), name="flow.unclaimed")
+    for deployment_id in removed:
+        uow.delete(
+            _UseItem(flow_id, f"use#{deployment_id}"), _UseItem.sk.exists(), name="flow.claimed"
+        )
+    if len(added) != len(removed):
+        uow.update(
+            _FlowItem(flow_id, META_SK),
+            [_FlowItem.uses.add(len(added) - len(removed))],
+            _FlowItem.id.exists(),
+            name="flow.claimable",
+        )
 
 
 # --- runs -----------------------------------------------------------------------------------------
@@ -305,6 +343,8 @@ def add_run(run: FlowRunRecord) -> bool:
     except PutError as error:
         if error.cause_response_code == "ConditionalCheckFailedException":
             return False
+        if item_too_large(error):
+            raise too_large() from None
         raise
     return True
 

@@ -92,6 +92,9 @@ class _PrinterItem(Model):
     status_at = UTCDateTimeAttribute(null=True)
     finding_id = UnicodeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
+    # Counts assignments to deployments' aliases: a deletion checked against the deployments
+    # holds only if no assignment came in meanwhile (absent on printers never assigned).
+    assigned_rev = NumberAttribute(null=True)
     by_name = _ByName()
 
 
@@ -181,9 +184,35 @@ def add(uow: UnitOfWork, printer: PrinterRecord) -> None:
     uow.put(claim, _NameClaim.key.does_not_exist(), name="printer.name_free")
 
 
-def delete(uow: UnitOfWork, printer: PrinterRecord) -> None:
-    uow.delete(_PrinterItem(printer.id))
+def delete(uow: UnitOfWork, printer: PrinterRecord, assigned_rev: int | None = None) -> None:
+    """With `assigned_rev` (from `assigned_rev()`), `printer.unassigned` fails when the printer
+    was assigned to a deployment since."""
+    condition = None
+    if assigned_rev is not None:
+        condition = (
+            _PrinterItem.assigned_rev.does_not_exist()
+            if assigned_rev == 0
+            else _PrinterItem.assigned_rev == assigned_rev
+        )
+    uow.delete(_PrinterItem(printer.id), condition, name="printer.unassigned")
     uow.delete(_NameClaim(name_key(printer.name)))
+
+
+def assigned_rev(printer_id: str) -> int:
+    """How often the printer was assigned to deployments' aliases (0: never)."""
+    item = get_item(_PrinterItem, printer_id)
+    return int(item.assigned_rev or 0) if item is not None else 0
+
+
+def note_assigned(uow: UnitOfWork, printer_id: str) -> None:
+    """The printer is assigned to a deployment's alias in this change; `printer.exists` fails
+    when it was deleted meanwhile."""
+    uow.update(
+        _PrinterItem(printer_id),
+        [_PrinterItem.assigned_rev.add(1)],
+        _PrinterItem.id.exists(),
+        name="printer.exists",
+    )
 
 
 def report_status(runner_id: str, printer_id: str, status: str, at: dt.datetime) -> bool:

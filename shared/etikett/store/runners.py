@@ -200,7 +200,7 @@ class _ContextItem(Model):
     owner_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # context#<name>
     name = UnicodeAttribute()
-    value = JSONAttribute()
+    value = JSONAttribute(null=True)  # any JSON value, null too
     updated_at = UTCDateTimeAttribute()
     updated_by = UnicodeAttribute()
     revision = NumberAttribute(default=1)

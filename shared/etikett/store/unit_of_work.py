@@ -25,7 +25,7 @@ from pynamodb.transactions import TransactWrite
 from etikett.errors import Conflict, EtikettError, ProblemCode
 from etikett.store import audit_table
 from etikett.store.audit_table import AuditRecord
-from etikett.store.base import connection
+from etikett.store.base import connection, item_too_large, too_large
 
 Write = Callable[[TransactWrite], None]
 
@@ -102,6 +102,10 @@ class UnitOfWork:
             ),
         )
 
+    def add_audit(self, audit: AuditRecord) -> None:
+        """One more audit entry, for a change that is several (labels created together)."""
+        self.put(audit_table.item(audit))
+
     def after_commit(self, action: Callable[[], None]) -> None:
         """Run `action` once the transaction has committed (e.g. refresh a cached view)."""
         self._after.append(action)
@@ -141,6 +145,8 @@ class UnitOfWork:
                 return ConditionFailed(name)
         if "TransactionConflict" in codes or error.cause_response_code == "TransactionConflict":
             return ConditionFailed(None)
+        if item_too_large(error):
+            return too_large()
         return error
 
     def _add(self, kind: str, name: str | None, write: Write) -> None:

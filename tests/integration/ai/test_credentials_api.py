@@ -93,6 +93,8 @@ def test_refusals(root: Api, model: ModelServer) -> None:
         "http://example.com/v1",
         "ftp://example.com",
         "https://api.example.com/v1?key=1",
+        "https://169.254.169.254/v1",  # cloud metadata: refused when stored, not when used
+        "https://[ff02::1]/v1",
     ):
         refused = root.post(
             "/credentials",

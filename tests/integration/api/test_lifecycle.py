@@ -26,6 +26,13 @@ def test_setup_then_restart_keeps_everything(tmp_path: Path) -> None:
             "auth.invalid_credentials",
         )
 
+        # The first admin's username follows the rule of every username: refused, not a 500.
+        refused = api.post("/auth/setup", json={"username": "first admin", "password": PASSWORD})
+        assert problem(refused, 422, "request.invalid")["params"]["fields"][0]["field"] == (
+            "body.username"
+        )
+        assert api.get("/auth/setup").json()["setup_required"] is True
+
         response = api.post("/auth/setup", json={"username": "first", "password": PASSWORD})
         assert response.status_code == 201, response.text
         signed_in = response.json()

@@ -3,11 +3,14 @@ references, dry runs that change nothing, and every operation's roles."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support.client import Api, problem, unique
+from support.runner_site import FakeSite
+from support.server import DevServer
 
 LABEL = {
     "size": {"width_mm": 60, "height_mm": 30},
@@ -149,17 +152,15 @@ def test_registry_describes_every_node_type(designer: Api) -> None:
         assert item["category"] in ("trigger", "logic", "action")
         assert item["description"] and item["outputs"]
         assert item["fields"]["type"] == "object"
-        for name, schema in item["fields"]["properties"].items():
-            assert (
-                "description" in schema
-                or "enum" in schema
-                or "$ref" in schema
-                or name
-                in (
-                    "method",
-                    "level",
-                )
-            ), (item["type"], name)
+        # Every field, also those of nested objects (a switch's cases), can be authored from
+        # the registry alone: each has a description and at least one example.
+        objects = [("", item["fields"])]
+        objects += [(f"$defs.{n}.", d) for n, d in item["fields"].get("$defs", {}).items()]
+        for prefix, schema in objects:
+            for name, field in schema["properties"].items():
+                where = (item["type"], prefix + name)
+                assert field.get("description"), where
+                assert field.get("examples"), where
     assert types["trigger.folder"]["fields"]["properties"]["format"]["enum"] == [
         "csv",
         "json",
@@ -413,6 +414,103 @@ def test_dry_run_refusals(designer: Api) -> None:
     assert designer.get(f"/flows/{flow['id']}/runs").json() == {"items": [], "next_cursor": None}
 
 
+def test_a_flow_with_a_cycle_is_refused_for_dry_runs_and_deployments(
+    designer: Api, admin: Api
+) -> None:
+    looping = {
+        "nodes": [
+            {"id": "in", "type": "trigger.http", "path": "loop", "wires": ["a"]},
+            {"id": "a", "type": "action.log", "message": "'a'", "wires": ["b"]},
+            {"id": "b", "type": "logic.set", "values": {"n": "1"}, "wires": ["a"]},
+        ],
+        "samples": [{}],
+    }
+    flow = _create(designer, looping)
+    refused = problem(
+        designer.post(f"/flows/{flow['id']}/dry-run", json={}), 422, "flow.not_runnable"
+    )
+    assert [f["code"] for f in refused["params"]["findings"]] == ["flow.cycle"]
+    assert refused["params"]["findings"][0]["params"]["cycle"] == ["a", "b", "a"]
+    group = admin.post("/runner-groups", json={"name": unique("loops")}).json()["id"]
+    deployment = problem(
+        admin.post(
+            "/deployments",
+            json={"flow_id": flow["id"], "version": 1, "stages": [{"group_ids": [group]}]},
+        ),
+        422,
+        "deployment.flow_has_errors",
+    )
+    assert "flow.cycle" in {f["code"] for f in deployment["params"]["findings"]}
+    # Without the wire back the same flow runs.
+    fixed = _patch(designer, flow["id"], [{"op": "remove", "path": "/nodes/2/wires/0"}])
+    assert fixed.status_code == 200, fixed.text
+    runs = designer.post(f"/flows/{flow['id']}/dry-run", json={}).json()["runs"]
+    assert runs[0]["errors"] == []
+
+
+def test_dry_runs_see_a_runner_placeholder_a_given_runner_or_an_enrolled_one(
+    designer: Api, admin: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    flow = _create(
+        designer,
+        {
+            "nodes": [
+                {"id": "in", "type": "trigger.http", "path": "who", "wires": ["who"]},
+                {
+                    "id": "who",
+                    "type": "logic.set",
+                    "values": {
+                        "at": "runner.name + '@' + runner.group_id + '/' + runner.id",
+                        "site": "has(context.site) ? context.site : 'none'",
+                    },
+                },
+            ],
+            "samples": [{}],
+        },
+    )
+
+    def seen(body: dict[str, Any]) -> dict[str, Any]:
+        answer = designer.post(f"/flows/{flow['id']}/dry-run", json=body)
+        assert answer.status_code == 200, answer.text
+        (run,) = answer.json()["runs"]
+        assert run["errors"] == [], run["errors"]
+        return dict(run["trace"][1]["output"])
+
+    assert seen({}) == {"at": "dry-run@rgp_dry_run/run_dry_run", "site": "none"}
+    given = {"id": "run_1", "name": "Halle 3", "group_id": "rgp_7"}
+    assert seen({"runner": given, "context": {"site": "x"}}) == {
+        "at": "Halle 3@rgp_7/run_1",
+        "site": "x",
+    }
+
+    group = admin.post("/runner-groups", json={"name": unique("dry")}).json()["id"]
+    token = admin.post(f"/runner-groups/{group}/enrollment-tokens", json={}).json()["token"]
+    site = FakeSite(tmp_path, unique("dry-site"))
+    assert site.enroll(admin, token).status_code == 201
+    runner_id = site.enrollment["runner_id"]
+    name = admin.get(f"/runners/{runner_id}").json()["name"]
+    admin.request("PUT", f"/runner-groups/{group}/context/site", json={"value": "group"})
+    assert seen({"runner_id": runner_id}) == {
+        "at": f"{name}@{group}/{runner_id}",
+        "site": "group",
+    }
+    admin.request("PUT", f"/runners/{runner_id}/context/site", json={"value": "runner"})
+    assert seen({"runner_id": runner_id})["site"] == "runner"  # the Runner's own wins
+    assert seen({"runner_id": runner_id, "context": {"site": "asked"}})["site"] == "asked"
+    problem(
+        designer.post(f"/flows/{flow['id']}/dry-run", json={"runner_id": "run_nope"}),
+        404,
+        "runner.not_found",
+    )
+    problem(
+        designer.post(
+            f"/flows/{flow['id']}/dry-run", json={"runner_id": runner_id, "runner": given}
+        ),
+        422,
+        "request.invalid",
+    )
+
+
 def test_roles(admin: Api, designer: Api, operator: Api, approver: Api, anonymous: Api) -> None:
     flow = _create(designer, _flow_document("lbl_01J00000000000000000000000"))
     flow_id = flow["id"]
@@ -461,3 +559,64 @@ def test_bad_input_is_a_clear_problem(designer: Api) -> None:
     problem(designer.post("/flows", json={"name": "x", "document": huge}), 422, "document.invalid")
     before = designer.get("/flows", params={"limit": 200}).json()["items"]
     assert all(f["name"] != "x" for f in before)  # nothing half-created
+
+
+def test_a_document_over_the_size_limit_is_refused_with_413(designer: Api) -> None:
+    """350 KB compressed: random text does not compress, so 100 samples of 6,000 characters of
+    it are over the limit; nothing is created or saved."""
+    import base64
+    import os
+
+    noise = [{"blob": base64.b64encode(os.urandom(4500)).decode()} for _ in range(100)]
+    name = unique("toolarge")
+    refused = problem(
+        designer.post("/flows", json={"name": name, "document": {"samples": noise}}),
+        413,
+        "document.too_large",
+    )
+    assert refused["params"]["limit"] == 350_000 and refused["params"]["size"] > 350_000
+    listed = designer.get("/flows", params={"limit": 200}).json()["items"]
+    assert name not in {f["name"] for f in listed}
+
+    flow = _create(designer)
+    problem(
+        _patch(designer, flow["id"], [{"op": "add", "path": "/samples", "value": noise}]),
+        413,
+        "document.too_large",
+    )
+    assert designer.get(f"/flows/{flow['id']}").json()["latest_version"] == 1
+
+
+def test_patch_answers_carry_the_version_status(designer: Api, admin: Api, approver: Api) -> None:
+    """Flow versions are `draft` until deployed once, then `deployed`; patch and document
+    answers and version lists say which, as they do for labels."""
+    document = {
+        "nodes": [
+            {"id": "in", "type": "trigger.schedule", "every_s": 60, "wires": ["log"]},
+            {"id": "log", "type": "action.log", "message": "'x'"},
+        ]
+    }
+    flow = _create(designer, document)
+    saved = _patch(
+        designer, flow["id"], [{"op": "replace", "path": "/nodes/1/message", "value": "'y'"}]
+    )
+    assert saved.status_code == 200, saved.text
+    assert (saved.json()["version"], saved.json()["status"]) == (2, "draft")
+    group = admin.post("/runner-groups", json={"name": unique("status")}).json()["id"]
+    deployment = admin.post(
+        "/deployments",
+        json={"flow_id": flow["id"], "version": 1, "stages": [{"group_ids": [group]}]},
+    ).json()
+    assert (
+        designer.get(f"/flows/{flow['id']}/document", params={"version": 1}).json()["status"]
+        == "draft"
+    )  # created, not yet rolled out
+    approved = approver.post(f"/deployments/{deployment['id']}/approval", json={"stage": 0})
+    assert approved.status_code == 200, approved.text
+    assert (
+        designer.get(f"/flows/{flow['id']}/document", params={"version": 1}).json()["status"]
+        == "deployed"
+    )
+    versions = designer.get(f"/flows/{flow['id']}/versions").json()["items"]
+    assert [(v["version"], v["status"]) for v in versions] == [(2, "draft"), (1, "deployed")]
+    assert designer.get(f"/flows/{flow['id']}/versions/1").json()["status"] == "deployed"

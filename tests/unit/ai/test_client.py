@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 import pytest
 
@@ -226,3 +227,63 @@ def test_an_endpoint_not_allowed_is_refused_before_connecting() -> None:
 def test_the_key_is_never_in_the_endpoint_repr() -> None:
     target = Endpoint(provider="openai-chat", model="m", url="https://x", api_key=KEY)
     assert KEY not in repr(target) and KEY not in repr(ToolCall("1", "t", {}))
+
+
+def _padded(seen, size: int) -> bytes:
+    """A valid answer in the request's format, padded with whitespace to `size` bytes."""
+    body = json.dumps(text_answer(seen, "OK").body).encode()
+    return body + b" " * max(0, size - len(body))
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_an_answer_larger_than_the_bound_is_a_bad_response_read_no_further(
+    server: ModelServer, chunked: bool
+) -> None:
+    """Declared (content-length) or not (chunked), an answer past 2 MB is refused: the client
+    never holds more than the bound in memory."""
+    huge = 40 * 1024 * 1024
+    server.then(
+        lambda seen: Answer(200, _padded(seen, huge), chunked=chunked, chunk_size=256 * 1024)
+    )
+    error = failure(endpoint(server, "openai-chat"), "ai.bad_response")
+    assert error.params["reason"] == "too_large" and error.params["limit"] == 2 * 1024 * 1024
+    assert error.status == 502
+    server.then(lambda seen: Answer(200, _padded(seen, 2 * 1024 * 1024 - 10), chunked=chunked))
+    assert ask(endpoint(server, "openai-chat")).text == "OK"  # type: ignore[attr-defined]
+
+
+def test_an_answer_that_trickles_past_the_deadline_is_cut_off_at_it(server: ModelServer) -> None:
+    """Each piece comes well within the per-read timeout; the whole answer would take 60 s."""
+    server.then(lambda seen: Answer(200, _padded(seen, 1200), chunk_size=1, chunk_delay=0.05))
+    started = time.monotonic()
+    error = failure(endpoint(server, "openai-chat"), "ai.unreachable", timeout=5, deadline=1)
+    assert error.params["reason"] == "deadline" and "1 s" in error.detail
+    assert error.status == 502
+    assert time.monotonic() - started < 30  # cut off, not read to its end
+
+
+def test_an_answer_that_stalls_after_its_headers_ends_at_the_deadline(
+    server: ModelServer,
+) -> None:
+    """Headers at once, then silence longer than the deadline but shorter than a read's
+    timeout: only the deadline can end it."""
+    server.then(lambda seen: Answer(200, _padded(seen, 100), hold=20, chunk_size=10))
+    started = time.monotonic()
+    error = failure(
+        endpoint(server, "anthropic-messages"), "ai.unreachable", timeout=15, deadline=1
+    )
+    assert error.params["reason"] == "deadline"
+    assert time.monotonic() - started < 10
+
+
+def test_a_compressed_answer_that_was_not_asked_for_is_a_bad_response(server: ModelServer) -> None:
+    server.then(Answer(200, b"\x1f\x8b\x08\x00", headers={"content-encoding": "gzip"}))
+    error = failure(endpoint(server, "openai-chat"), "ai.bad_response")
+    assert error.params["reason"] == "encoding"
+    assert server.requests[-1].headers["accept-encoding"] == "identity"
+
+
+def test_a_long_error_answer_keeps_its_status(server: ModelServer) -> None:
+    server.then(Answer(401, b'{"error": {"message": "no"}}' + b" " * (3 * 1024 * 1024)))
+    error = failure(endpoint(server, "openai-chat"), "ai.unauthorized")
+    assert error.params["provider_status"] == 401

@@ -130,7 +130,15 @@ def aws() -> Iterator[Aws]:
             env.setenv(name, value)
         with mock_aws():
             template = load(REPO / "template.yaml")
-            resolver = provision.provision(template, None, REGION, {"Build": "test"})
+            # As local mode gives them: receivers and models of tests live on loopback, setup
+            # needs no secret, printers may be the simulator on loopback.
+            parameters = {
+                "Build": "test",
+                "SetupSecret": "",
+                "OutgoingPrivateNetworks": "true",
+                "LoopbackPrinters": "true",
+            }
+            resolver = provision.provision(template, None, REGION, parameters)
             for name, value in provision.function_environment(template, resolver).items():
                 env.setenv(name, value)
             settings.reload()

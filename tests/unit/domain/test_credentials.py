@@ -101,6 +101,30 @@ def test_model_endpoints_are_https_or_loopback_without_a_query(endpoint: str) ->
     assert error.params["fields"][0]["field"] == "body.endpoint"
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "reason"),
+    [
+        ("https://169.254.169.254/v1", "link-local"),  # cloud metadata
+        ("https://[::ffff:169.254.169.254]/v1", "link-local"),
+        ("https://[fe80::1]/v1", "link-local"),
+        ("https://224.0.0.251/v1", "not a unicast address"),  # multicast
+        ("https://0.0.0.0/v1", "not a unicast address"),  # unspecified
+        ("https://240.0.0.1/v1", "not a unicast address"),  # reserved
+    ],
+)
+def test_endpoints_naming_addresses_never_connected_to_are_refused_when_stored(
+    endpoint: str, reason: str
+) -> None:
+    ref = _ref()
+    error = _refused(
+        ProblemCode.CREDENTIAL_ENDPOINT_REFUSED, lambda: _model(ref=ref, endpoint=endpoint)
+    )
+    assert error.status == 422 and reason in error.detail
+    assert error.params["fields"][0]["field"] == "body.endpoint"
+    _refused(ProblemCode.CREDENTIAL_NOT_FOUND, lambda: credentials.load(ref))
+    assert operations(ref) == []
+
+
 def test_a_deleted_credential_is_gone_and_so_is_its_default_mark(
     empty: Aws,
 ) -> None:

@@ -219,7 +219,13 @@ def test_a_newer_deployment_supersedes_the_older_one_and_rollback_restores_it() 
         "comment": "zurück",
         "restored": {group.id: f"{older.id}@1"},
         "stopped": [],
+        "reactivated": [older.id],
     }
+    # The service itself brought the older deployment back: its trail says so.
+    assert deployments.get(older.id).status == "active"
+    revival = trail(older.id)[-1]
+    assert (revival.actor, revival.operation_id) == ("system", "reactivateDeployment")
+    assert revival.details == {"by_rollback_of": newer.id, "groups": [group.id]}
 
 
 def test_a_deployment_a_rollback_puts_back_runs_again_and_keeps_its_flow_in_use() -> None:
@@ -251,7 +257,12 @@ def test_rolling_back_a_first_deployment_stops_the_flow_on_its_groups() -> None:
     _approve(created.id)
     deployments.rollback(agent("postDeploymentRollback", "operator"), created.id, Rollback())
     assert deployment_store.group_flow(group.id, flow.id) is None
-    assert trail(created.id)[-1].details == {"comment": None, "restored": {}, "stopped": [group.id]}
+    assert trail(created.id)[-1].details == {
+        "comment": None,
+        "restored": {},
+        "stopped": [group.id],
+        "reactivated": [],
+    }
     _refused(
         ProblemCode.DEPLOYMENT_ENDED,
         lambda: deployments.rollback(human("postDeploymentRollback"), created.id, Rollback()),

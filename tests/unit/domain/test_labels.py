@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from etikett.catalog.vorlagen import vorlagen
 from etikett.domain import label_versions, labels, policies
 from etikett.domain.label_versions import DocumentPatch, StatusChange
 from etikett.errors import EtikettError, ProblemCode
@@ -486,3 +487,31 @@ def test_changes_to_a_missing_label_are_label_not_found() -> None:
         with pytest.raises(EtikettError) as refused:
             change()
         assert _code(refused) == ProblemCode.LABEL_NOT_FOUND
+
+
+def test_a_version_is_parsed_once_and_its_label_still_checked_every_time() -> None:
+    label = _label(objects=[TEXT])
+    number, first = label_versions.label_document(label.id)
+    again = label_versions.label_document(label.id, 2)
+    assert number == 2 and again[0] == 2 and again[1] is first  # kept, not read again
+    assert first.objects[0].id == "title"
+    patch(label.id, [{"op": "replace", "path": "/objects/0/content", "value": "Changed"}])
+    newest_number, newest = label_versions.label_document(label.id)
+    assert newest_number == 3 and newest is not first and newest.objects[0].content == "Changed"
+    assert label_versions.label_document(label.id, 2)[1] is first
+    labels.delete(human("deleteLabel", "designer"), label.id)
+    with pytest.raises(EtikettError) as gone:  # kept in memory, yet gone with its label
+        label_versions.label_document(label.id, 2)
+    assert _code(gone) == ProblemCode.LABEL_NOT_FOUND
+
+
+@pytest.mark.parametrize("vorlage", [v.id for v in vorlagen()])
+def test_a_kept_version_dumps_to_the_stored_document(vorlage: str) -> None:
+    """Copilots show the model the kept parsed version, dumped: exactly what is stored."""
+    created = labels.create_from_vorlage(
+        human("createLabel", "designer"),
+        labels.NewLabelFromVorlage(vorlageId=vorlage, name=vorlage),
+    )
+    stored = label_versions.get_document(created.id).document
+    _, kept = label_versions.label_document(created.id)
+    assert kept.model_dump(mode="json", exclude_none=True) == stored

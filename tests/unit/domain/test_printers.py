@@ -156,10 +156,21 @@ def test_an_odd_density_in_a_finding_is_left_out_and_the_default_taken() -> None
 
 
 def test_discovery_stays_on_private_networks_and_small_ranges() -> None:
-    for targets in (["8.8.8.8"], ["10.0.0.0/23"], ["10.0.0.1:99999"], ["10.0.0.0/24", "10.0.1.1"]):
+    for targets in (["10.0.0.0/23"], ["10.0.0.1:99999"], ["10.0.0.0/24", "10.0.1.1"]):
         with pytest.raises(ValidationError):
             DiscoveryRequest(targets=targets)
     assert DiscoveryRequest(targets=["192.168.0.0/25", "drucker.local:6101"]).targets
+    # Where the Runner may reach depends on its group (printer ports): checked by the operation.
+    runner = build.runner()
+    refused = _refused(
+        ProblemCode.PRINTER_ADDRESS_REFUSED,
+        lambda: printers.discover_at(
+            human("postRunnerDiscovery", "operator"),
+            runner.id,
+            DiscoveryRequest(targets=["8.8.8.8"]),
+        ),
+    )
+    assert refused.params["target"] == "8.8.8.8"
 
 
 def test_discovery_in_a_group_asks_each_online_runner() -> None:

@@ -64,7 +64,7 @@ def test_a_group_is_created_with_its_audit_entry_and_listed() -> None:
         runners.NewRunnerGroup(name="Halle", description="2"),
     )
     assert (created.name, created.description) == ("Halle", "2")
-    assert trail(created.id)[0].details == {"name": "Halle"}
+    assert trail(created.id)[0].details == {"name": "Halle", "printer_ports": []}
     seen, cursor = [], None
     while True:
         page = runners.list_groups(2, cursor)

@@ -13,7 +13,7 @@ import pytest
 from etikett import clock
 from etikett.domain import auth, tokens, users
 from etikett.domain.actors import Invocation
-from etikett.domain.auth import Credentials
+from etikett.domain.auth import SetupRequest
 from etikett.domain.users import NewUser
 from etikett.errors import EtikettError, ProblemCode
 from etikett.ids import new_id
@@ -59,7 +59,7 @@ def _user(*roles: str, password: str = PASSWORD) -> users.User:
 
 def _login(user: users.User, password: str = PASSWORD) -> str:
     return auth.login(
-        human("postLogin"), Credentials(username=user.username, password=password)
+        human("postLogin"), SetupRequest(username=user.username, password=password)
     ).token
 
 
@@ -233,7 +233,7 @@ def test_a_wrong_password_or_unknown_user_is_refused_alike_and_audited() -> None
     ghost = f"ghost.{new_id('x')[-6:].lower()}"
     _refused(
         ProblemCode.AUTH_INVALID_CREDENTIALS,
-        lambda: auth.login(human("postLogin"), Credentials(username=ghost, password=PASSWORD)),
+        lambda: auth.login(human("postLogin"), SetupRequest(username=ghost, password=PASSWORD)),
     )
 
 
@@ -326,13 +326,13 @@ def test_foreign_and_unknown_tokens_are_refused() -> None:
 
 def test_setup_makes_the_first_admin_once(empty: Aws) -> None:
     assert auth.setup_state().setup_required
-    first = auth.setup(human("postSetup"), Credentials(username="root", password=PASSWORD))
+    first = auth.setup(human("postSetup"), SetupRequest(username="root", password=PASSWORD))
     assert first.user.roles == ["admin"]
     assert tokens.authenticate(first.token).roles == {"admin"}
     assert not auth.setup_state().setup_required
     _refused(
         ProblemCode.AUTH_SETUP_DONE,
-        lambda: auth.setup(human("postSetup"), Credentials(username="other", password=PASSWORD)),
+        lambda: auth.setup(human("postSetup"), SetupRequest(username="other", password=PASSWORD)),
     )
     assert user_store.by_username("other") is None
 
@@ -347,26 +347,26 @@ def test_of_two_setups_at_once_one_makes_the_admin_and_the_other_writes_nothing(
         seen = look()
         if not raced:
             raced.append(seen)
-            auth.setup(human("postSetup"), Credentials(username="first", password=PASSWORD))
+            auth.setup(human("postSetup"), SetupRequest(username="first", password=PASSWORD))
         return seen
 
     monkeypatch.setattr(users, "any_user_exists", look_then_race)
     _refused(
         ProblemCode.AUTH_SETUP_DONE,
-        lambda: auth.setup(human("postSetup"), Credentials(username="second", password=PASSWORD)),
+        lambda: auth.setup(human("postSetup"), SetupRequest(username="second", password=PASSWORD)),
     )
     assert [u.username for u in users.list_users(10, None).items] == ["first"]
 
 
 def test_setup_may_not_reuse_a_name_left_by_a_previous_installation(empty: Aws) -> None:
     """Setup is refused by its marker even when the users it made are gone."""
-    auth.setup(human("postSetup"), Credentials(username="root", password=PASSWORD))
+    auth.setup(human("postSetup"), SetupRequest(username="root", password=PASSWORD))
     (root,) = users.list_users(10, None).items
     dynamodb = empty.client("dynamodb")
     dynamodb.delete_item(TableName=empty.ref("UsersTable"), Key={"pk": {"S": root.id}})
     _refused(
         ProblemCode.AUTH_SETUP_DONE,
-        lambda: auth.setup(human("postSetup"), Credentials(username="again", password=PASSWORD)),
+        lambda: auth.setup(human("postSetup"), SetupRequest(username="again", password=PASSWORD)),
     )
 
 

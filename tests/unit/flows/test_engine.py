@@ -16,7 +16,7 @@ from etikett.flows.effects import (
     Outcome,
     PrintIntent,
 )
-from etikett.flows.engine import FlowProgram, RunEnv
+from etikett.flows.engine import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowProgram, RunEnv
 
 
 class Recorder:
@@ -303,3 +303,95 @@ def test_oversized_values_fail_the_record() -> None:
 def test_malformed_documents_do_not_compile() -> None:
     with pytest.raises(ValueError, match="names no node"):
         _flow(_trigger(["ghost"]))
+
+
+class Fused(Recorder):
+    """A Recorder that stops the test (not the engine) when a record has run away: without a
+    budget the engine would log forever."""
+
+    FUSE = 20_000
+
+    def log(self, intent: LogIntent) -> Outcome:
+        if len(self.logs) >= self.FUSE:
+            raise AssertionError("the engine ran away: no budget stopped the record")
+        return super().log(intent)
+
+
+def test_a_cycle_fails_its_record_within_the_budget_and_the_others_go_on() -> None:
+    program = _flow(
+        _trigger(["gate"]),
+        {"id": "gate", "type": "logic.filter", "condition": "record.loop", "wires": ["a"]},
+        {"id": "a", "type": "action.log", "message": "'a'", "wires": ["b"]},
+        {"id": "b", "type": "logic.set", "values": {"seen": "true"}, "wires": ["a"]},
+    )
+    effects = Fused()
+    result = program.run([{"loop": False}, {"loop": True}, {"loop": False}], "in", effects)
+    assert result.outcome == "partial" and result.failed_records == 1
+    (error,) = result.errors
+    assert error["record"] == 1
+    assert f"{MAX_NODE_EXECUTIONS} node executions" in error["message"]
+    assert "flow.cycle" in error["message"]
+    assert len(effects.logs) <= MAX_NODE_EXECUTIONS
+
+
+def test_exponential_fan_out_fails_its_record_promptly() -> None:
+    """30 levels of two nodes, each wired to both of the next level: 2**31 paths."""
+    nodes: list[dict[str, Any]] = [_trigger(["l0a", "l0b"])]
+    for level in range(30):
+        following = [f"l{level + 1}a", f"l{level + 1}b"] if level < 29 else []
+        for side in "ab":
+            nodes.append(
+                {
+                    "id": f"l{level}{side}",
+                    "type": "action.log",
+                    "message": "'x'",
+                    "wires": following,
+                }
+            )
+    program = _flow(*nodes)
+    effects = Fused()
+    result = program.run_record({}, "in", effects)
+    assert result.failed
+    (error,) = result.errors
+    assert "budget" in error["message"]
+    assert len(effects.logs) <= MAX_NODE_EXECUTIONS
+
+
+def test_fan_out_copies_are_bounded_per_record() -> None:
+    """Records copied to more branches than one record may have fail before the copies run."""
+
+    def spread(second: int) -> tuple[FlowProgram, int]:
+        first = [f"a{i}" for i in range(60)]
+        more = [f"b{i}" for i in range(second)]
+        program = _flow(
+            _trigger(["sa", "sb"]),
+            {"id": "sa", "type": "logic.set", "values": {"x": "1"}, "wires": first},
+            {"id": "sb", "type": "logic.set", "values": {"x": "2"}, "wires": more},
+            *({"id": t, "type": "action.log", "message": "'x'"} for t in first + more),
+        )
+        return program, len(first) + len(more)
+
+    # 2 branches from the trigger, then 60 and 40: exactly MAX_FAN_OUT copies of the record.
+    fine, logs = spread(MAX_FAN_OUT - 60)
+    effects = Recorder()
+    assert not fine.run_record({}, "in", effects).failed
+    assert len(effects.logs) == logs == MAX_FAN_OUT
+    # One more, and the node that would make it fails the record before any copy runs.
+    over, _ = spread(MAX_FAN_OUT - 60 + 1)
+    effects = Recorder()
+    result = over.run_record({}, "in", effects)
+    assert result.failed and "copies" in result.errors[0]["message"]
+    assert result.errors[0]["node_id"] == "sb"
+    assert effects.logs == []
+
+
+def test_a_record_that_exhausts_the_budget_is_marked_so() -> None:
+    program = _flow(
+        _trigger(["a"]),
+        {"id": "a", "type": "action.log", "message": "'a'", "wires": ["b"]},
+        {"id": "b", "type": "action.log", "message": "'b'", "wires": ["a"]},
+    )
+    result = program.run_record({}, "in", Fused())
+    assert result.exhausted and result.failed
+    fine = _flow(_trigger(["a"]), {"id": "a", "type": "action.log", "message": "'a'"})
+    assert not fine.run_record({}, "in", Recorder()).exhausted

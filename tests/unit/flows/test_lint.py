@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.dsl.flow import FlowDocument
+from etikett.dsl.flow import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowDocument
 from etikett.flows.findings import FLOW_FINDING_CODES, Finding
 from etikett.flows.lint import LabelFacts, lint
 
@@ -121,6 +121,62 @@ def test_cycles_are_reported_with_their_nodes() -> None:
     assert cycle.params["cycle"] == ["a", "b", "a"] and cycle.path == "/nodes/2/wires"
 
 
+def _levels(count: int, width: int = 2) -> list[dict[str, Any]]:
+    """`count` levels of `width` log nodes, each wired to every node of the next level."""
+    nodes: list[dict[str, Any]] = [{**TRIGGER, "wires": [f"l0n{i}" for i in range(width)]}]
+    for level in range(count):
+        following = [f"l{level + 1}n{i}" for i in range(width)] if level + 1 < count else []
+        nodes += [
+            {"id": f"l{level}n{i}", "type": "action.log", "message": "'x'", "wires": following}
+            for i in range(width)
+        ]
+    return nodes
+
+
+def test_fan_out_beyond_the_budget_of_a_record_is_a_warning() -> None:
+    (finding,) = _lint(*_levels(30))
+    assert (finding.code, finding.severity, finding.node_id) == ("flow.fan_out", "warning", "in")
+    assert finding.path == "/nodes/0/wires"
+    assert finding.params["copies"] == 2**30 and finding.params["limit"] == MAX_FAN_OUT
+    assert str(MAX_NODE_EXECUTIONS) in finding.message or str(MAX_FAN_OUT) in finding.message
+    # Six levels of two: 64 copies of a record, within the budget.
+    assert _lint(*_levels(6)) == []
+
+
+def test_a_switch_counts_only_its_widest_case() -> None:
+    """A switch sends a record along one case, so its cases do not add up."""
+    many = [f"t{i}" for i in range(60)]
+    nodes = [
+        {**TRIGGER, "wires": ["sw"]},
+        {
+            "id": "sw",
+            "type": "logic.switch",
+            "cases": [{"when": "record.a", "wires": many}, {"when": "record.b", "wires": many}],
+            "otherwise": many,
+        },
+        *({"id": t, "type": "action.log", "message": "'x'"} for t in many),
+    ]
+    assert _lint(*nodes) == []
+    # Two set nodes wired to the same 60 nodes: every record goes both ways, 120 copies.
+    both = [
+        {**TRIGGER, "wires": ["s1", "s2"]},
+        {"id": "s1", "type": "logic.set", "values": {"a": "1"}, "wires": many},
+        {"id": "s2", "type": "logic.set", "values": {"a": "2"}, "wires": many},
+        *nodes[2:],
+    ]
+    (finding,) = _lint(*both)
+    assert finding.code == "flow.fan_out" and finding.params["copies"] == 120
+
+
+def test_a_cycle_is_no_fan_out_finding_too() -> None:
+    findings = _lint(
+        {**TRIGGER, "wires": ["a"]},
+        {"id": "a", "type": "action.log", "message": "'a'", "wires": ["b"]},
+        {"id": "b", "type": "action.log", "message": "'b'", "wires": ["a"]},
+    )
+    assert [f.code for f in findings] == ["flow.cycle"]
+
+
 def test_unreachable_nodes_are_a_warning() -> None:
     (finding,) = _lint(TRIGGER, LOG, {"id": "lost", "type": "action.log", "message": "'x'"})
     assert (finding.code, finding.severity, finding.node_id) == (
@@ -191,6 +247,7 @@ def test_every_code_lint_reports_is_catalogued() -> None:
             _print("lbl_9", {}),
             {**_print("lbl_2", {"z": "1"}), "id": "q"},
         ],
+        _levels(8),
     ):
         reported |= {f.code for f in _lint(*nodes, labels=labels)}
     assert reported == set(FLOW_FINDING_CODES) - {"flow.label_variable_unknown"}
@@ -202,3 +259,23 @@ def test_every_code_lint_reports_is_catalogued() -> None:
             labels=Labels({("lbl_1", None): RELEASED}),
         )
     }
+
+
+def test_the_registry_examples_make_sound_nodes() -> None:
+    """A node built from the first example of each of its type's fields lints clean: the
+    examples an agent authors from are themselves valid (CEL included)."""
+    from etikett.dsl.flow import NODE_SPECS, targets
+
+    for spec in NODE_SPECS.values():
+        schema = spec.entry().fields
+        fields = {name: field["examples"][0] for name, field in schema["properties"].items()}
+        node: dict[str, Any] = {"id": "n", "type": spec.type, **fields}
+        if spec.type == "trigger.http":
+            node["path"] = "examples"
+        parsed = FlowDocument.model_validate({"nodes": [node]}).nodes[0]
+        ends = [{"id": t, "type": "action.log", "message": "'end'"} for t in targets(parsed)]
+        nodes = [node, *ends]
+        if spec.category != "trigger":
+            nodes.insert(0, {**TRIGGER, "wires": ["n"]})
+        found = [f for f in _lint(*nodes) if f.node_id == "n"]
+        assert found == [], (spec.type, found)

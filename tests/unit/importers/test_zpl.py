@@ -228,3 +228,108 @@ def test_report_entries_name_the_label_they_concern():
     assert "skipped" in by_document[(None, 1)]
     assert "^FR" in by_document[(0, 2)]
     assert "Roboto Mono" in by_document[(1, 3)]
+
+
+UNSUPPORTED_BARCODES = [
+    ("BA", "Code 93", "^BAN,80,Y,N,N", "CODE93-4711"),
+    ("B1", "Code 11", "^B1N,N,80,Y,N", "0123-4567"),
+    ("BK", "Codabar", "^BKN,N,80,Y,N,A,A", "A40156B"),
+    ("BB", "CODABLOCK", "^BBN,10,Y,,,F", "CODABLOCK DATA"),
+    ("B0", "Aztec", "^B0N,6,N,0", "AZTEC-4711"),
+]
+
+
+@pytest.mark.parametrize(("command", "symbology", "zpl_command", "data"), UNSUPPORTED_BARCODES)
+def test_a_barcode_the_label_model_lacks_is_dropped_with_a_warning_not_turned_into_text(
+    command: str, symbology: str, zpl_command: str, data: str
+):
+    zpl = (
+        "^XA\n"
+        "^PW600^LL400\n"
+        "^FO20,20^A0N,30,30^FDKept text^FS\n"
+        f"^FO40,120{zpl_command}^FD{data}^FS\n"
+        "^XZ\n"
+    )
+    conversion = _convert(zpl)
+    objects = conversion.labels[0].document["objects"]
+    assert [obj.get("content") for obj in objects] == ["Kept text"]  # no digits where bars were
+    assert not any(data in str(obj) for obj in objects)
+    dropped = [n for n in conversion.report if n.line == 4]
+    assert len(dropped) == 1
+    assert dropped[0].severity == "warning" and dropped[0].document == 0
+    message = dropped[0].message
+    assert f"^{command}" in message and symbology in message and data in message
+    assert "(40, 120)" in message and "dropped" in message
+    assert not any("ignored" in n.message for n in conversion.report)
+
+
+def test_a_dropped_barcode_field_declares_no_variable_and_each_drop_is_reported():
+    zpl = (
+        "^XA^PW600^LL400\n"
+        '^FO40,40^BAN,80,Y,N,N^FN3"Serial"^FDS-1^FS\n'
+        '^FO40,200^BAN,80,Y,N,N^FN3"Serial"^FDS-1^FS\n'
+        "^FO20,350^A0N,30,30^FDKept^FS^XZ\n"
+    )
+    conversion = _convert(zpl)
+    document = conversion.labels[0].document
+    assert document["variables"] == []
+    drops = [n for n in conversion.report if "dropped" in n.message]
+    assert [n.line for n in drops] == [2, 3]
+    assert all("^FN3" in n.message for n in drops)
+
+
+@pytest.mark.parametrize(
+    ("command", "stored"),
+    [
+        ("^IMR:LOGO.GRF", "R:LOGO.GRF"),
+        ("^XGE:SEAL.GRF,1,1", "E:SEAL.GRF"),
+        ("^ILR:BASE.PNG", "R:BASE.PNG"),
+    ],
+)
+def test_a_stored_image_is_a_warning_naming_the_image_not_a_printer_setting(
+    command: str, stored: str
+):
+    zpl = f"^XA^PW400^LL300\n^FO10,10{command}^FS\n^FO10,200^A0N,30,30^FDText^FS^XZ\n"
+    conversion = _convert(zpl)
+    notes = [n for n in conversion.report if n.line == 2]
+    assert len(notes) == 1
+    assert notes[0].severity == "warning"
+    assert stored in notes[0].message and "not imported" in notes[0].message
+    assert "printer setting" not in notes[0].message
+
+
+def test_default_fonts_named_fonts_and_field_variable_data():
+    """^CF sets the font of fields without their own, ^A@ names a font we do not have (noted,
+    Roboto at its height), ^FV carries field data as ^FD does."""
+    conversion = _convert((FIXTURES / "fonts.zpl").read_bytes())
+    document = conversion.labels[0].document
+    texts = {obj.get("content") or obj.get("expression"): obj for obj in document["objects"]}
+    assert list(texts) == [
+        "Default from CF",
+        "Named font",
+        "Bitmap default",
+        "Variable data",
+        "batch",
+    ]
+    from_cf = texts["Default from CF"]
+    assert (from_cf["font"], from_cf["weight"]) == ("Roboto Condensed", 700)
+    assert from_cf["size_pt"] == pytest.approx(40 * 72 / 203, abs=0.01)
+    named = texts["Named font"]
+    assert (named["font"], named["weight"]) == ("Roboto", 500)
+    assert named["size_pt"] == pytest.approx(30 * 72 / 203, abs=0.01)
+    bitmap = texts["Bitmap default"]
+    assert bitmap["font"] == "Roboto Mono"
+    assert bitmap["size_pt"] == pytest.approx(18 * 72 / 203, abs=0.01)
+    assert texts["Variable data"]["content"] == "Variable data"
+    (batch,) = document["variables"]
+    assert (batch["name"], batch["sample"]) == ("batch", "B-2024-07")
+    by_line = {n.line: (n.severity, n.message) for n in conversion.report}
+    assert by_line[7] == ("warning", "Font E:ARIAL.TTF is not available; Roboto is used.")
+    assert by_line[9][0] == "warning" and "Bitmap font D" in by_line[9][1]
+    assert set(by_line) == {7, 9}
+    parsed = LabelDocument.model_validate(document)
+    assert [f for f in preflight(parsed) if f.severity == "error"] == []
+    image = _render(document)
+    for y in (20, 80, 140, 200, 260):  # each text's ink starts at its ^FO
+        ink = _ink(image, (0, y - 5, 812, y + 45))
+        assert ink is not None and abs(ink[0] - 20) <= 3 and y <= ink[1] <= y + 12, (y, ink)

@@ -156,3 +156,41 @@ def test_a_version_with_errors_is_refused_for_approval_and_print():
     assert refused.value.code == "label.has_errors" and refused.value.status == 422
     assert refused.value.params["findings"][0]["code"] == "label.barcode_clipped"
     assert version_preflight.ensure_no_errors("lbl_x", 8, _doc(CODE128), doing="printed") == []
+
+
+def test_a_font_that_cannot_be_loaded_is_an_error_on_its_text():
+    """A version stored with a family the renderer no longer ships (the schema admits only the
+    shipped ones today) is reported, not drawn with a fallback nor raised."""
+    valid = _doc(CODE128, {"id": "t", "type": "text", "x_mm": 2, "y_mm": 20, "content": "Hi"})
+    text = valid.objects[1].model_copy(update={"font": "Helvetica Neue", "weight": 700})
+    stored = valid.model_copy(update={"objects": [valid.objects[0], text]})
+    found = preflight(stored)
+    assert [(f.code, f.severity, f.object_id, f.path) for f in found] == [
+        ("label.font_unknown", "error", "t", "/objects/1/font")
+    ]
+    assert found[0].params == {"font": "Helvetica Neue", "weight": 700}
+    with pytest.raises(LabelHasErrors):
+        version_preflight.ensure_no_errors("lbl_x", 3, stored, doing="approved")
+
+
+def test_an_expression_that_does_not_compile_is_an_error_with_its_place():
+    variables = [{"name": "lot", "type": "string", "sample": "L1"}]
+    valid = _doc({**CODE128, "content": None, "expression": "lot"}, variables=variables)
+    barcode = valid.objects[0].model_copy(update={"expression": "lot +\n  ("})
+    stored = valid.model_copy(update={"objects": [barcode]})
+    found = [f for f in preflight(stored) if f.code == "label.cel_invalid"]
+    assert len(found) == 1
+    assert (found[0].severity, found[0].object_id, found[0].path) == (
+        "error",
+        "code",
+        "/objects/0/expression",
+    )
+    assert found[0].params["line"] == 2 and isinstance(found[0].params["column"], int)
+    # and on a variable's own expression, with no object to name
+    computed = valid.variables[0].model_copy(update={"expression": "upper("})
+    stored = valid.model_copy(update={"variables": [computed]})
+    assert ("label.cel_invalid", "error", None) in {
+        (f.code, f.severity, f.object_id)
+        for f in preflight(stored)
+        if f.path == "/variables/0/expression"
+    }

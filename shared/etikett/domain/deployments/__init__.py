@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     )
     from etikett.domain.deployments.creating import create
     from etikett.domain.deployments.models import (
+        MAX_GROUPS,
+        MAX_PRINTERS,
         Approval,
         AssignedPrinter,
         Author,
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
 # Each name loads its module on first use (PEP 562): a function that only declares routes with
 # these models (the Runner agent channel's RunnerReport) does not import the whole aggregate.
 _MODULES = {
+    "MAX_GROUPS": "models",
+    "MAX_PRINTERS": "models",
     "Approval": "models",
     "AssignedPrinter": "models",
     "Author": "models",
@@ -96,6 +100,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "MAX_GROUPS",
+    "MAX_PRINTERS",
     "Approval",
     "AssignedPrinter",
     "Author",

@@ -10,8 +10,13 @@ from typing import Any
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.domain.deployments.creating import check_alias, context_entry
-from etikett.domain.deployments.models import AssignedPrinter, ContextParameter, PrinterAssignment
+from etikett.domain.deployments.creating import PRINTER_GONE, check_alias, context_entry
+from etikett.domain.deployments.models import (
+    MAX_PRINTERS,
+    AssignedPrinter,
+    ContextParameter,
+    PrinterAssignment,
+)
 from etikett.domain.deployments.records import load, saving
 from etikett.errors import InvalidRequest, NotFound, ProblemCode
 from etikett.store import deployments as store
@@ -30,11 +35,14 @@ def context_values(record: DeploymentRecord) -> dict[str, Any]:
 def put_context(
     invocation: Invocation, deployment_id: str, name: str, value: Any
 ) -> ContextParameter:
+    from etikett.domain import context_limits
+
     caller = invocation.caller
     assert caller is not None
     if not name or len(name) > 100:
         raise InvalidRequest.field("path.name", "1 to 100 characters")
     record = load(deployment_id)
+    context_limits.check_put(deployment_id, context_values(record), name, value)
     before = record.context.get(name)
     now = clock.now()
     entry = context_entry(value, caller.subject, now)
@@ -78,10 +86,16 @@ def put_printer(
     record = load(deployment_id)
     before = record.printers.get(alias)
     assigned = {**record.printers, alias: request.model_dump()}
+    if len(store.printer_ids(assigned)) > MAX_PRINTERS:
+        raise InvalidRequest.field(
+            "body", f"the deployment would name more than {MAX_PRINTERS} distinct printers"
+        )
     after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
     details = {"alias": alias, "before": before, "after": request.model_dump()}
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        uow.fail_as("printer.exists", PRINTER_GONE["printer.exists"])
         store.save(uow, record, after)
+        store.reassign_printers(uow, deployment_id, record.printers, assigned)
     return AssignedPrinter(alias=alias, **request.model_dump())
 
 
@@ -98,6 +112,7 @@ def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> No
     details = {"alias": alias, "before": before}
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
+        store.reassign_printers(uow, deployment_id, record.printers, assigned)
 
 
 def printer_for(record: DeploymentRecord, alias: str, runner_id: str) -> str | None:

@@ -12,7 +12,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.deployments.models import Deployment, NewDeployment
 from etikett.domain.deployments.views import view
 from etikett.dsl.label import IDENTIFIER
-from etikett.errors import HumanRequired, InvalidRequest, ProblemCode
+from etikett.errors import HumanRequired, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store import deployments as store
 from etikett.store.deployments import DeploymentRecord
@@ -20,11 +20,12 @@ from etikett.store.unit_of_work import UnitOfWork
 
 
 def create(invocation: Invocation, request: NewDeployment) -> Deployment:
-    from etikett.domain import flow_checks, printers, runners
+    from etikett.domain import context_limits, flow_checks, printers, runners
     from etikett.flows.findings import has_errors
 
     caller = invocation.caller
     assert caller is not None
+    context_limits.check_all("The deployment", request.context)
     document = flows.document_of(flows.load_version(request.flow_id, request.version))
     findings = flow_checks.lint(document)
     if has_errors(findings):
@@ -86,9 +87,26 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
         rev=0,
     )
     details = {"flow_id": request.flow_id, "version": request.version}
-    with UnitOfWork(audit.record(invocation, record.id, details=details)) as uow:
+    flow_gone = NotFound(
+        f"No flow {request.flow_id} (deleted meanwhile).",
+        ProblemCode.FLOW_NOT_FOUND,
+        flow_id=request.flow_id,
+    )
+    with UnitOfWork(
+        audit.record(invocation, record.id, details=details),
+        errors={**PRINTER_GONE, "flow.claimable": flow_gone},
+    ) as uow:
         store.add(uow, record)
+        store.reassign_printers(uow, record.id, {}, record.printers)
     return view(record, [])
+
+
+# The failed condition of a printer deleted while a deployment assigns it.
+PRINTER_GONE = {
+    "printer.exists": NotFound(
+        "A printer to assign was deleted meanwhile.", ProblemCode.PRINTER_NOT_FOUND
+    )
+}
 
 
 def check_alias(alias: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett.model import Model
 
@@ -17,7 +17,10 @@ StageStatus = Literal[
     "pending", "awaiting_approval", "rolling_out", "active", "failed", "rolled_back"
 ]
 RunnerStatus = Literal["pending", "applying", "active", "failed"]
-ENDED = ("rolled_back", "superseded")
+# A deployment is created and changed in one transaction (at most 100 items): its groups and
+# the printers its aliases name are bounded so that it always fits.
+MAX_GROUPS = 50
+MAX_PRINTERS = 20
 APPROVED = ("rolling_out", "active", "failed")
 
 
@@ -44,6 +47,15 @@ class NewDeployment(Model):
     context: dict[str, Any] = Field(
         default_factory=dict, max_length=100, description="Deployment-level context parameters."
     )
+
+    @model_validator(mode="after")
+    def _fits_one_change(self) -> NewDeployment:
+        groups = sum(len(stage.group_ids) for stage in self.stages)
+        if groups > MAX_GROUPS:
+            raise ValueError(f"{groups} groups in all stages; at most {MAX_GROUPS}")
+        if len(set(self.printers.values())) > MAX_PRINTERS:
+            raise ValueError(f"at most {MAX_PRINTERS} distinct printers per deployment")
+        return self
 
 
 class RunnerState(Model):

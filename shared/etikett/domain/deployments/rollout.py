@@ -13,7 +13,6 @@ from etikett.domain import audit, policies
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments.models import (
     APPROVED,
-    ENDED,
     Approval,
     Deployment,
     Rollback,
@@ -22,10 +21,16 @@ from etikett.domain.deployments.models import (
 from etikett.domain.deployments.records import load, saving
 from etikett.domain.deployments.views import get
 from etikett.errors import Conflict, HumanRequired, ProblemCode
+from etikett.store import audit as audit_log
 from etikett.store import deployments as store
-from etikett.store.deployments import DeploymentRecord, GroupFlowRecord, RunnerStateRecord
+from etikett.store.deployments import (
+    ENDED,
+    DeploymentRecord,
+    GroupFlowRecord,
+    RunnerStateRecord,
+)
 from etikett.store.runners import RunnerRecord
-from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+from etikett.store.unit_of_work import MAX_WRITES, ConditionFailed, UnitOfWork
 
 
 def approve(invocation: Invocation, deployment_id: str, request: Approval) -> Deployment:
@@ -86,13 +91,18 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
         for runner in _runners_of(group_id)
     ]
     details = {"stage": request.stage, "comment": request.comment}
+    # The Runners' first states that do not fit the transaction follow it, each unless its
+    # Runner reported already (a large stage has more Runners than one transaction takes).
+    room = MAX_WRITES - 3 - len(targets)
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
         for target in targets:
             store.set_group_flow(uow, target)
-        for state in states:
+        for state in states[:room]:
             store.put_runner_state(uow, state)
         store.mark_deployed(uow, record)
+    for state in states[room:]:
+        store.add_runner_state(state)
     advance(deployment_id)
     return get(deployment_id)
 
@@ -144,8 +154,14 @@ def advance(deployment_id: str) -> None:
                 else:
                     status = "active"
         after = dataclasses.replace(record, stages=stages, status=status, updated_at=now)
+        details = {
+            "stage": index,
+            "stage_status": stage["status"],
+            "before": record.stages[index]["status"],
+            "status": status,
+        }
         try:
-            with UnitOfWork() as uow:
+            with UnitOfWork(audit.system("advanceDeployment", deployment_id, details)) as uow:
                 saved = store.save(uow, record, after)
         except ConditionFailed:
             continue
@@ -176,8 +192,9 @@ def _supersede_older(record: DeploymentRecord, group_ids: list[str]) -> None:
         if still:
             continue
         superseded = dataclasses.replace(old, status="superseded", updated_at=clock.now())
+        details = {"by": record.id, "flow_id": old.flow_id, "version": record.version}
         try:
-            with UnitOfWork() as uow:
+            with UnitOfWork(audit.system("supersedeDeployment", old.id, details)) as uow:
                 store.save(uow, old, superseded)
                 store.release_flow(uow, old)
         except ConditionFailed:
@@ -196,6 +213,7 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
     now = clock.now()
     restored: list[GroupFlowRecord] = []
     removed: list[GroupFlowRecord] = []
+    previous: dict[str, DeploymentRecord | None] = {}
     stages = copy.deepcopy(record.stages)
     for stage in stages:
         if stage["status"] in APPROVED:
@@ -203,13 +221,18 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
                 target = store.group_flow(group_id, record.flow_id)
                 if target is None or target.deployment_id != record.id:
                     continue  # a newer deployment runs there now
-                if target.previous_deployment_id and target.previous_version:
+                back = target.previous_deployment_id
+                if back and back not in previous:
+                    previous[back] = store.get(back)
+                # A deployment rolled back meanwhile is not brought back: the group stops.
+                before = previous.get(back) if back else None
+                if before is not None and before.status != "rolled_back":
                     restored.append(
                         GroupFlowRecord(
                             group_id=group_id,
                             flow_id=record.flow_id,
-                            deployment_id=target.previous_deployment_id,
-                            version=target.previous_version,
+                            deployment_id=before.id,
+                            version=before.version,
                             previous_deployment_id=None,
                             previous_version=None,
                             since=now,
@@ -219,44 +242,56 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
                     removed.append(target)
         stage["status"] = "rolled_back" if stage["status"] != "pending" else "pending"
     after = dataclasses.replace(record, stages=stages, status="rolled_back", updated_at=now)
-    # The deployments put back on a group run there again: they use their flow again, and one
-    # this deployment superseded is active again (so that it, too, can be rolled back).
-    running_again = [
-        previous
-        for previous_id in sorted({target.deployment_id for target in restored})
-        if (previous := store.get(previous_id)) is not None
-    ]
+    # A superseded deployment brought back runs again: it says so and uses its flow again (one
+    # still live never stopped using it), so that it, too, can be rolled back.
+    revived: dict[str, DeploymentRecord] = {}
+    for target in restored:
+        back_record = previous[target.deployment_id]
+        if back_record is not None and back_record.status == "superseded":
+            revived[back_record.id] = back_record
     details = {
         "comment": request.comment,
         "restored": {t.group_id: f"{t.deployment_id}@{t.version}" for t in restored},
         "stopped": [t.group_id for t in removed],
+        "reactivated": sorted(revived),
     }
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
         for target in restored:
             store.set_group_flow(uow, target)
-        for previous in running_again:
-            if previous.status == "superseded":
-                revived = dataclasses.replace(previous, status="active", updated_at=now)
-                store.save(uow, previous, revived)
-            store.use_flow(uow, previous.flow_id, previous.id)
         for target in removed:
             store.remove_group_flow(uow, target)
-        store.release_flow(uow, record)
+        # One change of the flow's claims: a transaction may write the flow's item only once.
+        store.pass_flow(uow, record, list(revived.values()))
+        for old in revived.values():
+            store.save(uow, old, dataclasses.replace(old, status="active", updated_at=now))
+            groups = sorted(t.group_id for t in restored if t.deployment_id == old.id)
+            revival = {"by_rollback_of": deployment_id, "groups": groups}
+            audit_log.add(uow, audit.system("reactivateDeployment", old.id, revival))
     return get(deployment_id)
 
 
-def report(runner: Any, deployment_id: str, request: RunnerReport) -> None:
-    """A Runner's progress with a deployment it was given."""
+def report(
+    runner: Any, deployment_id: str, request: RunnerReport, invocation: Invocation | None = None
+) -> None:
+    """A Runner's progress with a deployment it was given; audited (the Runner as actor) when
+    its status or reason changed."""
     record = load(deployment_id)
-    store.report_runner(
-        RunnerStateRecord(
-            deployment_id=record.id,
-            runner_id=runner.id,
-            group_id=runner.group_id,
-            status=request.status,
-            detail=request.detail,
-            updated_at=clock.now(),
-        )
+    state = RunnerStateRecord(
+        deployment_id=record.id,
+        runner_id=runner.id,
+        group_id=runner.group_id,
+        status=request.status,
+        detail=request.detail,
+        updated_at=clock.now(),
     )
+    before = store.runner_state(deployment_id, runner.id)
+    if invocation is None or (
+        before is not None and (before.status, before.detail) == (state.status, state.detail)
+    ):
+        store.report_runner(state)
+    else:
+        details = {"runner_id": runner.id, "status": state.status, "detail": state.detail}
+        with UnitOfWork(audit.record(invocation, deployment_id, details=details)) as uow:
+            store.put_runner_state(uow, state)
     advance(deployment_id)

@@ -8,11 +8,11 @@ import re
 from typing import Any
 from xml.etree.ElementTree import Element
 
+from etikett.dsl.label import MAX_MM, MIN_LABEL_MM
 from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Note, Severity, refuse
 
 UNITS_MM = {"pt": 25.4 / 72, "in": 25.4, "mm": 1.0, "cm": 10.0, "pc": 25.4 / 6, "": 25.4 / 72}
-MAX_MM = 1000.0
 FIELD = re.compile(r"\$\{([^}]+)\}")
 
 
@@ -44,10 +44,11 @@ class Reader:
 
     def size(self, width: str | None, height: str | None, where: str) -> tuple[float, float]:
         w, h = self.length(width, where), self.length(height, where)
-        if not (0 < w <= MAX_MM and 0 < h <= MAX_MM):
+        if not (MIN_LABEL_MM <= w <= MAX_MM and MIN_LABEL_MM <= h <= MAX_MM):
             raise refuse(
                 ProblemCode.IMPORT_SIZE_INVALID,
-                f"The label size {width} × {height} ({where}) is not 0 to {MAX_MM:g} mm.",
+                f"The label size {width} × {height} ({where}) is not {MIN_LABEL_MM:g} to "
+                f"{MAX_MM:g} mm.",
                 element=where,
             )
         return round(w, 4), round(h, 4)

@@ -7,13 +7,16 @@ from __future__ import annotations
 import re
 
 from etikett.errors import ProblemCode
-from etikett.importers import MAX_LABELS, Conversion, Imported, dots_to_mm, refuse
+from etikett.importers import Conversion, Imported, dots_to_mm, refuse
 from etikett.importers.zpl.fields import FieldReader
 from etikett.importers.zpl.graphics import GraphicReader
 from etikett.importers.zpl.reader import Field, Format
 from etikett.importers.zpl.syntax import (
     PRINTER_SETTINGS,
     ROTATIONS,
+    STORED_IMAGES,
+    SUPPORTED_BARCODES,
+    UNSUPPORTED_BARCODES,
     Token,
     arg,
     encoding_of,
@@ -37,11 +40,11 @@ class Converter(FieldReader, GraphicReader):
                 if fmt is not None:
                     self.note(token.line, "^XA inside a format: the format so far ends here.", fmt)
                     self.finish(fmt)
-                if len(self.result.labels) >= MAX_LABELS:
+                if len(self.result.labels) >= self.max_labels:
                     raise refuse(
                         ProblemCode.IMPORT_TOO_COMPLEX,
-                        f"More than {MAX_LABELS} label formats in one file.",
-                        limit=MAX_LABELS,
+                        f"More than {self.max_labels} label formats in one file; split the file.",
+                        limit=self.max_labels,
                     )
                 fmt = Format(index=len(self.result.labels), line=token.line, dpi=self.dpi)
                 current = Field(line=token.line)
@@ -131,7 +134,7 @@ class Converter(FieldReader, GraphicReader):
                 self.note(line, "^FB hanging indent is not kept.", fmt)
             current.block = (width, lines, spacing, justification)
             return current
-        if name in ("BC", "BE", "BU", "B3", "B2", "BQ", "BX", "B7"):
+        if name in SUPPORTED_BARCODES or name in UNSUPPORTED_BARCODES:
             current.barcode = (name, args, line)
             return current
         if name in ("GB", "GE", "GC", "GD", "GF"):
@@ -190,6 +193,17 @@ class Converter(FieldReader, GraphicReader):
                     "^POI (print upside down) is not kept: the label is imported upright.",
                     fmt,
                 )
+        elif name in STORED_IMAGES:
+            # The image lives in the printer's memory, not in the file: the label loses it.
+            stored = (arg(args, 0) or "").strip() or "(unnamed)"
+            where = "" if name == "IL" else f" at ({current.x}, {current.y}) dots"
+            self.note(
+                line,
+                f"^{name} ({STORED_IMAGES[name]}) prints the image {stored} stored on the "
+                f"printer{where}; it is not in the file and was not imported.",
+                fmt,
+                once=False,
+            )
         elif name == "SN" or name == "SF":
             self.note(
                 line, f"^{name} serialization is not imported; use a counter in an expression.", fmt

@@ -10,7 +10,15 @@ from etikett.importers import MAX_OBJECTS, dots_to_mm, refuse
 from etikett.importers.gs1 import element_string
 from etikett.importers.zpl.data import code128, qr_data
 from etikett.importers.zpl.reader import Field, Format, Reader
-from etikett.importers.zpl.syntax import BITMAP_FONTS, ROTATIONS, arg, identifier
+from etikett.importers.zpl.syntax import (
+    BITMAP_FONTS,
+    ROTATIONS,
+    UNSUPPORTED_BARCODES,
+    arg,
+    identifier,
+)
+
+SHOWN_DATA = 40  # characters of a dropped field's data the report repeats
 
 
 class FieldReader(Reader):
@@ -22,6 +30,9 @@ class FieldReader(Reader):
                 self.note(
                     current.barcode[2], f"^{current.barcode[0]} without ^FD data was ignored.", fmt
                 )
+            return
+        if current.barcode is not None and current.barcode[0] in UNSUPPORTED_BARCODES:
+            self.drop_barcode(fmt, current)
             return
         if len(fmt.objects) >= MAX_OBJECTS:
             raise refuse(
@@ -43,6 +54,26 @@ class FieldReader(Reader):
             obj = self.text(fmt, current, text, variable)
         if obj is not None:
             fmt.objects.append(obj)
+
+    def drop_barcode(self, fmt: Format, current: Field) -> None:
+        """A barcode the label model cannot draw: reported with what and where, never replaced
+        by its data as text. Its ^FN declares no variable (nothing on the label would use it)."""
+        assert current.barcode is not None
+        command, _, line = current.barcode
+        what = f"^{command} ({UNSUPPORTED_BARCODES[command]}) barcode"
+        if current.data is not None:
+            data = self.field_text(fmt, current)
+            shown = data if len(data) <= SHOWN_DATA else data[:SHOWN_DATA] + "…"
+            what += f' with data "{shown}"'
+        if current.number is not None:
+            what += f" of field ^FN{current.number}"
+        self.note(
+            line,
+            f"{what} at ({current.x}, {current.y}) dots is not supported by the label model; "
+            "the field was dropped.",
+            fmt,
+            once=False,
+        )
 
     def field_text(self, fmt: Format, current: Field) -> str:
         raw = current.data or ""

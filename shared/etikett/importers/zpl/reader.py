@@ -4,14 +4,14 @@ defined, and the reader's own parts every kind of object uses (the report, numbe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from etikett.dsl.label import MAX_MM, MIN_LABEL_MM
 from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Note, Severity, refuse
 from etikett.importers.zpl.syntax import arg
-
-MAX_MM = 1000.0
 
 
 @dataclass
@@ -54,20 +54,29 @@ class Format:
 class Reader:
     """The state of one conversion and what every part of it uses."""
 
-    def __init__(self, name: str, dpi: int, max_expanded: int) -> None:
+    def __init__(self, name: str, dpi: int, max_expanded: int, max_labels: int) -> None:
         self.name = name
         self.dpi = dpi
         self.budget = max_expanded  # graphic bytes the whole file may expand to
+        self.max_labels = max_labels
         self.result = Conversion(format="zpl")
         self.noted: set[tuple[int | None, str]] = set()
 
     # --- report -------------------------------------------------------------------------------
 
     def note(
-        self, line: int | None, message: str, fmt: Format | None, severity: Severity = "warning"
+        self,
+        line: int | None,
+        message: str,
+        fmt: Format | None,
+        severity: Severity = "warning",
+        *,
+        once: bool = True,
     ) -> None:
+        """`once`: the same message once per label (a font note, say); a dropped field is
+        reported every time, since each is a different part of the label."""
         key = (fmt.index if fmt else None, message)
-        if key in self.noted:  # the same thing once per label
+        if once and key in self.noted:
             return
         self.noted.add(key)
         self.result.report.append(
@@ -91,11 +100,12 @@ class Reader:
 
     def size(self, args: list[str], command: str, line: int) -> int:
         value = self.int_arg(args, 0, 0)
-        if value <= 0 or value * 25.4 / self.dpi > MAX_MM:
+        if not MIN_LABEL_MM <= value * 25.4 / self.dpi <= MAX_MM:
+            least = math.ceil(MIN_LABEL_MM / 25.4 * self.dpi)
             raise refuse(
                 ProblemCode.IMPORT_SIZE_INVALID,
                 f"{command}{arg(args, 0) or ''} (line {line}) is not a label size at "
-                f"{self.dpi} dpi: it must be 1 to {int(MAX_MM / 25.4 * self.dpi)} dots.",
+                f"{self.dpi} dpi: it must be {least} to {int(MAX_MM / 25.4 * self.dpi)} dots.",
                 line=line,
                 value=value,
                 dpi=self.dpi,

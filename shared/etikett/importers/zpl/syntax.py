@@ -32,11 +32,37 @@ PRINTER_SETTINGS = {
     "CC": "caret change",
     "CT": "tilde change",
     "CD": "delimiter change",
-    "IM": "image move",
     "XB": "suppress backfeed",
     "FX": "comment",
 }
 BITMAP_FONTS = set("ABCDEFGHPQRSTUV")
+STORED_IMAGES = {"IM": "image move", "XG": "recall graphic", "IL": "image load"}
+SUPPORTED_BARCODES = ("BC", "BE", "BU", "B3", "B2", "BQ", "BX", "B7")
+# ZPL barcodes the label model has no symbology for: a field using one is dropped with a warning
+# (printing its data as text would put digits where a scanner expects bars).
+UNSUPPORTED_BARCODES = {
+    "B0": "Aztec",
+    "BO": "Aztec",
+    "B1": "Code 11",
+    "B4": "Code 49",
+    "B5": "Planet Code",
+    "B8": "EAN-8",
+    "B9": "UPC-E",
+    "BA": "Code 93",
+    "BB": "CODABLOCK",
+    "BD": "MaxiCode",
+    "BF": "MicroPDF417",
+    "BI": "Industrial 2 of 5",
+    "BJ": "Standard 2 of 5",
+    "BK": "Codabar",
+    "BL": "LOGMARS",
+    "BM": "MSI",
+    "BP": "Plessey",
+    "BR": "GS1 DataBar",
+    "BS": "UPC/EAN extension",
+    "BT": "TLC39",
+    "BZ": "postal (POSTNET)",
+}
 
 
 @dataclass

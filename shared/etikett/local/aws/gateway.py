@@ -22,6 +22,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from werkzeug.wsgi import get_input_stream
 
 from etikett.local.aws.locking import ReadWriteLock
+from etikett.local.faults import Faults
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -95,6 +96,7 @@ class LockingMotoApp:
         self._activity = threading.Condition()
         self._generations: collections.Counter[str] = collections.Counter()
         self._closed = False
+        self.faults = Faults()  # throttling on request, for fault tests (local/faults.py)
 
     def close(self) -> None:
         """Refuse all further requests."""
@@ -107,6 +109,15 @@ class LockingMotoApp:
             return [body]
         # Read up front, not under the lock: a slow or stalled client must not hold it.
         request_body = _read_body(environ)
+        faulted = self.faults.answer(
+            environ["REQUEST_METHOD"],
+            environ.get("PATH_INFO", ""),
+            environ.get("HTTP_X_AMZ_TARGET", ""),
+            request_body,
+        )
+        if faulted is not None:
+            start_response(faulted[0], faulted[1])
+            return [faulted[2]]
         operation = _operation(environ, request_body)
         wait, queue = None, None
         if operation == "ReceiveMessage":

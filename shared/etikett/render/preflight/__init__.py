@@ -67,7 +67,7 @@ def render_checked(
     canvas = Image.new("1", size, WHITE)
     for item in placed:
         canvas.paste(BLACK, item.box[:2], item.ink)
-    return canvas, ordered(findings + geometry(document, placed))
+    return canvas, ordered(findings + geometry(document, placed, size))
 
 
 def count_errors(findings: list[LabelFinding]) -> int:

@@ -4,6 +4,7 @@ variables, variables no expression uses, and the values a preview would lay the 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -18,21 +19,29 @@ if TYPE_CHECKING:
 
 
 def expression_findings(document: LabelDocument) -> tuple[LabelFinding, ...]:
-    """Compiled against the declared variables; cached by the expressions and declarations."""
+    """Compiled against the declared variables. Kept per document object (a parsed version is
+    checked once, however often it is previewed: documents are values, never changed in place)
+    and by the expressions and declarations (the same version parsed again)."""
+    kept = _BY_DOCUMENT.get(id(document))
+    if kept is not None and kept[0]() is document:
+        return kept[1]
     key = (
-        tuple((v.name, v.type, v.expression) for v in document.variables),
-        tuple(getattr(o, "expression", None) for o in document.objects),
-        tuple(o.id for o in document.objects),
+        tuple([(v.name, v.type, v.expression) for v in document.variables]),
+        tuple([(o.id, getattr(o, "expression", None)) for o in document.objects]),
     )
     found = _EXPRESSION_FINDINGS.get(key)
     if found is None:
         if len(_EXPRESSION_FINDINGS) >= 1024:
             _EXPRESSION_FINDINGS.clear()
         found = _EXPRESSION_FINDINGS[key] = tuple(_check_expressions(document))
+    number = id(document)
+    _BY_DOCUMENT[number] = (weakref.ref(document, lambda _: _BY_DOCUMENT.pop(number, None)), found)
     return found
 
 
 _EXPRESSION_FINDINGS: dict[tuple[Any, ...], tuple[LabelFinding, ...]] = {}
+# id of a live document → (a reference that notices when it is gone, its findings)
+_BY_DOCUMENT: dict[int, tuple[weakref.ref[LabelDocument], tuple[LabelFinding, ...]]] = {}
 
 
 def _check_expressions(document: LabelDocument) -> list[LabelFinding]:

@@ -29,7 +29,7 @@ from etikett.render.units import label_dots, mm_to_dots
 from etikett.render.values import declared_types, object_text
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import LabelDocument
+    from etikett.dsl.label import LabelDocument, TextObject
 
 
 def lay_out(
@@ -42,28 +42,22 @@ def lay_out(
     strict: bool,
 ) -> list[Placed]:
     """Each object's ink where it lands, in document order; per-object findings on the way.
-    Unless `strict`, an object that cannot be drawn becomes a finding instead of an error."""
+    Unless `strict`, an object that cannot be drawn becomes a finding instead of an error.
+
+    This runs on every preview, so what a check needs is read from the ink where the renderer
+    noted it (its dot box, a text's overflow) and checks that cannot apply are not called."""
     from etikett.dsl.label import BarcodeObject, TextObject
 
     dpi = document.dpi
     declared = declared_types(document)
     placed: list[Placed] = []
     for index, obj in enumerate(document.objects):
-        if obj.type == "text" and not font_loads(obj):
-            findings.append(
-                label_finding(
-                    "label.font_unknown",
-                    pointer("objects", index, "font"),
-                    obj.id,
-                    f"The font {obj.font!r} at weight {obj.weight} cannot be loaded.",
-                    font=obj.font,
-                    weight=obj.weight,
-                )
-            )
-            continue
+        text = ""
         try:
-            text = ""
             if isinstance(obj, TextObject):
+                if not font_loads(obj):
+                    findings.append(_font_unknown(index, obj))
+                    continue
                 text = object_text(obj, values, declared, now=now, counters=counters)
                 ink = render_text(obj, text, dpi)
             elif isinstance(obj, BarcodeObject):
@@ -76,29 +70,52 @@ def lay_out(
                 raise
             findings.append(unrenderable(index, obj, error))
             continue
-        turned = ink.transpose(_TURN[obj.rotation]) if obj.rotation else ink
+        rotation = obj.rotation
+        turned = ink.transpose(_TURN[rotation]) if rotation else ink
         left, top = mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)
-        box = (left, top, left + turned.width, top + turned.height)
+        width, height = turned.size
         tight = ink_box(ink)
         if tight is not None:
-            tight = turn_box(tight, ink.width, ink.height, obj.rotation)
+            if rotation:
+                tight = turn_box(tight, ink.width, ink.height, rotation)
             tight = (left + tight[0], top + tight[1], left + tight[2], top + tight[3])
-        placed.append(Placed(index, obj, ink, turned, box, tight))
-        if obj.type == "text":
-            findings += text_findings(index, obj, text, dpi)
-        if obj.type == "barcode":
+        placed.append(
+            Placed(index, obj, ink, turned, (left, top, left + width, top + height), tight)
+        )
+        if isinstance(obj, TextObject):
+            if obj.width_mm is not None or obj.height_mm is not None or obj.max_lines is not None:
+                findings += text_findings(index, obj, text, dpi, ink)
+        elif isinstance(obj, BarcodeObject):
             findings += module_findings(index, obj, dpi)
     return placed
 
 
-def geometry(document: LabelDocument, placed: list[Placed]) -> list[LabelFinding]:
+def _font_unknown(index: int, obj: TextObject) -> LabelFinding:
+    return label_finding(
+        "label.font_unknown",
+        pointer("objects", index, "font"),
+        obj.id,
+        f"The font {obj.font!r} at weight {obj.weight} cannot be loaded.",
+        font=obj.font,
+        weight=obj.weight,
+    )
+
+
+def geometry(
+    document: LabelDocument, placed: list[Placed], size: tuple[int, int] | None = None
+) -> list[LabelFinding]:
+    """Ink past the label's edges and barcodes' quiet zones; `size`: the label in dots."""
     from etikett.dsl.label import BarcodeObject
 
     dpi = document.dpi
-    width, height = label_dots(document.size.width_mm, document.size.height_mm, dpi)
+    width, height = size or label_dots(document.size.width_mm, document.size.height_mm, dpi)
     findings: list[LabelFinding] = []
     for item in placed:
-        findings += outside_findings(item, width, height, dpi)
+        tight = item.tight
+        if tight is not None and (
+            tight[0] < 0 or tight[1] < 0 or tight[2] > width or tight[3] > height
+        ):
+            findings += outside_findings(item, width, height, dpi)
         if isinstance(item.obj, BarcodeObject):
             findings += quiet_zone_findings(item, item.obj, placed, width, height, dpi)
     return findings

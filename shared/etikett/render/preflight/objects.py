@@ -15,7 +15,7 @@ from etikett.dsl.preflight import LabelFinding, pointer
 from etikett.errors import EtikettError
 from etikett.render.barcode import SPECS, bar_height_dots, module_dots
 from etikett.render.preflight.findings import dots_to_mm, label_finding
-from etikett.render.text import overflow
+from etikett.render.text import OVERFLOW_KEY, overflow
 from etikett.render.units import MM_PER_INCH, mm_to_dots
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ LINEAR_QUIET: dict[str, tuple[int, int]] = {"ean13": (11, 7), "upca": (9, 9)}  #
 MATRIX_QUIET: dict[str, int] = {"qr": 4, "datamatrix": 1, "gs1-datamatrix": 1, "pdf417": 2}
 
 
-@dataclass
+@dataclass(slots=True)
 class Placed:
     index: int
     obj: LabelObject
@@ -82,8 +82,14 @@ def unrenderable(index: int, obj: LabelObject, error: EtikettError) -> LabelFind
     )
 
 
-def text_findings(index: int, obj: TextObject, text: str, dpi: int) -> list[LabelFinding]:
-    missed = overflow(obj, text, dpi)
+def text_findings(
+    index: int, obj: TextObject, text: str, dpi: int, ink: Image.Image | None = None
+) -> list[LabelFinding]:
+    """Text that misses its box; read from the text's ink when it was drawn (it notes that)."""
+    if ink is not None and OVERFLOW_KEY in ink.info:
+        missed: dict[str, int] | None = ink.info[OVERFLOW_KEY]
+    else:
+        missed = overflow(obj, text, dpi)
     if missed is None:
         return []
     parts = []
@@ -105,8 +111,8 @@ def text_findings(index: int, obj: TextObject, text: str, dpi: int) -> list[Labe
 
 
 def module_findings(index: int, obj: BarcodeObject, dpi: int) -> list[LabelFinding]:
-    dot_mm = round(MM_PER_INCH / dpi, 4)
     if obj.module_width_mm is not None and mm_to_dots(obj.module_width_mm, dpi) < 1:
+        dot_mm = round(MM_PER_INCH / dpi, 4)
         return [
             label_finding(
                 "label.module_too_narrow",
@@ -120,6 +126,7 @@ def module_findings(index: int, obj: BarcodeObject, dpi: int) -> list[LabelFindi
             )
         ]
     if module_dots(obj, dpi) == 1:
+        dot_mm = round(MM_PER_INCH / dpi, 4)
         finding = label_finding(
             "label.module_too_narrow",
             pointer("objects", index),
@@ -138,6 +145,8 @@ def outside_findings(item: Placed, width: int, height: int, dpi: int) -> list[La
     if item.tight is None:
         return []
     left, top, right, bottom = item.tight
+    if left >= 0 and top >= 0 and right <= width and bottom <= height:
+        return []  # the usual case, decided without building the edges
     beyond = {
         "left": max(0, -left),
         "top": max(0, -top),
@@ -180,15 +189,27 @@ def quiet_zone_findings(
         return []
     problems: dict[str, Any] = {}
     label = (0, 0, width, height)
+    # Most objects are nowhere near: only those reaching into the zones' outline are looked at.
+    u0, u1 = min(z[0] for z in zones), min(z[1] for z in zones)
+    u2, u3 = max(z[2] for z in zones), max(z[3] for z in zones)
+    near = [
+        other
+        for other in placed
+        if other is not item
+        and other.tight is not None
+        and other.tight[0] < u2
+        and other.tight[2] > u0
+        and other.tight[1] < u3
+        and other.tight[3] > u1
+    ]
     for zone in zones:
         if not _inside(zone, label):
             problems["off_label"] = True
         z0, z1, z2, z3 = zone
-        for other in placed:
-            tight = other.tight  # most objects are nowhere near: decided without a crop
+        for other in near:
+            tight = other.tight  # decided without a crop where the boxes do not meet
             if (
-                other is item
-                or tight is None
+                tight is None
                 or tight[0] >= z2
                 or tight[2] <= z0
                 or tight[1] >= z3
@@ -224,28 +245,43 @@ def quiet_zone_findings(
 
 def _zones(obj: BarcodeObject, kind: str, module: int, dpi: int, item: Placed) -> list[Box]:
     """The quiet zones in label dots: beside the bars of linear codes, around 2D symbols."""
-    ink = item.raw
+    left, top = item.box[0], item.box[1]
+    return [
+        (z[0] + left, z[1] + top, z[2] + left, z[3] + top)
+        for z in _ink_zones(obj, kind, module, dpi, item.raw)
+    ]
+
+
+def _ink_zones(obj: BarcodeObject, kind: str, module: int, dpi: int, ink: Image.Image) -> list[Box]:
+    """The zones in the turned ink's own coordinates. The ink is drawn from the symbology, the
+    data, the module and the bar height, which fix the zones too: they are noted on the ink, per
+    rotation, like its dot box."""
+    key = f"{_ZONES_KEY}.{obj.rotation}"
+    found: list[Box] | None = ink.info.get(key)
+    if found is not None:
+        return found
     bars_height = bar_height_dots(obj, dpi) if kind == "linear" else ink.height
     bars = ink.crop((0, 0, ink.width, min(bars_height, ink.height))).getbbox()
-    if bars is None:
-        return []
-    x0, y0, x1, y1 = bars
-    if kind == "linear":
-        left, right = LINEAR_QUIET.get(obj.symbology, (10, 10))
-        local = [(x0 - left * module, y0, x0, y1), (x1, y0, x1 + right * module, y1)]
-    else:
-        q = MATRIX_QUIET.get(obj.symbology, 2) * module
-        local = [
-            (x0 - q, y0 - q, x1 + q, y0),
-            (x0 - q, y1, x1 + q, y1 + q),
-            (x0 - q, y0, x0, y1),
-            (x1, y0, x1 + q, y1),
-        ]
-    turned = [turn_box(zone, ink.width, ink.height, obj.rotation) for zone in local]
-    return [
-        (z[0] + item.box[0], z[1] + item.box[1], z[2] + item.box[0], z[3] + item.box[1])
-        for z in turned
-    ]
+    local: list[Box] = []
+    if bars is not None:
+        x0, y0, x1, y1 = bars
+        if kind == "linear":
+            before, after = LINEAR_QUIET.get(obj.symbology, (10, 10))
+            local = [(x0 - before * module, y0, x0, y1), (x1, y0, x1 + after * module, y1)]
+        else:
+            q = MATRIX_QUIET.get(obj.symbology, 2) * module
+            local = [
+                (x0 - q, y0 - q, x1 + q, y0),
+                (x0 - q, y1, x1 + q, y1 + q),
+                (x0 - q, y0, x0, y1),
+                (x1, y0, x1 + q, y1),
+            ]
+    found = [turn_box(zone, ink.width, ink.height, obj.rotation) for zone in local]
+    ink.info[key] = found
+    return found
+
+
+_ZONES_KEY = "etikett.quiet_zones"
 
 
 def turn_box(box: Box, w: int, h: int, rotation: int) -> Box:
@@ -267,6 +303,8 @@ def _inside(zone: Box, label: Box) -> bool:
 
 
 def _ink_in(item: Placed, region: Box) -> Box | None:
+    """Where the item prints dots inside `region` (label dots). Noted on the item's ink per
+    place relative to it (a few per ink: the quiet zones of the barcodes near it)."""
     box, tight = item.box, item.tight
     if tight is None:
         return None
@@ -274,4 +312,17 @@ def _ink_in(item: Placed, region: Box) -> Box | None:
     right, bottom = min(tight[2], region[2]), min(tight[3], region[3])
     if left >= right or top >= bottom:
         return None
-    return item.ink.crop((left - box[0], top - box[1], right - box[0], bottom - box[1])).getbbox()
+    inside = (left - box[0], top - box[1], right - box[0], bottom - box[1])
+    key = f"{_INK_IN_KEY}.{item.obj.rotation}.{inside}"
+    noted = item.raw.info
+    if key in noted:
+        found: Box | None = noted[key]
+        return found
+    found = item.ink.crop(inside).getbbox()
+    if len(noted) < _MAX_NOTED:
+        noted[key] = found
+    return found
+
+
+_INK_IN_KEY = "etikett.ink_in"
+_MAX_NOTED = 64
