@@ -5,6 +5,7 @@ makes of the same declaration (the OpenAPI document, built from every route, sta
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Annotated, Any
 
 import pytest
@@ -12,12 +13,14 @@ from fastapi import APIRouter, Query
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
+from pydantic_core import core_schema
 
 from etikett.api.access import any_caller, public
 from etikett.api.app import create_app
 from etikett.api.groups import GROUPS, routes_of
 from etikett.api.routing import EtikettRoute, router
 from etikett.domain.actors import Invocation
+from etikett.model import Model
 
 Anyone = Annotated[Invocation, public()]
 
@@ -102,7 +105,7 @@ def test_a_built_route_is_what_fastapi_makes_of_the_declaration() -> None:
         "x-etikett-access": {"authenticated": False, "roles": [], "human": False},
         "x-etikett-mcp": True,
     }
-    assert sorted(route.responses) == [400, 422]
+    assert sorted(route.responses) == [400, 422, 503]
 
 
 def test_threads_asking_at_once_share_one_build() -> None:
@@ -122,6 +125,95 @@ def test_threads_asking_at_once_share_one_build() -> None:
     for thread in threads:
         thread.join()
     assert len(seen) == 8 and all(app is seen[0] for app in seen)
+
+
+class Order(Model):
+    text: str
+
+
+def test_a_body_of_a_model_built_on_first_use_is_answered_without_warnings() -> None:
+    """FastAPI silences pydantic's warning about a body parameter's alias when it builds the
+    body's validator; a model built on first use (etikett.model.Model) must not bring it back
+    on the route's first request."""
+    routes = router()
+
+    @routes.post("/orders", operation_id="postOrder", response_model=Order)
+    def post_order(body: Order, invocation: Anyone) -> Order:
+        return body
+
+    client = TestClient(create_app(routes))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        answer = client.post("/orders", json={"text": "hi"})
+        refused = client.post("/orders", json={"text": 1})
+    assert answer.status_code == 200 and answer.json() == {"text": "hi"}
+    assert refused.status_code == 422
+    assert [str(w.message) for w in caught] == []
+
+
+class _ContendedLock:
+    """The build lock, noting when a second thread has to wait for it."""
+
+    def __init__(self, contended: threading.Event) -> None:
+        self._lock = threading.RLock()
+        self._owner: int | None = None
+        self._contended = contended
+
+    def __enter__(self) -> None:
+        if self._owner not in (None, threading.get_ident()):
+            self._contended.set()
+        self._lock.acquire()
+        self._owner = threading.get_ident()
+
+    def __exit__(self, *exc: object) -> None:
+        self._owner = None
+        self._lock.release()
+
+
+def test_a_route_read_while_another_thread_builds_it_is_never_half_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The OpenAPI build reading a route that a first request is building sees it whole: its
+    problem responses and access rule, not FastAPI's parts without ours (the document is cached
+    for the process, so a half-built route would stay in it)."""
+    building = threading.Event()  # the builder is inside FastAPI's analysis of the endpoint
+    reader_moved = threading.Event()  # the reader has read, or waits for the build
+    monkeypatch.setattr("etikett.api.routing._BUILDING", _ContendedLock(reader_moved))
+
+    class Slow(str):
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+            building.set()
+            assert reader_moved.wait(10), "the reader neither read nor waited"
+            return core_schema.str_schema()
+
+    routes = router()
+
+    @routes.get("/slow", operation_id="getSlow", response_model=Slow)
+    def get_slow(invocation: Anyone) -> str:
+        return "slow"
+
+    route = routes.routes[0]
+    assert isinstance(route, EtikettRoute)
+    builder = threading.Thread(target=route.build)
+    builder.start()
+    assert building.wait(10)
+    seen: dict[str, Any] = {}
+
+    def read() -> None:
+        seen["responses"] = sorted(route.responses)
+        seen["extra"] = route.openapi_extra
+        reader_moved.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    builder.join()
+    reader.join()
+    assert seen["responses"] == [400, 422, 503]
+    assert seen["extra"] == {
+        "x-etikett-access": {"authenticated": False, "roles": [], "human": False},
+        "x-etikett-mcp": True,
+    }
 
 
 def test_a_declaration_without_operation_id_or_access_rule_is_refused() -> None:

@@ -13,12 +13,15 @@ second copy of every route on the first request).
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi._compat import ModelField
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
+from pydantic.warnings import UnsupportedFieldAttributeWarning
 from starlette.routing import compile_path, get_name
 
 from etikett.api.access import Access
@@ -42,6 +45,36 @@ def _accesses(dependant: Dependant) -> Iterator[Access]:
         if isinstance(dependency.call, Access):
             yield dependency.call
         yield from _accesses(dependency)
+
+
+def _fields(dependant: Dependant) -> Iterator[ModelField]:
+    yield from dependant.path_params
+    yield from dependant.query_params
+    yield from dependant.header_params
+    yield from dependant.cookie_params
+    yield from dependant.body_params
+    for dependency in dependant.dependencies:
+        yield from _fields(dependency)
+
+
+def _complete(route: APIRoute) -> None:
+    """Build the validators of the route's parameters, body and answers now, as FastAPI does when
+    their models are built already.
+
+    A parameter's type that is one of our models (`etikett.model.Model`, built on first use) gives
+    FastAPI a type adapter that builds on first use too, outside the `catch_warnings` with which
+    FastAPI silences pydantic's `UnsupportedFieldAttributeWarning` about the field's alias: every
+    body operation's first request would print that warning. The route is built for its first
+    request (or the OpenAPI build), which would build these adapters right away anyway.
+    """
+    fields = [*_fields(route.dependant), route.body_field, route.response_field]
+    fields += [*route.response_fields.values(), route.stream_item_field]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnsupportedFieldAttributeWarning)
+        for field in fields:
+            # FastAPI's adapter (private, only read): building it is what its first use does.
+            if field is not None and not field._type_adapter.pydantic_complete:
+                field._type_adapter.rebuild(raise_errors=False)
 
 
 class EtikettRoute(APIRoute):
@@ -94,17 +127,16 @@ class EtikettRoute(APIRoute):
             declaration = self.__dict__.get("_declaration")
             if declaration is None:
                 return
-            # Cleared first: a part read while FastAPI builds (in this thread) is missing, not
-            # a second build; other threads wait for the lock and find the route built.
-            self._declaration = None
-            try:
-                self._build(*declaration)
-            except BaseException:
-                self._declaration = declaration
-                raise
+            # Built aside and taken over at once: a thread that reads this route meanwhile (the
+            # OpenAPI build, a request) finds its parts either as declared or as built, never
+            # half of each, and a part it lacks makes it wait here for the build.
+            built = object.__new__(type(self))
+            built._build(*declaration)
+            self.__dict__.update(vars(built), _declaration=None)
 
     def _build(self, path: str, endpoint: Callable[..., Any], kwargs: dict[str, Any]) -> None:
         APIRoute.__init__(self, path, endpoint, **kwargs)
+        _complete(self)
         accesses = list(_accesses(self.dependant))
         if len(accesses) != 1:
             raise TypeError(f"{self.operation_id} must declare exactly one access rule")
