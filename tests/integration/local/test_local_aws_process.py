@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -73,13 +74,71 @@ def test_state_survives_a_restart_and_the_stream_end_is_answered(tmp_path: Path)
         assert aws.shard_end(REGION)("things") == first + 1
 
 
-def test_ctrl_c_leaves_it_to_the_parent(tmp_path: Path) -> None:
+def _ignored_signals(pid: int) -> set[int]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(
+        next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1], 16
+    )
+    return {number for number in range(1, 65) if mask >> (number - 1) & 1}
+
+
+def test_ctrl_c_and_sigterm_leave_it_to_the_parent(tmp_path: Path) -> None:
+    """Both reach the whole process group (a terminal's Ctrl-C, systemd stopping the service);
+    the parent stops local AWS after its pollers."""
     with LocalAwsProcess(tmp_path / "aws-state.pickle") as aws:
         assert aws.pid is not None
+        assert {signal.SIGINT, signal.SIGTERM} <= _ignored_signals(aws.pid)
         os.kill(aws.pid, signal.SIGINT)
-        time.sleep(0.3)
+        os.kill(aws.pid, signal.SIGTERM)
         _table(aws.endpoint_url)  # still serving
         assert _dynamodb(aws.endpoint_url).list_tables()["TableNames"] == ["things"]
+
+
+def test_what_it_prints_after_starting_never_fills_a_pipe(tmp_path: Path) -> None:
+    """The parent reads the child's standard output up to the first line only."""
+    with LocalAwsProcess(tmp_path / "aws-state.pickle") as aws:
+        assert aws.pid is not None
+        out, err = (os.readlink(f"/proc/{aws.pid}/fd/{fd}") for fd in (1, 2))
+        assert out == err
+
+
+def test_a_second_one_on_the_same_state_waits_for_the_first_ones_final_snapshot(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "aws-state.pickle"
+    first = LocalAwsProcess(state, snapshot_interval=3600)  # no snapshot before its stop
+    first.start()
+    try:
+        _table(first.endpoint_url)
+        second = LocalAwsProcess(state)
+        started = threading.Thread(target=second.start)
+        started.start()
+        lock = f"{state}.lock"
+        # The second child has opened the lock file (and waits for it): only now stop the first.
+        deadline = time.monotonic() + 60
+        while not _holds_open(second, lock):
+            assert time.monotonic() < deadline, "the second child never reached the state file"
+            time.sleep(0.05)
+        assert started.is_alive()  # not serving yet
+    finally:
+        first.stop()
+    started.join(60)
+    try:
+        assert _dynamodb(second.endpoint_url).list_tables()["TableNames"] == ["things"]
+    finally:
+        second.stop()
+
+
+def _holds_open(aws: LocalAwsProcess, path: str) -> bool:
+    pid = aws.pid
+    if pid is None:
+        return False
+    try:
+        return any(
+            os.readlink(fd) == path for fd in Path(f"/proc/{pid}/fd").iterdir() if fd.is_symlink()
+        )
+    except FileNotFoundError:
+        return False
 
 
 _PARENT = """

@@ -7,10 +7,11 @@ two fifths of what a print costs. In its own process it runs on another core. Th
 it exactly as before, boto3 and pynamodb over HTTP; the stream poller, which read moto's memory to
 learn whether a shard has new records, asks this process instead (`shard_end`).
 
-The child process belongs to its parent: it ignores Ctrl-C (the terminal sends it to the whole
+The child process belongs to its parent: it ignores Ctrl-C and SIGTERM (both reach the whole
 process group, and the parent decides when local AWS stops: after its pollers, so that what they
 wrote is in the final snapshot), and stops with a final snapshot when its standard input closes,
-which also happens when the parent dies.
+which also happens when the parent dies. It holds the state file from loading it to its final
+snapshot, so a local mode started again at once waits for that snapshot.
 
     python -m etikett.local.aws.process [--state-file F] [--host H] [--port P]
         [--snapshot-interval S] [--max-wait-seconds W]
@@ -21,12 +22,16 @@ prints `LISTENING <endpoint URL>` once it serves.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import http.client
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -177,14 +182,6 @@ def _first_line(stream: IO[str], timeout: float) -> str:
     return lines[0] if lines else ""
 
 
-class _Stop(Exception):
-    """SIGTERM: stop as if standard input had closed."""
-
-
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    raise _Stop
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m etikett.local.aws.process")
     parser.add_argument("--state-file", type=Path)
@@ -193,29 +190,53 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snapshot-interval", type=float, default=1.0)
     parser.add_argument("--max-wait-seconds", type=int, default=1)
     arguments = parser.parse_args(argv)
-    # Ctrl-C reaches the whole process group; the parent stops this process when it is time.
+    # Ctrl-C reaches the whole process group, and so does the SIGTERM with which systemd (or a
+    # container) stops a service: the parent stops this process when it is time, after its
+    # pollers, so that what they write is in the final snapshot.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from etikett.local.aws.server import LocalAws
 
-    aws = LocalAws(
-        arguments.state_file,
-        arguments.host,
-        arguments.port,
-        snapshot_interval=arguments.snapshot_interval,
-        max_wait_seconds=arguments.max_wait_seconds,
-    )
-    aws.start()
-    try:
-        print(f"{READY}{aws.endpoint_url}", flush=True)
+    with _state_held(arguments.state_file):
+        aws = LocalAws(
+            arguments.state_file,
+            arguments.host,
+            arguments.port,
+            snapshot_interval=arguments.snapshot_interval,
+            max_wait_seconds=arguments.max_wait_seconds,
+        )
+        aws.start()
         try:
-            while sys.stdin.read(65536):  # until the parent closes it, or dies
+            print(f"{READY}{aws.endpoint_url}", flush=True)
+            # Nobody reads this pipe after the first line: whatever moto or a library prints
+            # from now on goes where errors go, never into a pipe that could fill and stall us.
+            os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+            while sys.stdin.buffer.read(65536):  # until the parent closes it, or dies
                 pass
-        except _Stop:
-            pass
-    finally:
-        aws.stop()
+        finally:
+            aws.stop()
     return 0
+
+
+@contextmanager
+def _state_held(state_file: Path | None) -> Iterator[None]:
+    """The state file to this process alone, from loading it to the final snapshot.
+
+    A parent killed and started again at once (a crash, then `make dev`) starts a second child
+    while the first one still writes its final snapshot: the second waits here and loads that
+    snapshot, instead of older state that the first one's snapshot would then overwrite.
+    """
+    if state_file is None:
+        yield
+        return
+    state_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(state_file.with_name(state_file.name + ".lock"), "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"local AWS: waiting for another to save {state_file} …", file=sys.stderr)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield  # the lock goes with the file's closing, or with the process
 
 
 if __name__ == "__main__":
