@@ -207,10 +207,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         aws.start()
         try:
-            print(f"{READY}{aws.endpoint_url}", flush=True)
             # Nobody reads this pipe after the first line: whatever moto or a library prints
             # from now on goes where errors go, never into a pipe that could fill and stall us.
-            os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+            # Redirected before the line is written, so it is so once the parent has read it.
+            sys.stdout.flush()
+            with os.fdopen(os.dup(sys.stdout.fileno()), "w") as pipe:
+                os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+                pipe.write(f"{READY}{aws.endpoint_url}\n")
             while sys.stdin.buffer.read(65536):  # until the parent closes it, or dies
                 pass
         finally:
