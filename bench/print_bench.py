@@ -186,9 +186,21 @@ class PrintRig:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far (Linux /proc)."""
+    """User + system CPU time a process and its running children (local mode's AWS process)
+    have used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(child) for child in children(pid))
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return found
 
 
 def measure(singles: int, stream: int) -> dict[str, Any]:
@@ -242,7 +254,7 @@ def main() -> int:
         )
     print(
         f"  CPU per print back to back (incl. 2 s of idle heartbeats and polls after the last): "
-        f"etikett dev {result['cpu_service_ms']:.1f} ms, "
+        f"etikett dev with its local AWS process {result['cpu_service_ms']:.1f} ms, "
         f"the Runner {result['cpu_runner_ms']:.1f} ms"
     )
     rate = result["stream_rate"]

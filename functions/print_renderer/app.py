@@ -2,7 +2,7 @@
 
 from etikett import coldstart
 from etikett.api.entry import sqs_handler
-from etikett.domain.printing import render_queued
+from etikett.domain.print_rendering import render_queued
 
 handler = sqs_handler(lambda body: render_queued(body["job_id"]), "print-renderer")
 coldstart.done()

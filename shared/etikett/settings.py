@@ -160,7 +160,10 @@ def reload() -> Settings:
 class LocalSettings(BaseSettings):
     """`make dev`'s own knobs: where local mode serves and keeps its state."""
 
-    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+    # Built when local mode first reads it, not by every function that imports the settings.
+    model_config = SettingsConfigDict(
+        env_ignore_empty=True, extra="ignore", frozen=True, defer_build=True
+    )
 
     port: int = Field(default=8000, validation_alias="PORT")
     agent_port: int | None = Field(

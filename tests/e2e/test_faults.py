@@ -222,7 +222,7 @@ def test_the_service_killed_mid_print_loses_nothing(
     eventually(lambda: operator.get(f"/jobs/{job_id}").json()["status"] == "sent", 20, 0.02)
     sent_seen = time.time()
     state = server.home / "aws-state.pickle"
-    # What a crash of local mode's single process can lose is the last second of moto's state
+    # What a crash of local mode can lose is the last second of moto's state
     # (on AWS, DynamoDB keeps it): kill once the snapshot holds the job as sent.
     eventually(lambda: state.stat().st_mtime > sent_seen, 10, 0.05)
     server.kill()

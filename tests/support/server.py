@@ -123,8 +123,9 @@ class DevServer:
         raise TimeoutError(f"etikett dev did not answer:\n{self.log.read_text()}")
 
     def kill(self) -> int:
-        """SIGKILL, as a crash would end it: no final snapshot (what changed in the last
-        `ETIKETT_SNAPSHOT_SECONDS` is lost, as a crash of the machine would lose it)."""
+        """SIGKILL, as a crash would end it: the service stops where it is (moto's process, which
+        sees its parent go, still writes its final snapshot; a crash of the machine would lose
+        what changed in the last `ETIKETT_SNAPSHOT_SECONDS`)."""
         assert self.process is not None
         self.process.kill()
         self.process.wait(30)

@@ -19,7 +19,10 @@ def create_app(*routers: APIRouter, title: str = "Etikett", fallback: bool = Fal
     )
     problems.install(app)
     for router in routers:
-        app.include_router(router)
+        # The routes themselves, in order: `include_router` would keep a second, derived copy of
+        # each route, which FastAPI builds in full on the first request (all of them at once).
+        # Our routers carry no prefix, tags or dependencies that an inclusion would add.
+        app.router.routes.extend(router.routes)
     if fallback:
         app.router.add_route(
             "/{path:path}", problems.unrouted, methods=list(_ALL_METHODS), include_in_schema=False

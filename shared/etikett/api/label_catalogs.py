@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import File, Query, UploadFile
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
@@ -14,6 +14,7 @@ from etikett.api.routing import router
 from etikett.catalog.presets import MediaPreset, presets
 from etikett.domain import imports
 from etikett.domain.actors import Invocation
+from etikett.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
 routes = router(prefix="/api/v1", tags=["Labels"])
@@ -22,7 +23,7 @@ Anyone = Annotated[Invocation, any_caller()]
 Designer = Annotated[Invocation, requires("designer")]
 
 
-class VorlageVariable(BaseModel):
+class VorlageVariable(Model):
     name: str
     type: str
     description: str | None = None
@@ -31,7 +32,7 @@ class VorlageVariable(BaseModel):
     computed: bool
 
 
-class VorlageSummary(BaseModel):
+class VorlageSummary(Model):
     id: str
     name: str
     description: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
@@ -14,6 +14,7 @@ from etikett.api.routing import Responses, router
 from etikett.domain import label_versions, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch
+from etikett.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
 routes = router(prefix="/api/v1", tags=["Labels"])
@@ -31,8 +32,8 @@ PATCH_ERRORS: Responses = {
 }
 
 
-class PreviewRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class PreviewRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     variables: dict[str, Any] = Field(
         default_factory=dict,
         description="Values for the label's declared variables; missing ones use their default, "

@@ -5,19 +5,19 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 
 from etikett import API_VERSION
 from etikett.api.access import any_caller, public, requires
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain import expressions, policies
 from etikett.domain.actors import Invocation
+from etikett.model import Model
 from etikett.settings import get_settings
 
 routes = router(prefix="/api/v1", tags=["Miscellaneous"])
 
 
-class Version(BaseModel):
+class Version(Model):
     api_version: str
     build: str
 

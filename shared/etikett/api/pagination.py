@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Annotated, Generic, TypeVar
 
 from fastapi import Query
-from pydantic import BaseModel
 
 from etikett.errors import InvalidCursor
+from etikett.model import Model
 from etikett.store.pages import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -26,7 +26,7 @@ DEFAULT = DEFAULT_LIMIT
 Filter = Annotated[str | None, Query(min_length=1, max_length=200)]
 
 
-class ItemList(BaseModel, Generic[T]):
+class ItemList(Model, Generic[T]):
     items: list[T]
     next_cursor: str | None
 

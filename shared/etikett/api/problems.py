@@ -10,10 +10,11 @@ from aws_lambda_powertools import Logger
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.exceptions import HTTPException
 
 from etikett.errors import EtikettError, ProblemCode
+from etikett.model import Model
 
 # A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
 # the invocation's context and correlation id, as the function's own.
@@ -24,7 +25,7 @@ BUSY_RETRY_AFTER_SECONDS = 1
 _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-class Problem(BaseModel):
+class Problem(Model):
     """An RFC 9457 problem; `code` is stable and machine-readable, `params` holds its values."""
 
     type: str = Field(examples=["https://etikett.dev/problems/auth.forbidden"])

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Response
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import Responses, router
 from etikett.domain import passwords, users
 from etikett.domain.actors import Invocation, Role
+from etikett.model import Model
 
 routes = router(prefix="/api/v1/users", tags=["Users"])
 
@@ -19,13 +20,13 @@ _NOT_FOUND: Responses = {404: {"description": "Unknown user (`user.not_found`)"}
 Admin = Annotated[Invocation, requires("admin")]
 
 
-class RoleGrant(BaseModel):
-    model_config = {"extra": "forbid"}
+class RoleGrant(Model):
+    model_config = ConfigDict(extra="forbid")
     role: Role
 
 
-class NewPassword(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewPassword(Model):
+    model_config = ConfigDict(extra="forbid")
     password: str = Field(min_length=1, max_length=passwords.MAX_LENGTH)
 
 

@@ -15,9 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett.dsl.label import DPI, LabelDocument, blank
+from etikett.model import Model
 
 MM_PER_INCH = 25.4
 PRESET_ID = r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$"
@@ -25,7 +26,7 @@ DATA = Path(__file__).with_name("presets.json")
 Media = Literal["die-cut", "continuous"]
 
 
-class MediaPreset(BaseModel):
+class MediaPreset(Model):
     """One label stock at one print density."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

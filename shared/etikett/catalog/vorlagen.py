@@ -19,16 +19,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from etikett.dsl.label import LabelDocument
+from etikett.model import Model
 
 Category = Literal["logistics", "shipping", "retail", "assets", "healthcare", "warehouse"]
 VORLAGE_ID = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 FOLDER = Path(__file__).with_name("vorlagen")
 
 
-class Vorlage(BaseModel):
+class Vorlage(Model):
     """A named, categorised label document to start from.
 
     `document` is shared by everyone who reads the catalog: copy it (`label()` gives a fresh

@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from etikett import clock
 from etikett.domain.actors import Invocation
 from etikett.errors import InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import audit as audit_log
 from etikett.store.audit import AuditRecord
 from etikett.store.pages import Page
@@ -18,7 +17,7 @@ from etikett.store.pages import Page
 Outcome = Literal["success", "refused"]
 
 
-class AuditEntry(BaseModel):
+class AuditEntry(Model):
     id: str
     at: str
     actor: Literal["human", "service", "anonymous", "system"]

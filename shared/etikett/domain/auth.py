@@ -8,20 +8,21 @@ import math
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, passwords, tokens, users
 from etikett.domain.actors import Caller, Invocation
 from etikett.errors import Conflict, Forbidden, ProblemCode, Throttled, Unauthenticated
+from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import tokens as token_store
 from etikett.store import users as user_store
 from etikett.store.unit_of_work import UnitOfWork
 
 
-class Credentials(BaseModel):
-    model_config = {"extra": "forbid"}
+class Credentials(Model):
+    model_config = ConfigDict(extra="forbid")
 
     username: str = Field(min_length=1, max_length=64)
     password: str = Field(min_length=1, max_length=passwords.MAX_LENGTH)
@@ -46,14 +47,14 @@ class SignedIn(tokens.Session):
     user: users.User
 
 
-class SetupState(BaseModel):
+class SetupState(Model):
     setup_required: bool
     setup_secret_required: bool = Field(
         description="Whether setup asks for the stack's setup secret (`setup_secret`)."
     )
 
 
-class WhoAmI(BaseModel):
+class WhoAmI(Model):
     actor: Literal["human", "service"]
     subject: str
     roles: list[str]
@@ -61,8 +62,8 @@ class WhoAmI(BaseModel):
     token_id: str | None = None
 
 
-class PasswordChange(BaseModel):
-    model_config = {"extra": "forbid"}
+class PasswordChange(Model):
+    model_config = ConfigDict(extra="forbid")
 
     current_password: str = Field(min_length=1, max_length=passwords.MAX_LENGTH)
     new_password: str = Field(min_length=1, max_length=passwords.MAX_LENGTH)

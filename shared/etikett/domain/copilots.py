@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett.ai.conversation import Request, Tool, ToolCall, Turn
 from etikett.domain import documents
@@ -27,13 +27,14 @@ from etikett.domain.assistant import (
 )
 from etikett.errors import EtikettError, ProblemCode, ProviderFailed
 from etikett.flows.findings import Finding
+from etikett.model import Model
 
 MAX_OPERATIONS = 200
 Kind = Literal["label", "form", "flow"]
 
 
-class CopilotRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class CopilotRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     instruction: str = Field(
         min_length=1,
         max_length=4000,
@@ -47,13 +48,13 @@ class CopilotRequest(BaseModel):
     )
 
 
-class Proposal(BaseModel):
+class Proposal(Model):
     base_version: int = Field(description="The version the operations apply to.")
     operations: list[dict[str, Any]] = Field(description="RFC 6902 operations, validated.")
     document: dict[str, Any] = Field(description="The document the operations give.")
 
 
-class CopilotAnswer(BaseModel):
+class CopilotAnswer(Model):
     proposal: Proposal
     explanation: str
     findings: list[Finding] | None = Field(

@@ -8,13 +8,14 @@ import re
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.dsl.label import LabelDocument
 from etikett.errors import Conflict, NotFound, ProblemCode
+from etikett.model import Model
 from etikett.store import counters
 from etikett.store.counters import CounterRecord
 from etikett.store.pages import Page
@@ -26,7 +27,7 @@ Reset = Literal["never", "daily", "monthly", "yearly"]
 COUNTER_REFERENCE = re.compile(r"\bcounters\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
-class Counter(BaseModel):
+class Counter(Model):
     name: str
     start: int
     step: int
@@ -38,8 +39,8 @@ class Counter(BaseModel):
     created_at: str
 
 
-class NewCounter(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewCounter(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=NAME)
     start: int = Field(default=1, ge=0, le=10**15)
     step: int = Field(default=1, ge=1, le=10**6)

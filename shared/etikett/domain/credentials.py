@@ -9,7 +9,7 @@ import time
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.ai.conversation import PROVIDERS, Endpoint, Provider
@@ -22,6 +22,7 @@ from etikett.errors import (
     ProblemCode,
     ProviderFailed,
 )
+from etikett.model import Model
 from etikett.store import credentials as store
 from etikett.store.credentials import CredentialRecord, Sealed
 from etikett.store.pages import Page
@@ -32,8 +33,8 @@ LANGUAGE_MODEL = "language-model"
 SECRET = "secret"
 
 
-class NewLanguageModel(BaseModel):
-    model_config = {"extra": "forbid", "populate_by_name": True}
+class NewLanguageModel(Model):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
     ref: str = Field(pattern=REF, description="The name flows and AI operations use.")
     kind: Literal["language-model"]
     provider: Provider = Field(
@@ -70,8 +71,8 @@ class NewLanguageModel(BaseModel):
     )
 
 
-class NewSecret(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewSecret(Model):
+    model_config = ConfigDict(extra="forbid")
     ref: str = Field(pattern=REF)
     kind: Literal["secret"]
     value: str = Field(
@@ -85,7 +86,7 @@ class NewSecret(BaseModel):
 NewCredential = Annotated[NewLanguageModel | NewSecret, Field(discriminator="kind")]
 
 
-class Credential(BaseModel):
+class Credential(Model):
     ref: str
     kind: Literal["language-model", "secret"]
     provider: Provider | None = None
@@ -97,10 +98,10 @@ class Credential(BaseModel):
     created_at: str
     created_by: str
 
-    model_config = {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
 
-class CredentialTest(BaseModel):
+class CredentialTest(Model):
     ok: bool
     latency_ms: int
     code: str | None = Field(default=None, examples=["ai.unauthorized"])
@@ -108,8 +109,8 @@ class CredentialTest(BaseModel):
     model: str | None = Field(default=None, description="The model that answered.")
 
 
-class MasterKeyExportRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class MasterKeyExportRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     passphrase: str = Field(
         min_length=1,
         max_length=1024,
@@ -119,7 +120,7 @@ class MasterKeyExportRequest(BaseModel):
     )
 
 
-class KdfParameters(BaseModel):
+class KdfParameters(Model):
     name: Literal["argon2id"]
     salt: str = Field(description="base64")
     time_cost: int
@@ -127,12 +128,12 @@ class KdfParameters(BaseModel):
     parallelism: int
 
 
-class CipherParameters(BaseModel):
+class CipherParameters(Model):
     name: Literal["AES-256-GCM"]
     nonce: str = Field(description="base64, 12 bytes")
 
 
-class MasterKeyExport(BaseModel):
+class MasterKeyExport(Model):
     format: Literal["etikett.credential-store-key"]
     version: int
     key_id: str = Field(description="`csk_…`: names the store key; also the cipher's AAD.")

@@ -9,7 +9,7 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from etikett import clock
 from etikett.domain import jobs, runners
@@ -17,6 +17,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import MAX_ADDRESSES, check_targets, expand_targets
 from etikett.errors import Conflict, ProblemCode, Throttled
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import printers
 from etikett.store import runners as runner_store
@@ -25,8 +26,8 @@ from etikett.store.printers import FindingRecord
 FINDING_LIFETIME = timedelta(days=7)
 
 
-class DiscoveryRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class DiscoveryRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     targets: list[str] = Field(
         min_length=1,
         max_length=32,
@@ -45,7 +46,7 @@ class GroupDiscoveryRequest(DiscoveryRequest):
     group_id: str
 
 
-class DiscoveryJobs(BaseModel):
+class DiscoveryJobs(Model):
     jobs: list[jobs.Job]
 
 

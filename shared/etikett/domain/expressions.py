@@ -5,14 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.dsl.label import VariableType
+from etikett.model import Model
 
 
-class CelEvaluation(BaseModel):
-    model_config = {"extra": "forbid"}
+class CelEvaluation(Model):
+    model_config = ConfigDict(extra="forbid")
     expression: str = Field(
         min_length=1, max_length=4000, examples=['pad(counters.serial, 6) + "-" + upper(batch)']
     )
@@ -27,7 +28,7 @@ class CelEvaluation(BaseModel):
     )
 
 
-class CelResult(BaseModel):
+class CelResult(Model):
     value: Any
     type: str = Field(description="CEL type of the value: string, int, double, bool, timestamp, …")
 

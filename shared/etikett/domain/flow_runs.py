@@ -11,7 +11,7 @@ import dataclasses
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import flows
@@ -20,6 +20,7 @@ from etikett.errors import EtikettError, InvalidRequest, NotFound, PayloadTooLar
 from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
 from etikett.flows.engine import FlowProgram, RunEnv
 from etikett.flows.findings import Finding
+from etikett.model import Model
 from etikett.store import flows as store
 from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
@@ -30,12 +31,12 @@ if TYPE_CHECKING:
 RunOutcome = Literal["succeeded", "failed", "partial"]
 
 
-class LintRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class LintRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
 
 
-class LintAnswer(BaseModel):
+class LintAnswer(Model):
     version: int
     findings: list[Finding]
 
@@ -44,17 +45,17 @@ class LintAnswer(BaseModel):
 PLACEHOLDER_RUNNER = {"id": "run_dry_run", "name": "dry-run", "group_id": "rgp_dry_run"}
 
 
-class RunnerIdentity(BaseModel):
+class RunnerIdentity(Model):
     """`runner` as a flow's expressions see it."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, max_length=100, examples=["run_01J8Z7Q4X9V3M2N5P6R7S8T9U0"])
     name: str = Field(min_length=1, max_length=200, examples=["Halle 3 PC"])
     group_id: str = Field(min_length=1, max_length=100, examples=["rgp_01J8Z7Q4X9V3M2N5P6R7S8T9U0"])
 
 
-class DryRunRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class DryRunRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
     samples: list[dict[str, Any]] | None = Field(
         default=None,
@@ -89,7 +90,7 @@ class DryRunRequest(BaseModel):
         return self
 
 
-class TraceStep(BaseModel):
+class TraceStep(Model):
     node_id: str
     type: str
     status: Literal["executed", "skipped", "error"]
@@ -98,14 +99,14 @@ class TraceStep(BaseModel):
     message: str | None = None
 
 
-class SideEffect(BaseModel):
+class SideEffect(Model):
     node_id: str
     kind: Literal["print", "http", "file", "log"]
     performed: bool
     detail: dict[str, Any]
 
 
-class DryRunRun(BaseModel):
+class DryRunRun(Model):
     sample_index: int
     source: dict[str, Any] = Field(description="The sample record as it entered the trigger.")
     trace: list[TraceStep]
@@ -113,14 +114,14 @@ class DryRunRun(BaseModel):
     errors: list[dict[str, Any]]
 
 
-class DryRunAnswer(BaseModel):
+class DryRunAnswer(Model):
     version: int
     trigger: str
     runner: RunnerIdentity = Field(description="What `runner` was in the expressions.")
     runs: list[DryRunRun]
 
 
-class FlowRun(BaseModel):
+class FlowRun(Model):
     id: str
     flow_id: str
     version: int

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, documents, flow_checks
@@ -24,6 +24,7 @@ from etikett.errors import (
 )
 from etikett.flows.findings import Finding
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import flows
 from etikett.store.flows import MAX_DOCUMENT_BYTES, FlowRecord, FlowVersionRecord, pack
 from etikett.store.pages import Page
@@ -38,12 +39,12 @@ STATUS = Field(
 )
 
 
-class Author(BaseModel):
+class Author(Model):
     actor: Literal["human", "service"]
     subject: str
 
 
-class Flow(BaseModel):
+class Flow(Model):
     id: str
     name: str
     description: str | None
@@ -52,8 +53,8 @@ class Flow(BaseModel):
     updated_at: str
 
 
-class NewFlow(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewFlow(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str = NAME
     description: str | None = Field(default=None, max_length=2000)
     document: dict[str, Any] | None = Field(
@@ -84,15 +85,15 @@ class NewFlow(BaseModel):
     comment: str | None = Field(default=None, max_length=1000)
 
 
-class FlowChange(BaseModel):
-    model_config = {"extra": "forbid"}
+class FlowChange(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(
         default=None, max_length=2000, description="An empty string removes it."
     )
 
 
-class FlowVersionEntry(BaseModel):
+class FlowVersionEntry(Model):
     version: int
     status: VersionStatus = STATUS
     author: Author
@@ -104,7 +105,7 @@ class FlowVersion(FlowVersionEntry):
     document: dict[str, Any]
 
 
-class FlowDocumentAnswer(BaseModel):
+class FlowDocumentAnswer(Model):
     flow_id: str
     version: int
     status: VersionStatus = STATUS

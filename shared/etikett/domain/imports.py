@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from etikett.domain import labels
 from etikett.domain.actors import Invocation
 from etikett.errors import EtikettError, PayloadTooLarge, ProblemCode
+from etikett.model import Model
 
 DEFAULT_DPI = 203
 MAX_LABELS_PER_IMPORT = labels.MAX_CREATED_TOGETHER  # 33: three writes each, 100 per transaction
@@ -24,19 +25,19 @@ MAX_LABELS_PER_IMPORT = labels.MAX_CREATED_TOGETHER  # 33: three writes each, 10
 MAX_IMPORT_DOCUMENT_BYTES = 3_500_000
 
 
-class ImportSource(BaseModel):
+class ImportSource(Model):
     name: str = Field(description="The uploaded file's name.")
     format: Literal["zpl", "glabels"]
 
 
-class ImportedDocument(BaseModel):
+class ImportedDocument(Model):
     kind: Literal["label"] = "label"
     label_id: str
     version: int = Field(description="Always 1, a draft.")
     name: str
 
 
-class ReportEntry(BaseModel):
+class ReportEntry(Model):
     line: int | None = Field(default=None, description="Line of the file (ZPL).")
     element: str | None = Field(default=None, description="Element path (gLabels XML).")
     document: int | None = Field(
@@ -46,7 +47,7 @@ class ReportEntry(BaseModel):
     message: str = Field(description="What was not carried over exactly, in plain words.")
 
 
-class ImportAnswer(BaseModel):
+class ImportAnswer(Model):
     source: ImportSource
     documents: list[ImportedDocument]
     report: list[ReportEntry]

@@ -11,11 +11,12 @@ import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, certificates, runner_enrollment, runners
 from etikett.domain.actors import Invocation
+from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import assets
 from etikett.store.unit_of_work import UnitOfWork
@@ -95,8 +96,8 @@ Write-Host "Etikett Runner installed as the service 'EtikettRunner'."
 """
 
 
-class InstallerRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class InstallerRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     needs_approval: bool = Field(
         default=False, description="The enrollment waits for an admin's approval."
     )
@@ -105,7 +106,7 @@ class InstallerRequest(BaseModel):
     )
 
 
-class Installer(BaseModel):
+class Installer(Model):
     id: str
     group_id: str
     download_url: str = Field(description="Presigned; valid for one hour.")

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import events, jobs, runner_queues
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobMessage, JobRecord
@@ -40,13 +41,13 @@ PRINT_OUTCOMES = frozenset({"failed", "held", "sent", "confirmed"})
 MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
-class JobMessageView(BaseModel):
+class JobMessageView(Model):
     at: str
     level: Literal["info", "warning", "error"]
     text: str
 
 
-class Job(BaseModel):
+class Job(Model):
     id: str
     kind: Literal["discovery", "raw", "print"]
     status: JobStatus
@@ -65,8 +66,8 @@ class Job(BaseModel):
     finished_at: str | None = None
 
 
-class RawJobRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class RawJobRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     kind: Literal["raw"] = "raw"
     printer_id: str = Field(description="An adopted printer of this Runner.")
     data_base64: str = Field(

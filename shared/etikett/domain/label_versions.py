@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, documents, policies
@@ -26,6 +26,7 @@ from etikett.errors import (
     ProblemCode,
     VersionConflict,
 )
+from etikett.model import Model
 from etikett.store import events, labels
 from etikett.store.labels import MAX_DOCUMENT_BYTES, DocumentKind, LabelRecord, VersionRecord, pack
 from etikett.store.pages import Page
@@ -34,12 +35,12 @@ from etikett.store.unit_of_work import UnitOfWork
 VersionStatus = Literal["draft", "approved", "retired"]
 
 
-class Author(BaseModel):
+class Author(Model):
     actor: Literal["human", "service"]
     subject: str
 
 
-class VersionEntry(BaseModel):
+class VersionEntry(Model):
     version: int
     status: VersionStatus
     author: Author
@@ -53,7 +54,7 @@ class VersionWithDocument(VersionEntry):
     document: dict[str, Any]
 
 
-class DocumentAnswer(BaseModel):
+class DocumentAnswer(Model):
     version: int = Field(description="The version read or saved (0: a form derived, not saved).")
     status: VersionStatus | Literal["derived"]
     document: dict[str, Any]
@@ -64,8 +65,8 @@ class DocumentAnswer(BaseModel):
     )
 
 
-class DocumentPatch(BaseModel):
-    model_config = {"extra": "forbid"}
+class DocumentPatch(Model):
+    model_config = ConfigDict(extra="forbid")
     operations: list[dict[str, Any]] = Field(
         max_length=documents.MAX_PATCH_OPERATIONS,
         description="RFC 6902 JSON Patch operations, applied in order; the document may not "
@@ -81,8 +82,8 @@ class DocumentPatch(BaseModel):
     comment: str | None = Field(default=None, max_length=1000)
 
 
-class StatusChange(BaseModel):
-    model_config = {"extra": "forbid"}
+class StatusChange(Model):
+    model_config = ConfigDict(extra="forbid")
     version: int = Field(ge=1)
     status: VersionStatus
     comment: str | None = Field(default=None, max_length=1000)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, label_validation, label_versions
@@ -14,6 +14,7 @@ from etikett.domain.actors import Invocation
 from etikett.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import labels
 from etikett.store.labels import LabelRecord, VersionRecord
 from etikett.store.pages import Page
@@ -26,13 +27,13 @@ WRITES_PER_LABEL = 3  # the label, its version 1 and its audit entry
 MAX_CREATED_TOGETHER = MAX_WRITES // WRITES_PER_LABEL
 
 
-class LabelSize(BaseModel):
+class LabelSize(Model):
     width_mm: float
     height_mm: float
     dpi: int
 
 
-class Label(BaseModel):
+class Label(Model):
     id: str
     name: str
     status: Literal["draft", "released"] = Field(
@@ -48,51 +49,51 @@ class Label(BaseModel):
     updated_at: str
 
 
-class SizeIn(BaseModel):
-    model_config = {"extra": "forbid"}
+class SizeIn(Model):
+    model_config = ConfigDict(extra="forbid")
     width_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
     height_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
 
 
-class NewLabel(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewLabel(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str = NAME
     size: SizeIn | None = Field(default=None, description="Default 101.6 × 152.4 mm (4 × 6 in).")
     dpi: DPI = 203
 
 
-class NewLabelFromVorlage(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewLabelFromVorlage(Model):
+    model_config = ConfigDict(extra="forbid")
     vorlageId: str = Field(description="An id from listLabelVorlagen.")
     name: str = NAME
 
 
-class NewLabelFromPreset(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewLabelFromPreset(Model):
+    model_config = ConfigDict(extra="forbid")
     preset_id: str = Field(description="An id from listMediaPresets.")
     name: str = NAME
 
 
-class NewLabelFromDimensions(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewLabelFromDimensions(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str = NAME
     width_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
     height_mm: float = Field(ge=MIN_LABEL_MM, le=MAX_MM)
     dpi: DPI = 203
 
 
-class Rename(BaseModel):
-    model_config = {"extra": "forbid"}
+class Rename(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str = NAME
 
 
-class ArchiveChange(BaseModel):
-    model_config = {"extra": "forbid"}
+class ArchiveChange(Model):
+    model_config = ConfigDict(extra="forbid")
     archived: bool = Field(default=True, description="false brings an archived label back.")
 
 
-class CopyRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class CopyRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str | None = Field(
         default=None,
         min_length=1,
@@ -104,7 +105,7 @@ class CopyRequest(BaseModel):
     )
 
 
-class CopyInfo(BaseModel):
+class CopyInfo(Model):
     label_id: str
     name: str
     suggested_name: str

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from etikett.ai.conversation import Reply, Request, Tool, Turn
 from etikett.domain.assistant import (
@@ -22,11 +22,12 @@ from etikett.domain.assistant import (
     shown_label,
 )
 from etikett.errors import ProblemCode, ProviderFailed
+from etikett.model import Model
 
 TARGET = r"^(flw|lbl)_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
 
 
-class LintFinding(BaseModel):
+class LintFinding(Model):
     """A finding as lint (or a `document.invalid` error) reports it."""
 
     model_config = ConfigDict(extra="allow")
@@ -38,8 +39,8 @@ class LintFinding(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class LintExplanationRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class LintExplanationRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     target: str = Field(
         pattern=TARGET,
         description="The document the finding is about: `flw_…@N` or `lbl_…@N` (without `@N`: "
@@ -52,7 +53,7 @@ class LintExplanationRequest(BaseModel):
     )
 
 
-class LintExplanation(BaseModel):
+class LintExplanation(Model):
     explanation: str
     suggested_operations: list[dict[str, Any]] = Field(
         description="JSON Patch operations against the target version, each checked to apply "

@@ -8,7 +8,7 @@ import re
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett.ai.conversation import Request, Tool, Turn
 from etikett.domain.assistant import (
@@ -17,6 +17,7 @@ from etikett.domain.assistant import (
     as_json,
 )
 from etikett.errors import ProblemCode, ProviderFailed
+from etikett.model import Model
 
 MAX_LOG_ENTRIES = 200
 MAX_LOG_PAGES = 5
@@ -24,8 +25,8 @@ MAX_DETAILS = 300
 AUDIT_ID = re.compile(r"\baud_[0-9A-HJKMNP-TV-Z]{26}\b")
 
 
-class LogFilters(BaseModel):
-    model_config = {"extra": "forbid"}
+class LogFilters(Model):
+    model_config = ConfigDict(extra="forbid")
     actor: Literal["human", "service", "anonymous", "system"] | None = Field(
         default=None,
         description="The kind of actor: a person, an agent, anonymous, or the service itself "
@@ -44,8 +45,8 @@ class LogFilters(BaseModel):
     until: datetime | None = Field(default=None, description="RFC 3339, inclusive.")
 
 
-class LogQuestion(BaseModel):
-    model_config = {"extra": "forbid"}
+class LogQuestion(Model):
+    model_config = ConfigDict(extra="forbid")
     question: str = Field(min_length=1, max_length=2000)
     filters: LogFilters = Field(default_factory=LogFilters)
     credential: str | None = Field(
@@ -53,7 +54,7 @@ class LogQuestion(BaseModel):
     )
 
 
-class LogAnswer(BaseModel):
+class LogAnswer(Model):
     answer: str
     cited_entry_ids: list[str] = Field(
         description="Ids of audit entries the answer rests on: only entries that matched the "

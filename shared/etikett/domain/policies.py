@@ -3,12 +3,13 @@ drafts until a person approves them, and only a person may deploy or approve wha
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.errors import Forbidden, HumanRequired, NotFound, ProblemCode
+from etikett.model import Model
 from etikett.store import policies
 from etikett.store.policies import PolicyRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -22,7 +23,7 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
-class Policy(BaseModel):
+class Policy(Model):
     name: str
     enabled: bool
     description: str
@@ -30,12 +31,12 @@ class Policy(BaseModel):
     updated_by: str | None = None
 
 
-class Policies(BaseModel):
+class Policies(Model):
     items: list[Policy]
 
 
-class PolicyChange(BaseModel):
-    model_config = {"extra": "forbid"}
+class PolicyChange(Model):
+    model_config = ConfigDict(extra="forbid")
     enabled: bool = Field(description="Turn the policy on or off.")
 
 

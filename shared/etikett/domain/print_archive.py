@@ -6,11 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from etikett import clock
 from etikett.domain import jobs
 from etikett.errors import NotFound, ProblemCode
+from etikett.model import Model
 from etikett.store import archive
 from etikett.store import jobs as job_store
 from etikett.store.archive import ArchiveRecord
@@ -18,7 +19,7 @@ from etikett.store.jobs import JobRecord
 from etikett.store.pages import Page
 
 
-class ArchiveEntry(BaseModel):
+class ArchiveEntry(Model):
     id: str
     job_id: str
     label_id: str

@@ -8,12 +8,13 @@ import json
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, field_serializer
+from pydantic import field_serializer
 
 from etikett.dsl.label import LabelDocument
+from etikett.model import Model
 
 
-class PrintWork(BaseModel):
+class PrintWork(Model):
     document: LabelDocument
     records: list[dict[str, Any]]
     serials: list[dict[str, Any]]  # per record: counter name -> value taken

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock, printer_data
 from etikett.domain import audit, jobs, runners
@@ -15,6 +15,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import URI, check_uri
 from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import printers
 from etikett.store.pages import Page
 from etikett.store.printers import PrinterName, PrinterRecord
@@ -23,7 +24,7 @@ from etikett.store.unit_of_work import UnitOfWork
 Language = Literal["zpl", "tspl", "epl"]
 
 
-class Printer(BaseModel):
+class Printer(Model):
     id: str
     name: str
     runner_id: str
@@ -36,11 +37,11 @@ class Printer(BaseModel):
     created_at: str
 
 
-class NewPrinter(BaseModel):
+class NewPrinter(Model):
     """Adopt a finding (`finding_id`, `name`) or declare a printer (`name`, `runner_id`, `uri`,
     `language`, `dpi`)."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=100, pattern=r"^[^\s/][^/]*$")
     finding_id: str | None = None
     runner_id: str | None = None

@@ -15,17 +15,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import counters, jobs, print_targets, printers
 from etikett.domain.actors import Invocation
+from etikett.domain.print_rendering import held_event, render_failed
 from etikett.domain.print_targets import Target
 from etikett.domain.print_work import PrintWork
 from etikett.dsl.label import LabelDocument
 from etikett.errors import Conflict, EtikettError, InvalidRequest, PayloadTooLarge, ProblemCode
 from etikett.ids import new_id
-from etikett.store import archive, events, print_work
+from etikett.model import Model
+from etikett.store import archive, print_work
 from etikett.store.archive import ArchiveRecord
 from etikett.store.jobs import JobRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -34,8 +36,8 @@ MAX_RECORDS = 10_000
 INLINE_RECORDS = 25  # up to this many records render within the request
 
 
-class PrintRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class PrintRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     label_id: str = Field(
         description="`lbl_…` prints the released version, `lbl_…@N` version N "
         "(which must be approved).",
@@ -69,7 +71,7 @@ class PrintRequest(BaseModel):
         return [self.variables or {}]
 
 
-class PrintAccepted(BaseModel):
+class PrintAccepted(Model):
     job_id: str
     archive_entry_ids: list[str]
     status: str = Field(description="The job's status: rendering, queued or held.")
@@ -272,7 +274,7 @@ def _print_now(invocation: Invocation, target: Target, job: _PrintJob) -> tuple[
             audit_details=job.audit_details,
             extra_writes=_archive_writes(job.entries),
         )
-        _render_failed(failed, error)
+        render_failed(failed, error)
         raise
     queued = jobs.submit(
         invocation,
@@ -314,35 +316,6 @@ def _archive_writes(
     def write(uow: UnitOfWork, job: JobRecord) -> None:
         archive.add(uow, [dataclasses.replace(entry, job_id=job.id) for entry in entries])
         if with_held_event and job.status == "held":
-            _held_event(uow, job)
+            held_event(uow, job)
 
     return write
-
-
-def _held_event(uow: UnitOfWork, job: JobRecord) -> None:
-    event = jobs.outcome_event(job, "held", "runner_offline")
-    if event is not None:
-        events.add(uow, event)
-
-
-def _render_failed(job: JobRecord, error: EtikettError) -> None:
-    """The job fails; its `print.failed` event is written in the same transaction."""
-    jobs.fail(job, "render_failed", f"Rendering failed: {error.detail}")
-
-
-# --- the print-render function ---------------------------------------------------------------
-
-
-def render_queued(job_id: str) -> None:
-    """The print-render function's work for one message; a job already past rendering (a
-    redelivered message) is left alone, so its labels are never queued twice."""
-    record = jobs.load(job_id)
-    if record.status != "rendering":
-        return
-    work = PrintWork.model_validate_json(print_work.get(job_id))
-    try:
-        data = work.encode()
-    except EtikettError as error:
-        _render_failed(record, error)
-        return  # the job is failed with its reason; retrying cannot help
-    jobs.dispatch(record, data, on_held=_held_event)

@@ -12,12 +12,13 @@ import contextlib
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, certificates, discovery, jobs, printers, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
+from etikett.model import Model
 from etikett.store import events, runner_queues
 from etikett.store import jobs as job_store
 from etikett.store import printers as printer_store
@@ -29,8 +30,8 @@ MAX_WAIT_SECONDS = 20  # API Gateway answers within 30 s
 INLINE_DATA_BYTES = 1_000_000  # larger job data is fetched from S3 (responses stop at 6 MB)
 
 
-class Heartbeat(BaseModel):
-    model_config = {"extra": "forbid"}
+class Heartbeat(Model):
+    model_config = ConfigDict(extra="forbid")
     hostname: str | None = Field(default=None, max_length=255)
     version: str | None = Field(default=None, max_length=64)
     printers: list[dict[str, Any]] = Field(
@@ -40,19 +41,19 @@ class Heartbeat(BaseModel):
     )
 
 
-class HeartbeatAnswer(BaseModel):
+class HeartbeatAnswer(Model):
     runner_id: str
     server_time: str
     status: str
 
 
-class ClaimRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class ClaimRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     wait_seconds: int = Field(default=MAX_WAIT_SECONDS, ge=0, le=MAX_WAIT_SECONDS)
     max_jobs: int = Field(default=1, ge=1, le=10)
 
 
-class ClaimedJob(BaseModel):
+class ClaimedJob(Model):
     job_id: str
     kind: str
     receipt: str = Field(description="Return it with every report of this job.")
@@ -65,18 +66,18 @@ class ClaimedJob(BaseModel):
     )
 
 
-class Claimed(BaseModel):
+class Claimed(Model):
     jobs: list[ClaimedJob]
 
 
-class ReportedMessage(BaseModel):
-    model_config = {"extra": "forbid"}
+class ReportedMessage(Model):
+    model_config = ConfigDict(extra="forbid")
     level: Literal["info", "warning", "error"] = "info"
     text: str = Field(max_length=2000)
 
 
-class JobReport(BaseModel):
-    model_config = {"extra": "forbid"}
+class JobReport(Model):
+    model_config = ConfigDict(extra="forbid")
     receipt: str | None = Field(default=None, max_length=4096)
     status: Literal["running", "held", "sent", "confirmed", "succeeded", "failed"] | None = None
     reason: str | None = Field(
@@ -87,7 +88,7 @@ class JobReport(BaseModel):
     messages: list[ReportedMessage] = Field(default_factory=list, max_length=50)
 
 
-class RunnerConfig(BaseModel):
+class RunnerConfig(Model):
     runner_id: str
     name: str
     group_id: str
@@ -220,7 +221,7 @@ def _claim_one(
     )
 
 
-class Released(BaseModel):
+class Released(Model):
     job_ids: list[str] = Field(description="Jobs whose latest claim was made claimable again.")
 
 

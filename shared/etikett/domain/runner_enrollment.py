@@ -9,7 +9,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, certificates
@@ -17,6 +17,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.runners import load_group
 from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runner_queues, runners
@@ -35,8 +36,8 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-class NewEnrollmentToken(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewEnrollmentToken(Model):
+    model_config = ConfigDict(extra="forbid")
     expires_at: datetime | None = Field(
         default=None, description="Default: in 24 hours; at most 30 days."
     )
@@ -45,7 +46,7 @@ class NewEnrollmentToken(BaseModel):
     )
 
 
-class IssuedEnrollmentToken(BaseModel):
+class IssuedEnrollmentToken(Model):
     id: str
     group_id: str
     token: str = Field(description="One-time secret; shown in this answer only.")
@@ -53,8 +54,8 @@ class IssuedEnrollmentToken(BaseModel):
     needs_approval: bool
 
 
-class EnrollmentRequest(BaseModel):
-    model_config = {"extra": "forbid"}
+class EnrollmentRequest(Model):
+    model_config = ConfigDict(extra="forbid")
     csr_pem: str = Field(
         min_length=100,
         max_length=20000,
@@ -65,7 +66,7 @@ class EnrollmentRequest(BaseModel):
     name: str | None = Field(default=None, max_length=200, description="Default: the hostname.")
 
 
-class Enrollment(BaseModel):
+class Enrollment(Model):
     id: str
     group_id: str
     runner_id: str

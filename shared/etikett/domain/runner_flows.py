@@ -8,18 +8,19 @@ import logging
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett.domain import deployments, flow_runs, flows, printing, runners
 from etikett.domain.actors import Caller, Invocation
 from etikett.errors import Conflict, Forbidden, ProblemCode
+from etikett.model import Model
 from etikett.store import deployments as deployment_store
 from etikett.store.runners import RunnerRecord
 
 log = logging.getLogger(__name__)
 
 
-class DeployedFlow(BaseModel):
+class DeployedFlow(Model):
     deployment_id: str
     flow_id: str
     version: int
@@ -40,8 +41,8 @@ class DeployedFlow(BaseModel):
     )
 
 
-class FlowRunReport(BaseModel):
-    model_config = {"extra": "forbid"}
+class FlowRunReport(Model):
+    model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, max_length=100, description="The Runner's run id (once).")
     deployment_id: str
     trigger: dict[str, Any] = Field(description="{node_id, source}")
@@ -53,10 +54,10 @@ class FlowRunReport(BaseModel):
     trace: Any = None
 
 
-class FlowPrint(BaseModel):
+class FlowPrint(Model):
     """The prints of one trigger event to one printer alias: one data-stream job."""
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
     deployment_id: str
     printer: str = Field(description="The alias the flow names.")
     label: str

@@ -6,13 +6,14 @@ import dataclasses
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import runner_context, runner_queues, runners
 from etikett.store.pages import Page
@@ -26,7 +27,7 @@ PRINTER_PORTS = frozenset({9100, 6101, 515})  # raw (and Zebra's second raw port
 ExtraPort = Annotated[int, Field(ge=1024, le=65535)]
 
 
-class RunnerGroup(BaseModel):
+class RunnerGroup(Model):
     id: str
     name: str
     description: str | None
@@ -36,8 +37,8 @@ class RunnerGroup(BaseModel):
     created_at: str
 
 
-class NewRunnerGroup(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewRunnerGroup(Model):
+    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=1000)
     printer_ports: list[ExtraPort] = Field(
@@ -47,8 +48,8 @@ class NewRunnerGroup(BaseModel):
     )
 
 
-class PrinterPorts(BaseModel):
-    model_config = {"extra": "forbid"}
+class PrinterPorts(Model):
+    model_config = ConfigDict(extra="forbid")
     ports: list[ExtraPort] = Field(
         max_length=20,
         description="Ports the group's printers may use besides 9100, 6101 and 515 (1024-65535); "
@@ -56,7 +57,7 @@ class PrinterPorts(BaseModel):
     )
 
 
-class Runner(BaseModel):
+class Runner(Model):
     id: str
     name: str
     group_id: str
@@ -67,15 +68,15 @@ class Runner(BaseModel):
     created_at: str
 
 
-class ContextParameter(BaseModel):
+class ContextParameter(Model):
     name: str
     value: Any
     updated_at: str
     updated_by: str
 
 
-class ContextValue(BaseModel):
-    model_config = {"extra": "forbid"}
+class ContextValue(Model):
+    model_config = ConfigDict(extra="forbid")
     value: Any = Field(description="Any JSON value.")
 
 

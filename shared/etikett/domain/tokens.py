@@ -10,13 +10,14 @@ import hashlib
 import secrets
 from datetime import datetime, timedelta
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Caller, Invocation, Role
 from etikett.errors import InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import tokens, users
 from etikett.store.pages import Page
@@ -37,7 +38,7 @@ def mint(prefix: str) -> tuple[str, str]:
     return token, hash_token(token)
 
 
-class ApiToken(BaseModel):
+class ApiToken(Model):
     id: str
     subject: str
     role: Role
@@ -50,8 +51,8 @@ class IssuedApiToken(ApiToken):
     token: str = Field(description="The secret. Shown in this answer only; store it as a secret.")
 
 
-class NewApiToken(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewApiToken(Model):
+    model_config = ConfigDict(extra="forbid")
 
     subject: str = Field(min_length=1, max_length=128, description="Name of the agent identity.")
     role: Role
@@ -164,7 +165,7 @@ def revoke_api_token(invocation: Invocation, token_id: str) -> None:
 # --- sessions -------------------------------------------------------------------------------
 
 
-class Session(BaseModel):
+class Session(Model):
     token: str = Field(description="Session token; also set as the HttpOnly cookie.")
     expires_at: str
 

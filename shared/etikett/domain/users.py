@@ -6,13 +6,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import audit, passwords, policies, tokens
 from etikett.domain.actors import Invocation, Role
 from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import users
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
@@ -21,7 +22,7 @@ from etikett.store.users import UserRecord
 USERNAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
 
 
-class User(BaseModel):
+class User(Model):
     id: str
     username: str
     display_name: str
@@ -31,8 +32,8 @@ class User(BaseModel):
     updated_at: str
 
 
-class NewUser(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewUser(Model):
+    model_config = ConfigDict(extra="forbid")
 
     username: str = Field(
         pattern=USERNAME_PATTERN, description="Letters, digits, . _ @ -; unique regardless of case."

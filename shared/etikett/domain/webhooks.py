@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from etikett import clock
 from etikett.domain import audit, outgoing
@@ -16,6 +16,7 @@ from etikett.domain.events import EVENT_KINDS, EventKind
 from etikett.domain.webhook_receivers import encrypt_secret, new_secret
 from etikett.errors import InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
+from etikett.model import Model
 from etikett.store import webhooks
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
@@ -24,8 +25,8 @@ from etikett.store.webhooks import DeliveryLogRecord, WebhookRecord
 Outcome = Literal["delivered", "retrying", "failed", "dead"]
 
 
-class NewWebhook(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewWebhook(Model):
+    model_config = ConfigDict(extra="forbid")
     url: str = Field(
         min_length=1,
         max_length=outgoing.MAX_URL_LENGTH,
@@ -45,7 +46,7 @@ class NewWebhook(BaseModel):
         return [kind for kind in EVENT_KINDS if kind in events]  # catalog order, no duplicates
 
 
-class Webhook(BaseModel):
+class Webhook(Model):
     id: str
     url: str
     events: list[EventKind]
@@ -64,7 +65,7 @@ class CreatedWebhook(Webhook):
     )
 
 
-class Delivery(BaseModel):
+class Delivery(Model):
     event_id: str
     kind: EventKind
     attempt: int = Field(description="1 for the first try.")

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from etikett.model import Model
 
 Severity = Literal["error", "warning"]
 
 
-class LabelFinding(BaseModel):
+class LabelFinding(Model):
     code: str = Field(
         description="Stable code, e.g. `label.barcode_clipped`.", examples=["label.barcode_clipped"]
     )

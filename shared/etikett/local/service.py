@@ -1,5 +1,6 @@
-"""The whole service on one machine: moto's server with saved state, resources provisioned from
-template.yaml, the local gateway, and the pollers of the SQS and DynamoDB stream event sources."""
+"""The whole service on one machine: moto's server with saved state (in a process of its own),
+resources provisioned from template.yaml, the local gateway, and the pollers of the SQS and
+DynamoDB stream event sources."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ from typing import Any
 from etikett import settings
 from etikett.local import provision as provisioning
 from etikett.local import tls
-from etikett.local.aws import LocalAws
+from etikett.local.aws.process import LocalAwsProcess
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
 from etikett.local.sqs import SqsPoller
 from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
-from etikett.local.streams import StreamPoller, moto_shard_end
+from etikett.local.streams import StreamPoller
 from etikett.local.template import Template, load
 from etikett.settings import LocalSettings
 
@@ -45,7 +46,8 @@ class LocalService:
         self.agent_port = agent_port if agent_port is not None else port + 443
         self.local = LocalSettings()
         # How often changed state is saved at most (a snapshot briefly holds every request).
-        self.aws = LocalAws(home / STATE_FILE, snapshot_interval=self.local.snapshot_seconds)
+        # In a process of its own: moto's work runs beside the gateway's, on another core.
+        self.aws = LocalAwsProcess(home / STATE_FILE, snapshot_interval=self.local.snapshot_seconds)
         self._servers: list[Any] = []
         self._server_threads: list[threading.Thread] = []
         self.ca_file: Path | None = None
@@ -158,7 +160,7 @@ class LocalService:
             self.aws.endpoint_url,
             LOCAL_REGION,
             checkpoints,
-            shard_end=moto_shard_end(LOCAL_REGION),
+            shard_end=self.aws.shard_end(LOCAL_REGION),
         )
         self._stream_poller.start()
 

@@ -15,6 +15,7 @@ from etikett.domain import (
     label_versions,
     print_archive,
     print_idempotency,
+    print_rendering,
     printing,
     runner_agent,
 )
@@ -230,9 +231,9 @@ def test_a_large_print_renders_in_the_background_once(site: Site) -> None:
     assert accepted.status == "rendering"
     entries = print_archive.list_entries(100, None, job_id=accepted.job_id).items
     assert [e.serials[name] for e in entries] == list(range(1, len(records) + 1))
-    printing.render_queued(accepted.job_id)
+    print_rendering.render_queued(accepted.job_id)
     assert jobs.get(accepted.job_id).status == "queued"
-    printing.render_queued(accepted.job_id)  # the message delivered again
+    print_rendering.render_queued(accepted.job_id)  # the message delivered again
     claimed = runner_agent.claim(
         site.record(), runner_agent.ClaimRequest(wait_seconds=0, max_jobs=10)
     )

@@ -9,39 +9,95 @@ The aggregate's operations, by module: creating.py, rollout.py (approval, progre
 assignments.py (context and printers), views.py (reading), on records.py and models.py.
 """
 
-from etikett.domain.deployments.assignments import (
-    assigned_printers,
-    context,
-    context_values,
-    delete_context,
-    delete_printer,
-    printer_for,
-    put_context,
-    put_printer,
-)
-from etikett.domain.deployments.creating import create
-from etikett.domain.deployments.models import (
-    MAX_GROUPS,
-    MAX_PRINTERS,
-    Approval,
-    AssignedPrinter,
-    Author,
-    ContextParameter,
-    Deployment,
-    DeploymentStatus,
-    NewDeployment,
-    PrinterAssignment,
-    Rollback,
-    RunnerReport,
-    RunnerState,
-    RunnerStatus,
-    Stage,
-    StageIn,
-    StageStatus,
-)
-from etikett.domain.deployments.records import load
-from etikett.domain.deployments.rollout import advance, approve, report, rollback
-from etikett.domain.deployments.views import get, list_deployments, list_for_group, view
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from etikett.domain.deployments.assignments import (
+        assigned_printers,
+        context,
+        context_values,
+        delete_context,
+        delete_printer,
+        printer_for,
+        put_context,
+        put_printer,
+    )
+    from etikett.domain.deployments.creating import create
+    from etikett.domain.deployments.models import (
+        MAX_GROUPS,
+        MAX_PRINTERS,
+        Approval,
+        AssignedPrinter,
+        Author,
+        ContextParameter,
+        Deployment,
+        DeploymentStatus,
+        NewDeployment,
+        PrinterAssignment,
+        Rollback,
+        RunnerReport,
+        RunnerState,
+        RunnerStatus,
+        Stage,
+        StageIn,
+        StageStatus,
+    )
+    from etikett.domain.deployments.records import load
+    from etikett.domain.deployments.rollout import advance, approve, report, rollback
+    from etikett.domain.deployments.views import get, list_deployments, list_for_group, view
+
+# Each name loads its module on first use (PEP 562): a function that only declares routes with
+# these models (the Runner agent channel's RunnerReport) does not import the whole aggregate.
+_MODULES = {
+    "MAX_GROUPS": "models",
+    "MAX_PRINTERS": "models",
+    "Approval": "models",
+    "AssignedPrinter": "models",
+    "Author": "models",
+    "ContextParameter": "models",
+    "Deployment": "models",
+    "DeploymentStatus": "models",
+    "NewDeployment": "models",
+    "PrinterAssignment": "models",
+    "Rollback": "models",
+    "RunnerReport": "models",
+    "RunnerState": "models",
+    "RunnerStatus": "models",
+    "Stage": "models",
+    "StageIn": "models",
+    "StageStatus": "models",
+    "advance": "rollout",
+    "approve": "rollout",
+    "assigned_printers": "assignments",
+    "context": "assignments",
+    "context_values": "assignments",
+    "create": "creating",
+    "delete_context": "assignments",
+    "delete_printer": "assignments",
+    "get": "views",
+    "list_deployments": "views",
+    "list_for_group": "views",
+    "load": "records",
+    "printer_for": "assignments",
+    "put_context": "assignments",
+    "put_printer": "assignments",
+    "report": "rollout",
+    "rollback": "rollout",
+    "view": "views",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MAX_GROUPS",

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from etikett.model import Model
 
 DeploymentStatus = Literal[
     "awaiting_approval", "rolling_out", "active", "failed", "rolled_back", "superseded"
@@ -22,13 +24,13 @@ MAX_PRINTERS = 20
 APPROVED = ("rolling_out", "active", "failed")
 
 
-class StageIn(BaseModel):
-    model_config = {"extra": "forbid"}
+class StageIn(Model):
+    model_config = ConfigDict(extra="forbid")
     group_ids: list[str] = Field(min_length=1, max_length=20, description="Runner groups (rgp_…).")
 
 
-class NewDeployment(BaseModel):
-    model_config = {"extra": "forbid"}
+class NewDeployment(Model):
+    model_config = ConfigDict(extra="forbid")
     flow_id: str
     version: int = Field(ge=1)
     stages: list[StageIn] = Field(
@@ -56,13 +58,13 @@ class NewDeployment(BaseModel):
         return self
 
 
-class RunnerState(BaseModel):
+class RunnerState(Model):
     runner_id: str
     status: RunnerStatus
     detail: str | None = None
 
 
-class Stage(BaseModel):
+class Stage(Model):
     index: int
     group_ids: list[str]
     status: StageStatus
@@ -71,12 +73,12 @@ class Stage(BaseModel):
     runners: list[RunnerState]
 
 
-class Author(BaseModel):
+class Author(Model):
     actor: Literal["human", "service"]
     subject: str
 
 
-class Deployment(BaseModel):
+class Deployment(Model):
     id: str
     flow_id: str
     version: int
@@ -87,19 +89,19 @@ class Deployment(BaseModel):
     updated_at: str
 
 
-class Approval(BaseModel):
-    model_config = {"extra": "forbid"}
+class Approval(Model):
+    model_config = ConfigDict(extra="forbid")
     stage: int = Field(ge=0, description="The index of the stage awaiting approval.")
     comment: str | None = Field(default=None, max_length=1000)
 
 
-class Rollback(BaseModel):
-    model_config = {"extra": "forbid"}
+class Rollback(Model):
+    model_config = ConfigDict(extra="forbid")
     comment: str | None = Field(default=None, max_length=1000)
 
 
-class PrinterAssignment(BaseModel):
-    model_config = {"extra": "forbid"}
+class PrinterAssignment(Model):
+    model_config = ConfigDict(extra="forbid")
     printer_id: str = Field(description="The printer this alias prints to.")
     by_runner: dict[str, str] = Field(
         default_factory=dict,
@@ -112,13 +114,13 @@ class AssignedPrinter(PrinterAssignment):
     alias: str
 
 
-class RunnerReport(BaseModel):
-    model_config = {"extra": "forbid"}
+class RunnerReport(Model):
+    model_config = ConfigDict(extra="forbid")
     status: Literal["applying", "active", "failed"]
     detail: str | None = Field(default=None, max_length=2000)
 
 
-class ContextParameter(BaseModel):
+class ContextParameter(Model):
     name: str
     value: Any
     updated_at: str

@@ -103,6 +103,10 @@ class LockingMotoApp:
         self._closed = True
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == STREAM_END_PATH:
+            status, headers, body = _stream_end(environ)
+            start_response(status, headers)
+            return [body]
         # Read up front, not under the lock: a slow or stalled client must not hold it.
         request_body = _read_body(environ)
         faulted = self.faults.answer(
@@ -230,6 +234,25 @@ class LockingMotoApp:
 
 
 _ALL_QUEUES = ""
+# Local mode's stream poller asks here, when moto runs in a process of its own, whether a table's
+# stream has new records: the answer comes from memory, without a GetRecords call, which would
+# change moto's state (process.py).
+STREAM_END_PATH = "/_etikett/stream-end"
+
+
+def _stream_end(environ: WSGIEnvironment) -> _Response:
+    from etikett.local.streams import moto_shard_end
+
+    query = dict(parse_qsl(environ.get("QUERY_STRING", "")))
+    region, table = query.get("region"), query.get("table")
+    if not region or not table:
+        body = b'{"message": "region and table are required"}'
+        status = "400 Bad Request"
+    else:
+        body = json.dumps({"end": moto_shard_end(region)(table)}).encode()
+        status = "200 OK"
+    headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+    return status, headers, body
 
 
 def _changed(

@@ -1,0 +1,246 @@
+"""`LocalAwsProcess`: local AWS (`LocalAws`: moto's server, its request lock and its snapshots) in a
+Python process of its own, started and stopped by local mode.
+
+In one process, moto's work (Flask dispatch, request parsing and validation, responses, pickling
+the snapshots) shared one interpreter lock with the gateway, the functions and the pollers: about
+two fifths of what a print costs. In its own process it runs on another core. The service talks to
+it exactly as before, boto3 and pynamodb over HTTP; the stream poller, which read moto's memory to
+learn whether a shard has new records, asks this process instead (`shard_end`).
+
+The child process belongs to its parent: it ignores Ctrl-C and SIGTERM (both reach the whole
+process group, and the parent decides when local AWS stops: after its pollers, so that what they
+wrote is in the final snapshot), and stops with a final snapshot when its standard input closes,
+which also happens when the parent dies. It holds the state file from loading it to its final
+snapshot, so a local mode started again at once waits for that snapshot.
+
+    python -m etikett.local.aws.process [--state-file F] [--host H] [--port P]
+        [--snapshot-interval S] [--max-wait-seconds W]
+
+prints `LISTENING <endpoint URL>` once it serves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+from urllib.parse import urlencode, urlsplit
+
+from etikett.local.aws.gateway import STREAM_END_PATH
+
+__all__ = ["LocalAwsProcess"]
+
+READY = "LISTENING "
+_START_TIMEOUT = 60.0
+_STOP_TIMEOUT = 60.0
+
+
+class LocalAwsProcess:
+    """Local AWS in a child process, with the interface of `LocalAws` that local mode uses."""
+
+    def __init__(
+        self,
+        state_file: Path | None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        snapshot_interval: float = 1.0,
+        max_wait_seconds: int = 1,
+    ) -> None:
+        if snapshot_interval <= 0:
+            raise ValueError("snapshot_interval must be positive")
+        if not 0 <= max_wait_seconds <= 20:
+            raise ValueError("max_wait_seconds must be between 0 and 20")
+        self._arguments = ["--host", host, "--port", str(port)]
+        self._arguments += ["--snapshot-interval", str(snapshot_interval)]
+        self._arguments += ["--max-wait-seconds", str(max_wait_seconds)]
+        if state_file is not None:
+            self._arguments += ["--state-file", str(state_file)]
+        self._process: subprocess.Popen[str] | None = None
+        self._endpoint_url: str | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> None:
+        if self._process is not None:
+            raise RuntimeError("LocalAwsProcess is already started")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "etikett.local.aws.process", *self._arguments],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._process = process
+        assert process.stdout is not None
+        line = _first_line(process.stdout, _START_TIMEOUT)
+        if not line.startswith(READY):
+            self._process = None
+            process.kill()
+            process.wait()
+            raise RuntimeError(f"local AWS did not start (exit {process.returncode}): {line!r}")
+        self._endpoint_url = line.removeprefix(READY).strip()
+
+    @property
+    def endpoint_url(self) -> str:
+        if self._endpoint_url is None:
+            raise RuntimeError("LocalAwsProcess is not started")
+        return self._endpoint_url
+
+    def stop(self) -> None:
+        """Local AWS stops serving, writes its final snapshot and exits."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        assert process.stdin is not None
+        try:
+            process.stdin.close()
+            process.wait(_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise RuntimeError("local AWS did not stop in time; its last snapshot stays") from None
+        finally:
+            if process.stdout is not None:
+                process.stdout.close()
+        if process.returncode != 0:
+            raise RuntimeError(f"local AWS stopped with exit status {process.returncode}")
+
+    def shard_end(self, region: str) -> ShardEndOverHttp:
+        """For the stream poller: a table's last stream sequence number, from the child."""
+        return ShardEndOverHttp(self.endpoint_url, region)
+
+    def __enter__(self) -> LocalAwsProcess:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class ShardEndOverHttp:
+    """`streams.moto_shard_end` of the child process, over one keep-alive connection per
+    thread (each stream source polls from a thread of its own)."""
+
+    def __init__(self, endpoint_url: str, region: str) -> None:
+        parts = urlsplit(endpoint_url)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._region = region
+        self._local = threading.local()
+
+    def __call__(self, table_name: str) -> int | None:
+        query = urlencode({"region": self._region, "table": table_name})
+        for attempt in (1, 2):  # a kept-alive connection the server closed: once more, anew
+            connection = self._connection()
+            try:
+                connection.request("GET", f"{STREAM_END_PATH}?{query}")
+                answer = connection.getresponse()
+                body = answer.read()
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                self._local.connection = None
+                if attempt == 2:
+                    raise
+                continue
+            if answer.status != 200:
+                raise RuntimeError(f"local AWS answered {answer.status} to {STREAM_END_PATH}")
+            end: int | None = json.loads(body)["end"]
+            return end
+        raise AssertionError("unreachable")
+
+    def _connection(self) -> http.client.HTTPConnection:
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=10)
+            self._local.connection = connection
+        return connection
+
+
+def _first_line(stream: IO[str], timeout: float) -> str:
+    """The first line the child prints, or "" if it prints none within `timeout` seconds."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return lines[0] if lines else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m etikett.local.aws.process")
+    parser.add_argument("--state-file", type=Path)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--snapshot-interval", type=float, default=1.0)
+    parser.add_argument("--max-wait-seconds", type=int, default=1)
+    arguments = parser.parse_args(argv)
+    # Ctrl-C reaches the whole process group, and so does the SIGTERM with which systemd (or a
+    # container) stops a service: the parent stops this process when it is time, after its
+    # pollers, so that what they write is in the final snapshot.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    from etikett.local.aws.server import LocalAws
+
+    with _state_held(arguments.state_file):
+        aws = LocalAws(
+            arguments.state_file,
+            arguments.host,
+            arguments.port,
+            snapshot_interval=arguments.snapshot_interval,
+            max_wait_seconds=arguments.max_wait_seconds,
+        )
+        aws.start()
+        try:
+            # Nobody reads this pipe after the first line: whatever moto or a library prints
+            # from now on goes where errors go, never into a pipe that could fill and stall us.
+            # Redirected before the line is written, so it is so once the parent has read it.
+            sys.stdout.flush()
+            with os.fdopen(os.dup(sys.stdout.fileno()), "w") as pipe:
+                os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+                pipe.write(f"{READY}{aws.endpoint_url}\n")
+            while sys.stdin.buffer.read(65536):  # until the parent closes it, or dies
+                pass
+        finally:
+            aws.stop()
+    return 0
+
+
+@contextmanager
+def _state_held(state_file: Path | None) -> Iterator[None]:
+    """The state file to this process alone, from loading it to the final snapshot.
+
+    A parent killed and started again at once (a crash, then `make dev`) starts a second child
+    while the first one still writes its final snapshot: the second waits here and loads that
+    snapshot, instead of older state that the first one's snapshot would then overwrite.
+    """
+    if state_file is None:
+        yield
+        return
+    state_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(state_file.with_name(state_file.name + ".lock"), "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"local AWS: waiting for another to save {state_file} …", file=sys.stderr)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield  # the lock goes with the file's closing, or with the process
+
+
+if __name__ == "__main__":
+    sys.exit(main())
