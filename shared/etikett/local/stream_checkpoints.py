@@ -12,16 +12,16 @@ consumers dedupe by the record's content (for events: the event id).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+
+from etikett.local.files import write_atomically
 
 logger = logging.getLogger("etikett.streams")
 
@@ -131,7 +131,7 @@ class Checkpoints:
                 for arn, shards in self._streams.items()
             },
         }
-        _write_atomically(self._path, json.dumps(document, indent=1).encode())
+        write_atomically(self._path, (json.dumps(document, indent=1).encode(),))
 
     # --- positions ----------------------------------------------------------------------------
 
@@ -175,18 +175,3 @@ class Checkpoints:
         """Mark the positions exact: nothing is handed over any more in this process."""
         with self._lock:
             self._save(clean=True)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise

@@ -6,14 +6,11 @@ A file is `MAGIC`, a JSON header line (format, moto version, time written) and t
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import pickle
-import tempfile
 import typing
-from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -28,6 +25,7 @@ from etikett.local.aws.pickling import (
     live_backend_dicts,
     pickle_state,
 )
+from etikett.local.files import write_atomically
 
 __all__ = ["dump_backends", "load_state_file", "replace_backends", "write_state_file"]
 
@@ -159,29 +157,7 @@ def _register_buckets() -> None:
 def write_state_file(path: Path, payload: bytes) -> None:
     """Write `payload` (from dump_backends) as the state file, atomically."""
     header = json.dumps({"format": _FORMAT, "moto": moto.__version__, "created": _now_iso()})
-    _write_atomically(path, (_MAGIC, header.encode(), b"\n", payload))
-
-
-def _write_atomically(path: Path, chunks: Iterable[bytes]) -> None:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            os.fchmod(file.fileno(), 0o600)
-            for chunk in chunks:
-                file.write(chunk)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    # The rename is only durable once the directory entry is on disk.
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomically(path, (_MAGIC, header.encode(), b"\n", payload))
 
 
 def _now_iso() -> str:
