@@ -132,6 +132,10 @@ def to_cel(value: Any, declared_type: VariableType | None = None) -> Any:
     None stays None (CEL null). Raises ValueError (value does not fit the declared type) or
     TypeError (a Python type CEL has no counterpart for).
     """
+    if declared_type is None:
+        fast = (_FAST or _fast_paths()).get(type(value))
+        if fast is not None:
+            return fast(value)
     ct = celpy().celtypes
     if value is None:
         return None
@@ -157,6 +161,60 @@ def to_cel(value: Any, declared_type: VariableType | None = None) -> Any:
     if isinstance(value, list | tuple):
         return ct.ListType([to_cel(item) for item in value])
     raise TypeError(f"no CEL type for a Python {type(value).__name__}")
+
+
+def with_fields(base: Any, changed: Mapping[str, Any]) -> Any:
+    """The CEL map `base` (from to_cel) with `changed` (plain values) set: a flow's set node
+    converts only the fields it sets."""
+    value = celpy().celtypes.MapType()
+    dict.update(value, base)
+    for name, item in changed.items():
+        key = to_cel(name)
+        value[key] = to_cel(item)
+    return value
+
+
+# to_cel for the exact types records are made of, without the general path's checks; each gives
+# what the general path gives (tests/unit/test_cel_values.py compares them). celpy's IntType(int)
+# wraps a fresh range-checking closure on every call; the same check is done here once.
+def _fast_int(value: int) -> Any:
+    if _INT64_MIN <= value <= _INT64_MAX:
+        return int.__new__(_CT.IntType, value)
+    raise ValueError("overflow")
+
+
+def _fast_map(value: dict[Any, Any]) -> Any:
+    # MapType(dict) checks the argument against typing's Sequence and Mapping, then copies it.
+    converted = _CT.MapType()
+    for key, item in value.items():
+        name = to_cel(key)  # the key first, as a dict display does: the same error wins
+        converted[name] = to_cel(item)
+    return converted
+
+
+def _fast_list(value: list[Any] | tuple[Any, ...]) -> Any:
+    return _CT.ListType([to_cel(item) for item in value])
+
+
+def _fast_paths() -> dict[type, Any]:
+    """Filled on first use: celpy is imported then, not before."""
+    global _CT, _FAST
+    ct = _CT = celpy().celtypes
+    _FAST = {
+        type(None): lambda value: None,
+        bool: lambda value: ct.BoolType(value),
+        int: _fast_int,
+        float: ct.DoubleType,
+        str: ct.StringType,
+        dict: _fast_map,
+        list: _fast_list,
+        tuple: _fast_list,
+    }
+    return _FAST
+
+
+_CT: Any = None
+_FAST: dict[type, Any] | None = None
 
 
 def type_name(value: Any) -> str:

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from etikett.cel import CelInvalid, Expression, to_cel
+from etikett.cel.values import with_fields
 from etikett.dsl.flow import FlowNode
 from etikett.dsl.flow_registry import NODE_SPECS
 from etikett.flows.effects import (
@@ -39,8 +41,6 @@ class Compiled:
     __slots__ = ("expression", "problem", "source")
 
     def __init__(self, source: Any) -> None:
-        from etikett.cel import Expression
-
         self.source = source
         self.expression = None
         self.problem = check_expression(source) if isinstance(source, str) else "not a string"
@@ -48,8 +48,6 @@ class Compiled:
             self.expression = Expression(source)
 
     def value(self, bound: Mapping[str, Any]) -> Any:
-        from etikett.cel import CelInvalid
-
         if self.expression is None:
             raise NodeError(f"CEL {self.source!r}: {self.problem}")
         try:
@@ -75,8 +73,6 @@ class StepContext:
     converted: dict[int, tuple[dict[str, Any], Any]] = field(default_factory=dict)
 
     def cel_record(self, record: dict[str, Any]) -> Any:
-        from etikett.cel import to_cel
-
         known = self.converted.get(id(record))
         if known is not None and known[0] is record:
             return known[1]
@@ -91,13 +87,7 @@ class StepContext:
         self, source: dict[str, Any], output: dict[str, Any], changed: dict[str, Any]
     ) -> None:
         """`output` is `source` with `changed` set: convert only those fields."""
-        from etikett.cel import to_cel
-
-        base = self.cel_record(source)
-        value = type(base)(base)
-        for name, item in changed.items():
-            value[to_cel(name)] = to_cel(item)
-        self.converted[id(output)] = (output, value)
+        self.converted[id(output)] = (output, with_fields(self.cel_record(source), changed))
 
     def perform(self, kind: str, node_id: str, call: Callable[[], Outcome]) -> Outcome:
         try:

@@ -1,0 +1,144 @@
+"""to_cel's fast paths for plain record values give exactly what celpy's constructors give."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import celpy.celtypes as ct
+import pytest
+
+from etikett.cel import to_cel
+from etikett.cel.values import with_fields
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def reference(value: Any) -> Any:
+    """The conversion by celpy's own constructors (what to_cel did before its fast paths)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return ct.BoolType(value)
+    if isinstance(value, int):
+        return ct.IntType(value)  # ValueError("overflow") outside int64
+    if isinstance(value, float):
+        return ct.DoubleType(value)
+    if isinstance(value, str):
+        return ct.StringType(value)
+    if isinstance(value, dict):
+        return ct.MapType({reference(k): reference(v) for k, v in value.items()})
+    return ct.ListType([reference(item) for item in value])
+
+
+def same(left: Any, right: Any) -> None:
+    """Equal with the same celpy types all the way down (CEL's == would let 1 == 1.0 pass)."""
+    assert type(left) is type(right), (left, right)
+    if isinstance(left, dict):
+        assert list(left) == list(right)
+        for (lk, lv), (rk, rv) in zip(left.items(), right.items(), strict=True):
+            same(lk, rk)
+            same(lv, rv)
+    elif isinstance(left, list):
+        assert len(left) == len(right)
+        for a, b in zip(left, right, strict=True):
+            same(a, b)
+    elif isinstance(left, float) and math.isnan(left):
+        assert math.isnan(right)
+    else:
+        assert left == right and repr(left) == repr(right)
+
+
+def converted(value: Any) -> tuple[str, Any]:
+    try:
+        return "value", to_cel(value)
+    except (TypeError, ValueError) as error:
+        return type(error).__name__, str(error)
+
+
+def referenced(value: Any) -> tuple[str, Any]:
+    try:
+        return "value", reference(value)
+    except (TypeError, ValueError) as error:
+        return type(error).__name__, str(error)
+
+
+INTS = [0, 1, -1, INT64_MAX, INT64_MAX + 1, INT64_MIN, INT64_MIN - 1, 2**64, -(2**70), 10**30]
+FLOATS = [0.0, -0.0, 1.5, -2.25, 1e308, float("inf"), float("-inf"), float("nan"), 2.0**63]
+STRINGS = ["", "a", " 12 ", "0x1F", "-0x1f", "Kunde 1", "ümlaut", "\x00", "😀", "1_000"]
+
+
+def scalars(rng: random.Random) -> Any:
+    pick = rng.randrange(6)
+    if pick == 0:
+        return rng.choice([*INTS, rng.randint(INT64_MIN - 10, INT64_MAX + 10)])
+    if pick == 1:
+        return rng.choice([*FLOATS, rng.uniform(-1000000.0, 1000000.0)])
+    if pick == 2:
+        return rng.choice([*STRINGS, "".join(rng.choice("ab 0x9-_é") for _ in range(5))])
+    if pick == 3:
+        return rng.choice([True, False])
+    if pick == 4:
+        return None
+    return rng.randint(-5, 5)
+
+
+def values(rng: random.Random, depth: int = 0) -> Any:
+    pick = rng.randrange(8 if depth < 3 else 5)
+    if pick < 5:
+        return scalars(rng)
+    if pick == 5:
+        return [values(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if pick == 6:
+        return tuple(values(rng, depth + 1) for _ in range(rng.randrange(3)))
+    keys = [rng.choice([*STRINGS, 1, True, 0, False, 1.0, INT64_MAX + 1]) for _ in range(4)]
+    return {key: values(rng, depth + 1) for key in keys}
+
+
+@pytest.mark.parametrize("value", [*INTS, *FLOATS, *STRINGS, True, False, None, (), [], {}])
+def test_each_plain_value_converts_as_celpy_does(value: Any) -> None:
+    got, want = converted(value), referenced(value)
+    assert got[0] == want[0]
+    if got[0] == "value":
+        same(got[1], want[1])
+    else:
+        assert got == want
+
+
+def test_random_records_convert_as_celpy_does() -> None:
+    rng = random.Random(13)
+    for _ in range(5000):
+        value = values(rng)
+        got, want = converted(value), referenced(value)
+        assert got[0] == want[0], value
+        if got[0] == "value":
+            same(got[1], want[1])
+        else:
+            assert got == want, value
+
+
+def test_a_fast_int_is_usable_as_celpy_int() -> None:
+    seven = to_cel(7)
+    assert seven + to_cel(1) == 8 and isinstance(seven + to_cel(1), ct.IntType)
+    with pytest.raises(ValueError, match="overflow"):
+        to_cel(INT64_MAX) + to_cel(1)
+
+
+def test_with_fields_is_the_converted_record_with_the_fields_set() -> None:
+    rng = random.Random(7)
+    for _ in range(500):
+        record = {f"f{i}": scalars(rng) for i in range(rng.randrange(5))}
+        changed = {f"f{i}": scalars(rng) for i in range(rng.randrange(2, 7))}
+        try:
+            base = to_cel(record)
+        except ValueError:
+            continue
+        got, want = converted(changed), referenced({**record, **changed})
+        if want[0] == "value":
+            same(with_fields(base, changed), want[1])
+        else:
+            assert got[0] == want[0]  # the field that cannot be converted is a changed one
+            with pytest.raises(ValueError):
+                with_fields(base, changed)
+        same(base, reference(record))  # the base is left as it was
