@@ -18,14 +18,26 @@ from etikett.cel import limits
 from etikett.cel.limits import Budget, current, exceeded
 
 _EVAL: Any = None
+# celpy's comparisons, built once: its bool_eq(a, b) is boolean(operator.eq)(a, b), which wraps
+# operator.eq in a fresh function (functools.wraps) on every call.
+_EQ: Any = None
+_NE: Any = None
+_LT: Any = None
+_LE: Any = None
+_GT: Any = None
+_GE: Any = None
 
 
 def functions() -> dict[str, Any]:
     """The activation's functions that replace celpy's own (celpy must be imported)."""
-    global _EVAL
+    global _EVAL, _EQ, _NE, _LT, _LE, _GT, _GE
     import celpy.evaluation
 
     _EVAL = celpy.evaluation
+    boolean = _EVAL.boolean
+    _EQ, _NE = boolean(operator.eq), boolean(operator.ne)
+    _LT, _LE = boolean(operator.lt), boolean(operator.le)
+    _GT, _GE = boolean(operator.gt), boolean(operator.ge)
     return {
         "_+_": add,
         "_==_": eq,
@@ -70,27 +82,27 @@ def _scanning(function: Any, *values: Any) -> Any:
 
 
 def eq(left: Any, right: Any) -> Any:
-    return _scanning(_EVAL.bool_eq, left, right)
+    return _scanning(_EQ, left, right)
 
 
 def ne(left: Any, right: Any) -> Any:
-    return _scanning(_EVAL.bool_ne, left, right)
+    return _scanning(_NE, left, right)
 
 
 def lt(left: Any, right: Any) -> Any:
-    return _scanning(_EVAL.bool_lt, left, right)
+    return _scanning(_LT, left, right)
 
 
 def le(left: Any, right: Any) -> Any:
-    return _scanning(_EVAL.bool_le, left, right)
+    return _scanning(_LE, left, right)
 
 
 def gt(left: Any, right: Any) -> Any:
-    return _scanning(_EVAL.bool_gt, left, right)
+    return _scanning(_GT, left, right)
 
 
 def ge(left: Any, right: Any) -> Any:
-    return _scanning(_EVAL.bool_ge, left, right)
+    return _scanning(_GE, left, right)
 
 
 def contained_in(item: Any, container: Any) -> Any:

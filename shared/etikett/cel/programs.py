@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, cast
 
-from etikett.cel import charged, limits
+from etikett.cel import charged, conversions, limits
 from etikett.cel.errors import CelInvalid, CelLimitExceeded, parse_message
 from etikett.cel.helpers import HELPERS
 from etikett.cel.library import celpy
@@ -48,6 +48,11 @@ class Runtime:
         # the label helpers (which charge too).
         self.base_activation: Any = evaluation.Activation(
             functions={**charged.functions(), **HELPERS}
+        )
+        # What transpiled code calls: the same, and `int(…)` as etikett.cel.conversions.int_of.
+        # Only for transpiling: the activation expressions run in keeps `int` celpy's type.
+        self.transpile_activation: Any = evaluation.Activation(
+            functions={**charged.functions(), **HELPERS, **conversions.functions()}
         )
         # Transpiled code calls functions by module path (etikett.cel.helpers._pad) and celpy's
         # own by celpy.evaluation's globals; each evaluation runs in its own copy (Program.run).
@@ -179,7 +184,7 @@ def _compile(source: str) -> Program | CelInvalid:
 
 def _transpile(tree: Any, built: Runtime) -> Any:
     try:
-        transpiler = built.celpy.Transpiler(ast=tree, activation=built.base_activation)
+        transpiler = built.celpy.Transpiler(ast=tree, activation=built.transpile_activation)
         transpiler.transpile()
     except RecursionError:
         raise
