@@ -290,3 +290,20 @@ def test_charged_comparisons_are_celpys() -> None:
             for right in operands:
                 got, want = compared(ours, left, right), compared(celpys, left, right)
                 assert got == want, (ours.__name__, left, right)
+
+
+def test_results_come_back_as_plain_python_values() -> None:
+    from etikett.cel.values import to_python
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        value = scalars(rng)
+        try:
+            cel_value = to_cel(value)
+        except ValueError:
+            continue
+        back = to_python(cel_value, "x")
+        assert type(back) is type(value)
+        assert back == value or (isinstance(value, float) and math.isnan(value))
+    assert type(to_python(ct.BoolType(True), "x")) is bool
+    assert to_python(ct.IntType, "x") == "int"

@@ -131,16 +131,19 @@ class Expression:
         """The plain Python value; CelInvalid for evaluation errors (never another exception),
         CelLimitExceeded when it exceeded what one evaluation may cost."""
         source = self.source
-        runtime = programs.runtime()
-        with limits.active(limits.Budget()) as budget:
+        budget = limits.Budget()
+        with limits.active(budget):
             try:
-                result = limits.result_checked(self._program.run(bound))
+                result = self._program.run(bound)
+                weight = budget.weight(result)  # the result too is no larger than `size`
+                if weight > limits.LIMITS.size:
+                    raise budget.fail(limits.exceeded("size", weight))
             except Exception as ex:
                 # A limit raised inside celpy may come back wrapped, or swallowed by `||`:
                 # the budget knows either way.
                 if budget.failure is not None:
                     raise CelLimitExceeded.of(source, budget.failure) from None
-                if isinstance(ex, runtime.eval_error):
+                if isinstance(ex, programs.runtime().eval_error):
                     raise CelInvalid(source, eval_message(ex, self.names - set(bound))) from ex
                 if isinstance(ex, RecursionError):
                     raise CelInvalid(source, "the expression is nested too deeply") from ex

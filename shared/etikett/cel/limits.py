@@ -220,13 +220,3 @@ class active:
 
     def __exit__(self, *exc_info: object) -> None:
         _local.budget = self.outer
-
-
-def result_checked(value: Any) -> Any:
-    """The evaluation's result, no larger than `size`."""
-    budget = current()
-    if budget is not None:
-        weight = budget.weight(value)
-        if weight > LIMITS.size:
-            raise budget.fail(exceeded("size", weight))
-    return value

@@ -244,6 +244,9 @@ _TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
 def to_python(value: Any, source: str) -> Any:
     """A celpy value as the plain Python value `evaluate` returns; an error value celpy left
     inside a result is CelInvalid (of `source`)."""
+    plain = (_PLAIN or _plain_types()).get(type(value))
+    if plain is not None:
+        return plain(value)
     runtime = celpy()
     ct = runtime.celtypes
     if value is None or isinstance(value, ct.NullType):
@@ -282,6 +285,17 @@ def to_python(value: Any, source: str) -> Any:
     if isinstance(value, type):
         return _cel_type_name(value, ct)
     return value
+
+
+def _plain_types() -> dict[type, Any]:
+    """to_python for celpy's scalar types, by exact type: what the general path calls for them."""
+    global _PLAIN
+    ct = celpy().celtypes
+    _PLAIN = {ct.BoolType: bool, ct.IntType: int, ct.DoubleType: float, ct.StringType: str}
+    return _PLAIN
+
+
+_PLAIN: dict[type, Any] | None = None
 
 
 def _cel_type_name(value: type, ct: Any) -> str:

@@ -108,6 +108,10 @@ def _detail(outcome: Outcome) -> dict[str, Any]:
     return {"detail": outcome.detail}
 
 
+# What json.dumps(value, default=str, separators=(",", ":")) builds on every call, built once.
+_COMPACT = json.JSONEncoder(default=str, separators=(",", ":"))
+
+
 def check_size(value: Any, what: str) -> None:
     if value is None or isinstance(value, bool | int | float):
         return
@@ -117,7 +121,7 @@ def check_size(value: Any, what: str) -> None:
             raise NodeError(f"{what} is {size} characters; at most {MAX_VALUE_BYTES}")
         return
     try:
-        size = len(json.dumps(value, default=str, separators=(",", ":")))
+        size = len(_COMPACT.encode(value))
     except (TypeError, ValueError):
         return
     if size > MAX_VALUE_BYTES:
