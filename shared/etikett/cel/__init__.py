@@ -27,6 +27,7 @@ from etikett.cel.errors import (
     python_error_message,
 )
 from etikett.cel.helpers import FUNCTIONS
+from etikett.cel.programs import Bindings
 from etikett.cel.values import coerce, to_cel, to_python, type_name
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FUNCTIONS",
+    "Bindings",
     "CelInvalid",
     "CelLimitExceeded",
     "Expression",
@@ -131,8 +133,7 @@ class Expression:
         """The plain Python value; CelInvalid for evaluation errors (never another exception),
         CelLimitExceeded when it exceeded what one evaluation may cost."""
         source = self.source
-        budget = limits.Budget()
-        with limits.active(budget):
+        with limits.Budget() as budget:
             try:
                 result = self._program.run(bound)
                 weight = budget.weight(result)  # the result too is no larger than `size`

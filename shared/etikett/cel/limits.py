@@ -108,7 +108,11 @@ def check_variables(values: Mapping[str, Any]) -> None:
 
 
 class Budget:
-    __slots__ = ("_weights", "deadline", "failure", "work")
+    """Evaluations in this thread charge the budget while a `with budget:` block runs (it is
+    its own context manager, not a generator: it runs around every evaluation, a few
+    microseconds matter)."""
+
+    __slots__ = ("_outer", "_weights", "deadline", "failure", "work")
 
     def __init__(self) -> None:
         self.work = 0
@@ -116,6 +120,15 @@ class Budget:
         self.failure: Exceeded | None = None
         # id -> (weight, value): the value is kept so its id cannot be reused meanwhile.
         self._weights: dict[int, tuple[int, Any]] = {}
+        self._outer: Budget | None = None
+
+    def __enter__(self) -> Budget:
+        self._outer = getattr(_local, "budget", None)
+        _local.budget = self
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _local.budget = self._outer
 
     def fail(self, error: Exceeded) -> Exceeded:
         if self.failure is None:
@@ -201,22 +214,3 @@ _local = threading.local()
 def current() -> Budget | None:
     budget: Budget | None = getattr(_local, "budget", None)
     return budget
-
-
-class active:
-    """Evaluations in this thread charge `budget` until the block ends (a class, not a
-    generator: it runs around every evaluation, a few microseconds matter)."""
-
-    __slots__ = ("budget", "outer")
-
-    def __init__(self, budget: Budget) -> None:
-        self.budget = budget
-        self.outer: Budget | None = None
-
-    def __enter__(self) -> Budget:
-        self.outer = current()
-        _local.budget = self.budget
-        return self.budget
-
-    def __exit__(self, *exc_info: object) -> None:
-        _local.budget = self.outer

@@ -104,6 +104,17 @@ class _Bound:
         return getattr(runtime().base_activation, name)
 
 
+class Bindings(dict[str, Any]):
+    """Values bound once for several expressions (a flow node's): the activation macro-free
+    code reads them from is made once, not per evaluation. Not changed once made."""
+
+    __slots__ = ("activation",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.activation = _Bound(self)
+
+
 class Program:
     """One compiled expression: runnable code, the free names it reads, its problems."""
 
@@ -124,7 +135,8 @@ class Program:
         """The celpy result, or celpy's evaluation error raised."""
         built = runtime()
         if self.function is not None:
-            result = self.function(_Bound(values))
+            bound = values.activation if type(values) is Bindings else _Bound(values)
+            result = self.function(bound)
             if isinstance(result, built.eval_error):
                 raise result
             return result

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from etikett.cel import CelInvalid, Expression, to_cel
+from etikett.cel import Bindings, CelInvalid, Expression, to_cel
 from etikett.cel.values import with_fields
 from etikett.dsl.flow import FlowNode
 from etikett.dsl.flow_registry import NODE_SPECS
@@ -80,8 +80,8 @@ class StepContext:
         self.converted[id(record)] = (record, value)
         return value
 
-    def bind(self, record: dict[str, Any]) -> dict[str, Any]:
-        return {"record": self.cel_record(record), **self.env_values}
+    def bind(self, record: dict[str, Any]) -> Bindings:
+        return Bindings({"record": self.cel_record(record), **self.env_values})
 
     def derived(
         self, source: dict[str, Any], output: dict[str, Any], changed: dict[str, Any]
