@@ -307,3 +307,53 @@ def test_results_come_back_as_plain_python_values() -> None:
         assert back == value or (isinstance(value, float) and math.isnan(value))
     assert type(to_python(ct.BoolType(True), "x")) is bool
     assert to_python(ct.IntType, "x") == "int"
+
+
+# --- int literals made once per expression (programs._int_literals) -----------------------------
+
+
+def test_expressions_with_int_literals_give_what_the_unchanged_transpiled_code_gives() -> None:
+    from etikett.cel import limits, programs
+
+    def run(program: Any) -> tuple[Any, ...]:
+        with limits.Budget():
+            try:
+                value = program.run({"record": to_cel({"qty": 3, "name": "a"})})
+            except Exception as error:
+                return type(error).__name__, str(error)
+        return type(value), repr(value)
+
+    rng = random.Random(17)
+    numbers = ["0", "1", "7", "0x1F", "0X10", "9223372036854775807", "9223372036854775808"]
+    numbers += ["18446744073709551615", "3u", "2.5", "record.qty", "size(record.name)"]
+    operators = [" + ", " - ", " * ", " / ", " % ", " == ", " < ", " >= "]
+
+    def expression(depth: int) -> str:
+        pick = rng.randrange(6 if depth < 3 else 2)
+        if pick == 0:
+            return rng.choice(numbers)
+        if pick == 1:
+            return "-" + rng.choice(numbers)
+        if pick == 2:
+            return f"({expression(depth + 1)}{rng.choice(operators)}{expression(depth + 1)})"
+        if pick == 3:
+            return f"[{expression(depth + 1)}, {expression(depth + 1)}][0]"
+        if pick == 4:
+            return f"(record.qty > 1 ? {expression(depth + 1)} : {expression(depth + 1)})"
+        return f'"celpy.celtypes.IntType({rng.choice(numbers)})" + string({expression(depth + 1)})'
+
+    compared = hoisted = 0
+    for _ in range(1500):
+        source = expression(0)
+        try:
+            program = programs.program(source)
+        except Exception:
+            continue
+        if program.function is None:
+            continue
+        unchanged = programs.Program(program.tree, program.code, program.problems)
+        assert unchanged.function is None  # the transpiled code as celpy wrote it, exec'd
+        assert run(program) == run(unchanged), source
+        compared += 1
+        hoisted += "_cel_int_0" in program.function.__globals__
+    assert compared > 1000 and hoisted > 500

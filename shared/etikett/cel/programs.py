@@ -213,8 +213,10 @@ def _transpile(tree: Any, built: Runtime) -> Any:
         code = compile(text, "<cel>", "exec")
         if "macro_" in text or "activation.resolve" in text:
             return code
+        text, constants = _int_literals(text, built.celpy.celtypes)
         body = "".join(f"    {line}\n" for line in text.splitlines())
         namespace = dict(built.globals)
+        namespace.update(constants)
         exec(
             compile(f"def _cel(base_activation):\n{body}    return CEL\n", "<cel>", "exec"),
             namespace,
@@ -223,6 +225,47 @@ def _transpile(tree: Any, built: Runtime) -> Any:
     except (SyntaxError, MemoryError) as ex:
         # Python's own parser stops at 200 nested parentheses ("too many nested parentheses").
         raise RecursionError from ex
+
+
+_INT_LITERAL = ("celpy", ".", "celtypes", ".", "IntType", "(", None, ")")
+
+
+def _int_literals(text: str, celtypes: Any) -> tuple[str, dict[str, Any]]:
+    """The transpiled code with each int literal (`celpy.celtypes.IntType(0)`) made once, as a
+    constant of its namespace: celpy's IntType wraps a fresh range-checking closure on every
+    call. Found as Python tokens, so never inside a string; a literal out of range is left to
+    fail when it is evaluated, as before."""
+    import ast  # here, not at the top: compiles are rare, cold starts are not
+    import io
+    import tokenize
+
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)]
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    spans: list[tuple[int, int, str]] = []
+    constants: dict[str, Any] = {}
+    for index in range(len(tokens) - len(_INT_LITERAL) + 1):
+        window = tokens[index : index + len(_INT_LITERAL)]
+        if any(
+            want is not None and token.string != want
+            for token, want in zip(window, _INT_LITERAL, strict=True)
+        ):
+            continue
+        if window[6].type != tokenize.NUMBER or (index and tokens[index - 1].string == "."):
+            continue
+        try:
+            value = celtypes.IntType(ast.literal_eval(window[6].string))
+        except (ValueError, SyntaxError):
+            continue
+        name = f"_cel_int_{len(constants)}"
+        constants[name] = value
+        (first_row, first_col), (last_row, last_col) = window[0].start, window[-1].end
+        spans.append((starts[first_row - 1] + first_col, starts[last_row - 1] + last_col, name))
+    for begin, end, name in reversed(spans):
+        text = text[:begin] + name + text[end:]
+    return text, constants
 
 
 def _references(tree: Any, functions: frozenset[str]) -> tuple[Reference, ...]:
