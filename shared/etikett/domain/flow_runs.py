@@ -15,6 +15,8 @@ from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import flows
+from etikett.domain.flow_run_view import FlowRun as FlowRun
+from etikett.domain.flow_run_view import RunOutcome as RunOutcome
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
 from etikett.errors import EtikettError, InvalidRequest, NotFound, PayloadTooLarge, ProblemCode
 from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
@@ -27,8 +29,6 @@ from etikett.store.pages import Page
 
 if TYPE_CHECKING:
     from etikett.dsl.label import LabelDocument
-
-RunOutcome = Literal["succeeded", "failed", "partial"]
 
 
 class LintRequest(Model):
@@ -119,21 +119,6 @@ class DryRunAnswer(Model):
     trigger: str
     runner: RunnerIdentity = Field(description="What `runner` was in the expressions.")
     runs: list[DryRunRun]
-
-
-class FlowRun(Model):
-    id: str
-    flow_id: str
-    version: int
-    deployment_id: str | None
-    runner_id: str | None
-    trigger: dict[str, Any]
-    started_at: str
-    finished_at: str
-    outcome: RunOutcome
-    records: int
-    job_ids: list[str]
-    trace: Any
 
 
 def lint(flow_id: str, request: LintRequest) -> LintAnswer:

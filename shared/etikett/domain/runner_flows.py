@@ -10,8 +10,10 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from etikett.domain import deployments, flow_runs, flows, printing, runners
+from etikett.domain import deployments, runners
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.flow_run_view import FlowRun
+from etikett.domain.print_limits import MAX_RECORDS
 from etikett.errors import Conflict, Forbidden, ProblemCode
 from etikett.model import Model
 from etikett.store import deployments as deployment_store
@@ -62,7 +64,7 @@ class FlowPrint(Model):
     printer: str = Field(description="The alias the flow names.")
     label: str
     copies: int = Field(ge=1, le=1000)
-    records: list[dict[str, Any]] = Field(min_length=1, max_length=printing.MAX_RECORDS)
+    records: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_RECORDS)
     idempotency_key: str = Field(min_length=1, max_length=200)
 
 
@@ -73,7 +75,7 @@ def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     """Every flow the Runner's group is to run. Something one flow needs that is gone (its
     version, an assigned printer) fails that flow alone, with the reason, never the answer."""
-    from etikett.domain import printers
+    from etikett.domain import flows, printers
     from etikett.errors import NotFound
 
     group_context = runners.context_values(runner.group_id)
@@ -170,7 +172,10 @@ def report(
     deployments.report(runner, deployment_id, request, invocation)
 
 
-def record_run(runner: RunnerRecord, request: FlowRunReport) -> flow_runs.FlowRun:
+def record_run(runner: RunnerRecord, request: FlowRunReport) -> FlowRun:
+    # The flow modules load with the flow requests that need them, not with every heartbeat.
+    from etikett.domain import flow_runs
+
     record = _deployment_for(runner, request.deployment_id)
     return flow_runs.record_run(
         run_id=request.id,
@@ -193,7 +198,7 @@ def print_records(
     runner: RunnerRecord, request: FlowPrint, lambda_context: Any = None
 ) -> dict[str, Any]:
     """One print request as an operator would send it, by the Runner (a service actor)."""
-    from etikett.domain import print_idempotency, printers
+    from etikett.domain import print_idempotency, printers, printing
 
     record = _deployment_for(runner, request.deployment_id)
     printer_id = deployments.printer_for(record, request.printer, runner.id)
