@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -16,8 +16,10 @@ from etikett.domain.flow_run_view import FlowRun
 from etikett.domain.print_limits import MAX_RECORDS
 from etikett.errors import Conflict, Forbidden, ProblemCode
 from etikett.model import Model
-from etikett.store import deployments as deployment_store
 from etikett.store.runners import RunnerRecord
+
+if TYPE_CHECKING:
+    from etikett.store import deployments as deployment_store
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,9 @@ class FlowPrint(Model):
 
 
 def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
+    # The deployments' tables load with the flow requests, not with every heartbeat.
+    from etikett.store import deployments as deployment_store
+
     return deployment_store.group_flows(runner.group_id)
 
 
@@ -77,6 +82,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     version, an assigned printer) fails that flow alone, with the reason, never the answer."""
     from etikett.domain import flows, printers
     from etikett.errors import NotFound
+    from etikett.store import deployments as deployment_store
 
     group_context = runners.context_values(runner.group_id)
     own_context = runners.context_values(runner.id)
