@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import heapq
+import importlib
 import itertools
 import json
 import math
@@ -22,18 +23,25 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from etikett.ai import anthropic_messages, generic_json, openai_chat
 from etikett.ai.conversation import WITH_TOOLS, Endpoint, HttpCall, Reply, Request
 from etikett.errors import ProblemCode, ProviderFailed, RateLimited
 
 if TYPE_CHECKING:
     import httpx
 
-FORMATS: dict[str, ModuleType] = {
-    "anthropic-messages": anthropic_messages,
-    "openai-chat": openai_chat,
-    "generic-json": generic_json,
+# The module of each provider's wire format, imported when an endpoint of that provider is first
+# called: a deployment talks to one provider, and its functions need not load the others.
+_FORMAT_MODULES: dict[str, str] = {
+    "anthropic-messages": "etikett.ai.anthropic_messages",
+    "openai-chat": "etikett.ai.openai_chat",
+    "generic-json": "etikett.ai.generic_json",
 }
+
+
+def _format(provider: str) -> ModuleType:
+    return importlib.import_module(_FORMAT_MODULES[provider])
+
+
 USER_AGENT = "Etikett-AI/1"
 _MESSAGE_LIMIT = 300
 
@@ -53,7 +61,7 @@ def supports_tools(endpoint: Endpoint) -> bool:
 
 def wire(endpoint: Endpoint, request: Request) -> HttpCall:
     """The HTTP request `request` becomes for `endpoint`'s provider."""
-    call: HttpCall = FORMATS[endpoint.provider].build(endpoint, request)
+    call: HttpCall = _format(endpoint.provider).build(endpoint, request)
     return call
 
 
@@ -91,7 +99,7 @@ def complete(
     if private_allowed is None:
         private_allowed = outgoing.private_networks_allowed()
     call = wire(endpoint, request)
-    form = FORMATS[endpoint.provider]
+    form = _format(endpoint.provider)
     started = time.monotonic()
     attempt = 0
     while True:

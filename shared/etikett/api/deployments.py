@@ -9,9 +9,9 @@ from fastapi import Path, Response
 
 from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
+from etikett.api.context_bounds import CONTEXT_BOUNDS
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit, static_page
 from etikett.api.routing import Responses, router
-from etikett.api.runners import CONTEXT_BOUNDS
 from etikett.domain import deployments
 from etikett.domain.actors import Invocation
 from etikett.domain.runners import CONTEXT_NAME, ContextValue

@@ -13,7 +13,7 @@ from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, router
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
-from etikett.domain.label_versions import DocumentPatch
+from etikett.domain.documents import DocumentPatch
 from etikett.dsl.flow_registry import FlowRegistry
 
 routes = router(prefix="/api/v1", tags=["Flows"])

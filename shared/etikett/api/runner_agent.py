@@ -11,7 +11,7 @@ from etikett.api.routing import not_in_mcp, router
 from etikett.domain import jobs, runner_agent, runner_flows
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments import RunnerReport
-from etikett.domain.flow_runs import FlowRun
+from etikett.domain.flow_run_view import FlowRun
 
 routes = router(prefix="/api/v1/runner-agent", tags=["Runner agent channel"])
 RunnerCall = Annotated[Invocation, runner_certificate()]

@@ -12,20 +12,12 @@ from etikett.api.access import (
     enrollment_token,
     requires,
 )
+from etikett.api.context_bounds import CONTEXT_BOUNDS
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, not_in_mcp, router
 from etikett.domain import discovery, installers, jobs, printers, runner_enrollment, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import ProblemCode, Unauthenticated
-
-# The bounds of context values (etikett.domain.context_limits), for every context PUT.
-CONTEXT_BOUNDS: Responses = {
-    413: {"description": "A value over 4 KB as JSON (`context.value_too_large`)"},
-    422: {
-        "description": "`request.invalid`, or the owner's parameters over 64 KB together or "
-        "more than 100 (`context.too_large`)"
-    },
-}
 
 routes = router(prefix="/api/v1", tags=["Runners and enrollment"])
 

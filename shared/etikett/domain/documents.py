@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from etikett.errors import (
     DocumentInvalid,
@@ -22,6 +22,7 @@ from etikett.errors import (
     PayloadTooLarge,
     ProblemCode,
 )
+from etikett.model import Model
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,6 +30,23 @@ MAX_PATCH_OPERATIONS = 1000
 # Characters of the document as compact JSON. A stored version is at most 350 KB compressed;
 # its largest honest content (inline images, base64) compresses little, so 8 MB leaves room.
 MAX_PATCHED_DOCUMENT_CHARS = 8_000_000
+
+
+class DocumentPatch(Model):
+    model_config = ConfigDict(extra="forbid")
+    operations: list[dict[str, Any]] = Field(
+        max_length=MAX_PATCH_OPERATIONS,
+        description="RFC 6902 JSON Patch operations, applied in order; the document may not "
+        f"grow past {MAX_PATCHED_DOCUMENT_CHARS} characters of JSON on the way "
+        "(413 `document.too_large`).",
+        examples=[[{"op": "replace", "path": "/objects/0/content", "value": "Hello"}]],
+    )
+    base_version: int | None = Field(
+        default=None,
+        ge=0,
+        description="The version the patch was made against; refused (409) if a newer exists.",
+    )
+    comment: str | None = Field(default=None, max_length=1000)
 
 
 def _pointer_token(part: Any) -> str:

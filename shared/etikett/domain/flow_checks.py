@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from etikett.dsl.flow import FlowDocument
-from etikett.dsl.label import LabelDocument
 from etikett.flows import lint as flow_lint
 from etikett.flows.findings import Finding
 from etikett.flows.lint import LabelFacts
@@ -25,6 +24,7 @@ class StoredLabels:
 
 def _read(label_id: str, version: int | None) -> LabelFacts | None:
     from etikett.domain import label_versions, labels
+    from etikett.dsl.label import LabelDocument
     from etikett.errors import NotFound
 
     try:

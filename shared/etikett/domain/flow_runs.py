@@ -15,10 +15,10 @@ from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import flows
+from etikett.domain.flow_run_view import FlowRun as FlowRun
+from etikett.domain.flow_run_view import RunOutcome as RunOutcome
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
 from etikett.errors import EtikettError, InvalidRequest, NotFound, PayloadTooLarge, ProblemCode
-from etikett.flows.effects import DryRun, EffectFailed, PrintIntent
-from etikett.flows.engine import FlowProgram, RunEnv
 from etikett.flows.findings import Finding
 from etikett.model import Model
 from etikett.store import flows as store
@@ -27,8 +27,7 @@ from etikett.store.pages import Page
 
 if TYPE_CHECKING:
     from etikett.dsl.label import LabelDocument
-
-RunOutcome = Literal["succeeded", "failed", "partial"]
+    from etikett.flows.effects import PrintIntent
 
 
 class LintRequest(Model):
@@ -121,21 +120,6 @@ class DryRunAnswer(Model):
     runs: list[DryRunRun]
 
 
-class FlowRun(Model):
-    id: str
-    flow_id: str
-    version: int
-    deployment_id: str | None
-    runner_id: str | None
-    trigger: dict[str, Any]
-    started_at: str
-    finished_at: str
-    outcome: RunOutcome
-    records: int
-    job_ids: list[str]
-    trace: Any
-
-
 def lint(flow_id: str, request: LintRequest) -> LintAnswer:
     from etikett.domain import flow_checks
 
@@ -144,6 +128,10 @@ def lint(flow_id: str, request: LintRequest) -> LintAnswer:
 
 
 def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
+    # The engine loads with the dry runs that use it, not with every request of the flows function.
+    from etikett.flows.effects import DryRun
+    from etikett.flows.engine import FlowProgram, RunEnv
+
     version, document = flows.version_document(flow_id, request.version)
     _refuse_unrunnable(flow_id, version, document)
     trigger = _trigger(document, request.trigger)
@@ -234,6 +222,7 @@ class _PrintPlanner:
         self._taken: dict[str, int] = {}
 
     def describe(self, intent: PrintIntent) -> dict[str, Any]:
+        from etikett.flows.effects import EffectFailed
         from etikett.render import VariablesInvalid, resolve_variables
 
         version, document = self._label(intent.label)
@@ -261,6 +250,7 @@ class _PrintPlanner:
         the dry run, listing the print with the refusal."""
         from etikett.domain import preflight
         from etikett.errors import LabelHasErrors
+        from etikett.flows.effects import EffectFailed
 
         try:
             preflight.ensure_no_errors(label_id, version, document, doing="printed")
@@ -285,6 +275,8 @@ class _PrintPlanner:
             self._labels[reference] = self._read_label(reference)
         found = self._labels[reference]
         if isinstance(found, str):
+            from etikett.flows.effects import EffectFailed
+
             raise EffectFailed(found)
         return found
 
@@ -308,6 +300,7 @@ class _PrintPlanner:
 
     def _serials(self, document: Any) -> dict[str, Any]:
         from etikett.domain import counters
+        from etikett.flows.effects import EffectFailed
 
         serials: dict[str, Any] = {}
         for name in counters.referenced(document.expressions()):

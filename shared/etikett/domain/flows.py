@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, documents, flow_checks
 from etikett.domain.actors import Invocation
-from etikett.domain.label_versions import DocumentPatch
+from etikett.domain.documents import DocumentPatch
 from etikett.dsl.flow import FlowDocument, malformations
 from etikett.errors import (
     Conflict,

@@ -35,6 +35,7 @@ ENGINE_FILES = (
     "dsl/flow.py",
     "dsl/flow_registry.py",
     "dsl/label.py",
+    "dsl/strict.py",
     "flows/",
 )
 

@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, documents, policies
 from etikett.domain.actors import Invocation
+from etikett.domain.documents import DocumentPatch as DocumentPatch
 from etikett.domain.label_validation import derived_form, validate_form, validate_label
 from etikett.dsl.label import LabelDocument
 from etikett.dsl.preflight import LabelFinding
@@ -63,23 +64,6 @@ class DocumentAnswer(Model):
         description="Label documents: the version's preflight findings (errors block approval "
         "and printing). Empty for forms.",
     )
-
-
-class DocumentPatch(Model):
-    model_config = ConfigDict(extra="forbid")
-    operations: list[dict[str, Any]] = Field(
-        max_length=documents.MAX_PATCH_OPERATIONS,
-        description="RFC 6902 JSON Patch operations, applied in order; the document may not "
-        f"grow past {documents.MAX_PATCHED_DOCUMENT_CHARS} characters of JSON on the way "
-        "(413 `document.too_large`).",
-        examples=[[{"op": "replace", "path": "/objects/0/content", "value": "Hello"}]],
-    )
-    base_version: int | None = Field(
-        default=None,
-        ge=0,
-        description="The version the patch was made against; refused (409) if a newer exists.",
-    )
-    comment: str | None = Field(default=None, max_length=1000)
 
 
 class StatusChange(Model):

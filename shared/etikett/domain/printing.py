@@ -20,6 +20,7 @@ from pydantic import ConfigDict, Field, model_validator
 from etikett import clock
 from etikett.domain import counters, jobs, print_targets, printers
 from etikett.domain.actors import Invocation
+from etikett.domain.print_limits import MAX_RECORDS as MAX_RECORDS
 from etikett.domain.print_rendering import held_event, render_failed
 from etikett.domain.print_targets import Target
 from etikett.domain.print_work import PrintWork
@@ -32,7 +33,6 @@ from etikett.store.archive import ArchiveRecord
 from etikett.store.jobs import JobRecord
 from etikett.store.unit_of_work import UnitOfWork
 
-MAX_RECORDS = 10_000
 INLINE_RECORDS = 25  # up to this many records render within the request
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import audit, certificates, discovery, jobs, printers, runners
+from etikett.domain import audit, certificates, jobs, printers, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.model import Model
@@ -283,6 +283,9 @@ def report(
     if status is not None:
         final = report.final or status in jobs.FINAL
         if status == "succeeded" and record.kind == "discovery":
+            # Loaded by the reports of discovery jobs, not by every call of the agent channel.
+            from etikett.domain import discovery
+
             findings = (report.result or {}).get("findings", [])
             changes["result"] = {
                 "findings": discovery.record_findings(runner.id, job_id, list(findings))

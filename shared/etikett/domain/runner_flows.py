@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from etikett.domain import deployments, flow_runs, flows, printing, runners
+from etikett.domain import deployments, runners
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.flow_run_view import FlowRun
+from etikett.domain.print_limits import MAX_RECORDS
 from etikett.errors import Conflict, Forbidden, ProblemCode
 from etikett.model import Model
-from etikett.store import deployments as deployment_store
 from etikett.store.runners import RunnerRecord
+
+if TYPE_CHECKING:
+    from etikett.store import deployments as deployment_store
 
 log = logging.getLogger(__name__)
 
@@ -62,19 +66,23 @@ class FlowPrint(Model):
     printer: str = Field(description="The alias the flow names.")
     label: str
     copies: int = Field(ge=1, le=1000)
-    records: list[dict[str, Any]] = Field(min_length=1, max_length=printing.MAX_RECORDS)
+    records: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_RECORDS)
     idempotency_key: str = Field(min_length=1, max_length=200)
 
 
 def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
+    # The deployments' tables load with the flow requests, not with every heartbeat.
+    from etikett.store import deployments as deployment_store
+
     return deployment_store.group_flows(runner.group_id)
 
 
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     """Every flow the Runner's group is to run. Something one flow needs that is gone (its
     version, an assigned printer) fails that flow alone, with the reason, never the answer."""
-    from etikett.domain import printers
+    from etikett.domain import flows, printers
     from etikett.errors import NotFound
+    from etikett.store import deployments as deployment_store
 
     group_context = runners.context_values(runner.group_id)
     own_context = runners.context_values(runner.id)
@@ -170,7 +178,10 @@ def report(
     deployments.report(runner, deployment_id, request, invocation)
 
 
-def record_run(runner: RunnerRecord, request: FlowRunReport) -> flow_runs.FlowRun:
+def record_run(runner: RunnerRecord, request: FlowRunReport) -> FlowRun:
+    # The flow modules load with the flow requests that need them, not with every heartbeat.
+    from etikett.domain import flow_runs
+
     record = _deployment_for(runner, request.deployment_id)
     return flow_runs.record_run(
         run_id=request.id,
@@ -193,7 +204,7 @@ def print_records(
     runner: RunnerRecord, request: FlowPrint, lambda_context: Any = None
 ) -> dict[str, Any]:
     """One print request as an operator would send it, by the Runner (a service actor)."""
-    from etikett.domain import print_idempotency, printers
+    from etikett.domain import print_idempotency, printers, printing
 
     record = _deployment_for(runner, request.deployment_id)
     printer_id = deployments.printer_for(record, request.printer, runner.id)

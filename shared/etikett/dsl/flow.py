@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from etikett.dsl.label import OBJECT_ID, Strict
+from etikett.dsl.strict import OBJECT_ID, Strict
 
 NODE_TYPE = r"^[a-z][a-z0-9-]{0,63}(\.[a-z][a-z0-9-]{0,63})*$"
 MAX_NODES = 200

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from etikett.dsl.flow import CEL_MAX, NODE_TYPE
-from etikett.dsl.label import IDENTIFIER, Strict
+from etikett.dsl.strict import IDENTIFIER, Strict
 
 LABEL_REFERENCE = r"^lbl_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
 HTTP_TRIGGER_PATH = r"^[a-z0-9][a-z0-9_-]{0,63}(/[a-z0-9][a-z0-9_-]{0,63}){0,7}$"

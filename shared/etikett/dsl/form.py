@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from etikett.dsl.label import IDENTIFIER, OBJECT_ID, Strict
+from etikett.dsl.strict import IDENTIFIER, OBJECT_ID, Strict
 
 FieldKind = Literal["text", "textarea", "number", "integer", "date", "checkbox", "select"]
 

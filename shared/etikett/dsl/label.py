@@ -9,7 +9,11 @@ from __future__ import annotations
 import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from etikett.dsl.strict import IDENTIFIER as IDENTIFIER
+from etikett.dsl.strict import OBJECT_ID as OBJECT_ID
+from etikett.dsl.strict import Strict as Strict
 
 DPI = Literal[203, 300, 600]
 Rotation = Literal[0, 90, 180, 270]
@@ -28,19 +32,11 @@ Symbology = Literal[
 ]
 FontFamily = Literal["Roboto", "Roboto Condensed", "Roboto Mono", "Noto Sans"]
 
-IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
-OBJECT_ID = r"^[A-Za-z0-9_.-]{1,64}$"
 MAX_MM = 1000.0
 # No label is smaller; below it a size rounds to no dots (and DynamoDB holds no number under
 # 1e-130, which `gt=0` alone would let through).
 MIN_LABEL_MM = 1.0
 RESERVED_NAMES = frozenset({"now", "counters", "value"})  # names CEL expressions get from us
-
-
-class Strict(BaseModel):
-    # Built on first use, not when the class is defined: most functions never validate a label
-    # document, and each builds these once per process either way.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class Size(Strict):

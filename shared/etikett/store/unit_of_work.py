@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.expressions.condition import Condition
@@ -23,9 +24,10 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from etikett.errors import Conflict, EtikettError, ProblemCode
-from etikett.store import audit_table
-from etikett.store.audit_table import AuditRecord
 from etikett.store.base import connection, item_too_large, too_large
+
+if TYPE_CHECKING:
+    from etikett.store.audit_table import AuditRecord
 
 Write = Callable[[TransactWrite], None]
 
@@ -60,7 +62,7 @@ class UnitOfWork:
         self._errors = dict(errors or {})
         self._after: list[Callable[[], None]] = []
         if audit is not None:
-            self.put(audit_table.item(audit))
+            self.add_audit(audit)
 
     # --- what repositories add ----------------------------------------------------------------
 
@@ -104,6 +106,10 @@ class UnitOfWork:
 
     def add_audit(self, audit: AuditRecord) -> None:
         """One more audit entry, for a change that is several (labels created together)."""
+        # Imported here: the queue consumers (webhook sender, events publisher) write no audit
+        # and need not load its table.
+        from etikett.store import audit_table
+
         self.put(audit_table.item(audit))
 
     def after_commit(self, action: Callable[[], None]) -> None:

@@ -1,0 +1,16 @@
+"""What every document model of the DSL shares (labels, forms, flows): the strict base that
+refuses unknown fields, and the patterns of names and object ids. Apart from the label document,
+so that a flow or a form declares its models without the label's."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+OBJECT_ID = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
+class Strict(BaseModel):
+    # Built on first use, not when the class is defined: most functions never validate a label
+    # document, and each builds these once per process either way.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
