@@ -12,7 +12,7 @@ import functools
 import re
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from etikett.cel import charged, conversions, limits
@@ -204,11 +204,7 @@ def _transpile(tree: Any, built: Runtime) -> Any:
         # The transpiler gives up on some malformed macros ([1].map(1, 2)); check() reports
         # them, and the interpreter turns them into evaluation errors.
         return None
-    text = re.sub(
-        _HAS_LAMBDA, r"lambda activation: celpy.celtypes.BoolType(\1)", transpiler.source_text
-    )
-    # Comprehensions call celpy directly, not through the activation: charge their steps.
-    text = text.replace("celpy.evaluation.macro_", f"{charged.__name__}.macro_")
+    text = _outside_strings(transpiler.source_text, _rewritten)
     try:
         code = compile(text, "<cel>", "exec")
         if "macro_" in text or "activation.resolve" in text:
@@ -225,6 +221,36 @@ def _transpile(tree: Any, built: Runtime) -> Any:
     except (SyntaxError, MemoryError) as ex:
         # Python's own parser stops at 200 nested parentheses ("too many nested parentheses").
         raise RecursionError from ex
+
+
+def _rewritten(code: str) -> str:
+    """Transpiled code (never a string literal's content) as it runs here."""
+    code = re.sub(_HAS_LAMBDA, r"lambda activation: celpy.celtypes.BoolType(\1)", code)
+    # Comprehensions call celpy directly, not through the activation: charge their steps.
+    return code.replace("celpy.evaluation.macro_", f"{charged.__name__}.macro_")
+
+
+def _outside_strings(text: str, rewrite: Callable[[str], str]) -> str:
+    """`text` with `rewrite` applied to the code between its string literals, so that a CEL
+    string which happens to read like transpiled code keeps its value."""
+    import io  # here, not at the top: compiles are rare, cold starts are not
+    import tokenize
+
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    parts: list[str] = []
+    done = 0
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type != tokenize.STRING:
+            continue
+        begin = starts[token.start[0] - 1] + token.start[1]
+        end = starts[token.end[0] - 1] + token.end[1]
+        parts += [rewrite(text[done:begin]), text[begin:end]]
+        done = end
+    parts.append(rewrite(text[done:]))
+    return "".join(parts)
 
 
 _INT_LITERAL = ("celpy", ".", "celtypes", ".", "IntType", "(", None, ")")
