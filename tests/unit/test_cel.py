@@ -601,19 +601,11 @@ def test_threads_evaluate_the_same_and_different_expressions_correctly() -> None
     assert failures == []
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "celpy.evaluation.macro_map",
-        "lambda activation: (not isinstance(celpy.evaluation.result(activation, ex_1_h), "
-        "CELEvalError))",
-    ],
-)
-def test_a_string_that_reads_like_transpiled_code_keeps_its_value(text: str) -> None:
-    """The transpiled program is rewritten (charged comprehensions, boolean macros) outside its
-    string literals only."""
-    literal = '"' + text.replace('"', '\\"') + '"'
-    assert evaluate(literal + ' + "!"', {}) == text + "!"
+def test_a_string_that_reads_like_transpiled_code_keeps_its_value() -> None:
+    """The transpiled program is rewritten (charged comprehensions) outside its string literals
+    only."""
+    text = "celpy.evaluation.macro_map"
+    assert evaluate(f'"{text}" + "!"', {}) == text + "!"
     # The same in a program with a comprehension, which takes the other path.
-    assert evaluate(f"[1, 2].all(x, x > 0) ? {literal} : ''", {}) == text
+    assert evaluate(f"[1, 2].all(x, x > 0) ? '{text}' : ''", {}) == text
     assert evaluate("[1, 2, 3].filter(x, x > 1).map(x, x * 2)", {}) == [4, 6]
