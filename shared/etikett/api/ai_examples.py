@@ -12,6 +12,8 @@ from typing import Any
 
 from fastapi import Body
 
+from etikett.api.answer_examples import answer_media
+
 AT = "2026-05-04T10:00:00.000Z"
 LABEL_ID = "lbl_01J8Z7Q4X9V3M2N5P6R7S8T9V1"
 FLOW_ID = "flw_01J8Z7Q4X9V3M2N5P6R7S8T9U0"
@@ -298,14 +300,8 @@ ANSWERS: dict[str, tuple[int, dict[str, tuple[str, Any]]]] = {
 
 def publish(spec: dict[str, Any]) -> None:
     """Set each answer's examples in the built OpenAPI document."""
-    for item in spec.get("paths", {}).values():
-        for operation in item.values():
-            found = ANSWERS.get(operation.get("operationId", ""))
-            if found is None:
-                continue
-            status, examples = found
-            media = operation["responses"][str(status)]["content"]["application/json"]
-            media["examples"] = {
-                name: {"summary": summary, "value": value}
-                for name, (summary, value) in examples.items()
-            }
+    for media, examples in answer_media(spec, ANSWERS):
+        media["examples"] = {
+            name: {"summary": summary, "value": value}
+            for name, (summary, value) in examples.items()
+        }

@@ -11,6 +11,8 @@ from typing import Any
 
 from fastapi import Body
 
+from etikett.api.answer_examples import answer_media
+
 FLOW_ID = "flw_01J8Z7Q4X9V3M2N5P6R7S8T9U0"
 LABEL_ID = "lbl_01J8Z7Q4X9V3M2N5P6R7S8T9V1"
 DEPLOYMENT_ID = "dep_01J8Z9A1B2C3D4E5F6G7H8J9K0"
@@ -336,11 +338,5 @@ ANSWERS: dict[str, tuple[int, Any]] = {
 
 def publish(spec: dict[str, Any]) -> None:
     """Set each answer's example in the built OpenAPI document."""
-    for item in spec.get("paths", {}).values():
-        for operation in item.values():
-            found = ANSWERS.get(operation.get("operationId", ""))
-            if found is None:
-                continue
-            status, example = found
-            media = operation["responses"][str(status)]["content"]["application/json"]
-            media["example"] = example
+    for media, example in answer_media(spec, ANSWERS):
+        media["example"] = example
