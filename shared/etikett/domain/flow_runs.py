@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -18,16 +18,12 @@ from etikett.domain import flows
 from etikett.domain.flow_run_view import FlowRun as FlowRun
 from etikett.domain.flow_run_view import RunOutcome as RunOutcome
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
-from etikett.errors import EtikettError, InvalidRequest, NotFound, PayloadTooLarge, ProblemCode
+from etikett.errors import InvalidRequest, PayloadTooLarge, ProblemCode
 from etikett.flows.findings import Finding
 from etikett.model import Model
 from etikett.store import flows as store
 from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
-
-if TYPE_CHECKING:
-    from etikett.dsl.label import LabelDocument
-    from etikett.flows.effects import PrintIntent
 
 
 class LintRequest(Model):
@@ -129,6 +125,7 @@ def lint(flow_id: str, request: LintRequest) -> LintAnswer:
 
 def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
     # The engine loads with the dry runs that use it, not with every request of the flows function.
+    from etikett.domain.dry_run_prints import PrintPlanner
     from etikett.flows.effects import DryRun
     from etikett.flows.engine import FlowProgram, RunEnv
 
@@ -137,7 +134,7 @@ def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
     trigger = _trigger(document, request.trigger)
     samples = request.samples if request.samples is not None else document.samples
     program = FlowProgram.compile(document)
-    effects = DryRun(_PrintPlanner().describe)
+    effects = DryRun(PrintPlanner().describe)
     runner, context = _runner_and_context(flow_id, request)
     env = RunEnv(context=context, runner=runner, run_id=f"dry-{flow_id}@{version}")
     values = program.env_values(env)
@@ -210,124 +207,6 @@ def _trigger(document: FlowDocument, wanted: str | None) -> str:
             "The flow has no trigger node, so no record can enter it.", ProblemCode.FLOW_NO_TRIGGER
         )
     return triggers[0]
-
-
-class _PrintPlanner:
-    """What a print would do, read only: the label version it resolves to, the variables the
-    label would get, and the counter values it would take (one after another within the run)."""
-
-    def __init__(self) -> None:
-        self._labels: dict[str, tuple[int, LabelDocument] | str] = {}
-        self._counters: dict[str, tuple[int, int, str | None]] = {}
-        self._taken: dict[str, int] = {}
-
-    def describe(self, intent: PrintIntent) -> dict[str, Any]:
-        from etikett.flows.effects import EffectFailed
-        from etikett.render import VariablesInvalid, resolve_variables
-
-        version, document = self._label(intent.label)
-        label_id = intent.label.partition("@")[0]
-        self._preflight(intent, label_id, version, document)
-        serials = self._serials(document)
-        try:
-            values = resolve_variables(
-                document, intent.variables, use_samples=False, counters=serials
-            )
-        except VariablesInvalid as error:
-            problems = "; ".join(f"{e['variable']} {e['message']}" for e in error.params["errors"])
-            raise EffectFailed(f"the label's variables do not fit: {problems}") from None
-        for name in serials:
-            self._taken[name] = self._taken.get(name, 0) + intent.copies
-        return {
-            "label": label_id,
-            "version": version,
-            "resolved_variables": _plain(values),
-            "counter_values": serials,
-        }
-
-    def _preflight(self, intent: PrintIntent, label_id: str, version: int, document: Any) -> None:
-        """The print path refuses a version with error findings (`label.has_errors`): so does
-        the dry run, listing the print with the refusal."""
-        from etikett.domain import preflight
-        from etikett.errors import LabelHasErrors
-        from etikett.flows.effects import EffectFailed
-
-        try:
-            preflight.ensure_no_errors(label_id, version, document, doing="printed")
-        except LabelHasErrors as refused:
-            raise EffectFailed(
-                f"the print would be refused ({refused.code}): {refused.detail}",
-                detail={
-                    "label": label_id,
-                    "version": version,
-                    "printer": intent.printer,
-                    "copies": intent.copies,
-                    "refused": {
-                        "code": str(refused.code),
-                        "message": refused.detail,
-                        "findings": refused.params.get("findings", [])[:20],
-                    },
-                },
-            ) from None
-
-    def _label(self, reference: str) -> tuple[int, LabelDocument]:
-        if reference not in self._labels:
-            self._labels[reference] = self._read_label(reference)
-        found = self._labels[reference]
-        if isinstance(found, str):
-            from etikett.flows.effects import EffectFailed
-
-            raise EffectFailed(found)
-        return found
-
-    @staticmethod
-    def _read_label(reference: str) -> tuple[int, LabelDocument] | str:
-        from etikett.domain import label_versions, labels
-        from etikett.dsl.label import LabelDocument
-
-        label_id, _, number = reference.partition("@")
-        try:
-            meta = labels.load(label_id)
-            version = int(number) if number else meta.released_version
-            if not version:
-                return f"{label_id} has no released version"
-            record = label_versions.load_version(label_id, "label", int(version))
-        except NotFound:
-            return f"no label {reference}"
-        if record.status != "approved":
-            return f"version {version} of {label_id} is {record.status}, not approved"
-        return int(version), LabelDocument.model_validate(record.document)
-
-    def _serials(self, document: Any) -> dict[str, Any]:
-        from etikett.domain import counters
-        from etikett.flows.effects import EffectFailed
-
-        serials: dict[str, Any] = {}
-        for name in counters.referenced(document.expressions()):
-            if name not in self._counters:
-                try:
-                    record = counters.load(name)
-                    self._counters[name] = (
-                        counters.peek(record),
-                        record.step,
-                        record.format,
-                    )
-                except NotFound:
-                    self._counters[name] = (1, 1, None)
-            first, step, fmt = self._counters[name]
-            value = first + step * self._taken.get(name, 0)
-            try:
-                serials[name] = counters.formatted(fmt, value)
-            except EtikettError as error:
-                raise EffectFailed(f"counter {name!r}: {error.detail}") from None
-        return serials
-
-
-def _plain(values: dict[str, Any]) -> dict[str, Any]:
-    return {
-        name: clock.rfc3339(value) if isinstance(value, datetime) else value
-        for name, value in values.items()
-    }
 
 
 # --- recorded runs -------------------------------------------------------------------------------
