@@ -343,6 +343,13 @@ def test_state_survives_restarts_in_fresh_processes(tmp_path: Path) -> None:
         }
 
 
+def wait_for_writes(completed: list[str], *, at_least: int, errors: list[BaseException]) -> None:
+    deadline = time.monotonic() + 60
+    while len(completed) < at_least and not errors:
+        assert time.monotonic() < deadline, f"writers made {len(completed)} writes in 60 s"
+        time.sleep(0.05)
+
+
 def test_snapshot_during_concurrent_writes_is_consistent(tmp_path: Path) -> None:
     """Every transaction writes an item and bumps a counter: a snapshot must have both or
     neither, and must contain every write that completed before it was taken."""
@@ -393,7 +400,9 @@ def test_snapshot_during_concurrent_writes_is_consistent(tmp_path: Path) -> None
         copies: list[tuple[Path, set[str]]] = []
         try:
             for i in range(2):
-                time.sleep(0.4)
+                # Waits for progress rather than a fixed time: a loaded machine may take seconds
+                # over the writers' first calls.
+                wait_for_writes(completed, at_least=len(completed) + 20, errors=errors)
                 done_before = set(completed)
                 aws.snapshot()
                 copy = tmp_path / f"copy-{i}.bin"
