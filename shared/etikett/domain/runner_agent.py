@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -19,6 +19,7 @@ from etikett.domain import audit, certificates, jobs, printers, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.model import Model
+from etikett.settings import get_settings
 from etikett.store import events, runner_queues
 from etikett.store import jobs as job_store
 from etikett.store import printers as printer_store
@@ -145,21 +146,22 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
     if not runner.queue_url:
         return Claimed(jobs=[])
     began = clock.now()
-    _seen(runner, last_seen_at=began)
+    if _seen_long_ago(runner, began):
+        _seen(runner, last_seen_at=began)
     try:
         received = runner_queues.receive(runner.queue_url, request.wait_seconds, request.max_jobs)
     except runner_queues.QueueGone:
         raise _removed() from None  # removed while this poll waited: its queue went with it
-    if received and _outlived(runner, began):
-        # The process that asked is gone (a newer one started meanwhile): nobody would read
-        # this answer, so the jobs go back to the queue for the new process at once.
-        for item in received:
-            runner_queues.release(runner.queue_url, item.receipt)
-        return Claimed(jobs=[])
     claimed: list[ClaimedJob] = []
     for job_id, receipt, delivery, carried in received:
         try:
-            job = _claim_one(runner, job_id, receipt, delivery, carried)
+            job = _claim_one(runner, began, job_id, receipt, delivery, carried)
+        except _Outlived:
+            # The process that asked is gone (a newer one started meanwhile): nobody would read
+            # this answer, so the jobs go back to the queue for the new process at once.
+            for item in received:
+                runner_queues.release(runner.queue_url, item.receipt)
+            return Claimed(jobs=[])
         except Exception:
             # The Runner will hear of none of this poll's claims (e.g. DynamoDB throttled an
             # update beyond the retries): they go back to the queue now, not after the
@@ -174,10 +176,16 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
 
 
 def _claim_one(
-    runner: RunnerRecord, job_id: str, receipt: str, delivery: int, carried: str | None
+    runner: RunnerRecord,
+    began: datetime,
+    job_id: str,
+    receipt: str,
+    delivery: int,
+    carried: str | None,
 ) -> ClaimedJob | None:
     """One received message as a claimed job; None when it is not to be handed out (unknown,
-    another Runner's, or finished: then it leaves the queue)."""
+    another Runner's, or finished: then it leaves the queue). The claim is written only while
+    the process whose poll began at `began` is the Runner's current one (else `_Outlived`)."""
     assert runner.queue_url is not None
     try:
         record = jobs.load(job_id)
@@ -202,7 +210,8 @@ def _claim_one(
             changes["outcome_reason"] = None
     elif record.status == "queued":
         changes["status"] = "running"
-    with UnitOfWork() as uow:
+    with UnitOfWork(errors={"runner.outlived": _Outlived()}) as uow:
+        runner_store.check_process_since(uow, runner.id, began, name="runner.outlived")
         job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
     # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
     # else as a URL for the Runner to fetch).
@@ -228,10 +237,24 @@ class Released(Model):
 RELEASE_LOOKBACK = 200  # the Runner's newest jobs looked at
 
 
-def _outlived(runner: RunnerRecord, began: datetime) -> bool:
-    current = runner_store.get_runner(runner.id)
-    started = current.process_started_at if current is not None else None
-    return started is not None and started > began
+class _Outlived(Conflict):
+    """A newer process of the Runner started while this long poll waited."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "A newer process of this Runner started meanwhile.", ProblemCode.RESOURCE_CONFLICT
+        )
+
+
+SEEN_WITHIN = timedelta(seconds=5)
+
+
+def _seen_long_ago(runner: RunnerRecord, now: datetime) -> bool:
+    """Whether a long poll should record the Runner as seen: not when a request of it did so
+    moments ago (back-to-back polls would write it each time; its status needs much less)."""
+    offline_after = timedelta(seconds=get_settings().runner_offline_seconds)
+    within = min(SEEN_WITHIN, offline_after / 4)
+    return runner.last_seen_at is None or now - runner.last_seen_at >= within
 
 
 def release(runner: RunnerRecord) -> Released:
@@ -320,7 +343,7 @@ def report(
             runner_queues.acknowledge(runner.queue_url, report.receipt)
         else:
             runner_queues.extend(runner.queue_url, report.receipt)
-    return jobs.get(job_id)
+    return jobs.view(job_store.updated(record, changes, notes))
 
 
 def configuration(runner: RunnerRecord) -> RunnerConfig:

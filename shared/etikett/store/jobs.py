@@ -3,6 +3,7 @@ outcome; and where a job's printer data waits for its Runner (the queue message 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -202,6 +203,15 @@ def update(
         unfinished = _JobItem.finished_at.does_not_exist()
         condition = unfinished if condition is None else condition & unfinished
     uow.update(_JobItem(job.id), actions, condition, name=name)
+
+
+def updated(
+    job: JobRecord, changes: Mapping[str, Any], messages: Collection[JobMessage] = ()
+) -> JobRecord:
+    """The record as `update` wrote it, once its transaction has committed: an answer without
+    reading the job again. (A message another writer appended meanwhile is not in it; a change
+    of status would have failed the update's condition.)"""
+    return dataclasses.replace(job, **changes, messages=(*job.messages, *messages))
 
 
 # --- printer data ---------------------------------------------------------------------------------

@@ -223,6 +223,19 @@ def touch_runner(runner_id: str, **fields: Any) -> bool:
     return True
 
 
+def check_process_since(uow: UnitOfWork, runner_id: str, began: dt.datetime, *, name: str) -> None:
+    """In `uow`: the Runner's current process started no later than `began` (a long poll that
+    began then still speaks for it). A removed Runner passes: its queue went with it."""
+    started = _RunnerItem.process_started_at
+    uow.check(
+        _RunnerItem,
+        runner_id,
+        RUNNER_SK,
+        started.does_not_exist() | (started <= began),
+        name=name,
+    )
+
+
 def discovery_schedule(runner_id: str) -> dt.datetime | None:
     """When the Runner's discoveries are booked up to (None: never discovered)."""
     try:

@@ -5,15 +5,19 @@ is removed. Print jobs announce their outcomes (`print.*` events) with the chang
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from etikett import clock
 from etikett.domain import jobs, printers, runner_agent, runners
 from etikett.domain.runner_agent import ClaimRequest, JobReport
 from etikett.errors import EtikettError, ProblemCode
 from etikett.store import runner_queues
+from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
 from unit.domain import build
 from unit.domain.callers import human, operations, trail
@@ -113,6 +117,39 @@ def test_a_restarted_runner_gets_its_unfinished_claims_back() -> None:
     (again,) = _claim(runner)
     assert (again.job_id, again.delivery) == (job.id, 2)
     assert jobs.get(job.id).messages[-1].text.startswith("Delivered again (delivery 2)")
+
+
+def test_a_long_poll_a_newer_process_outlived_hands_its_jobs_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A poll that began before the Runner's current process started answers nobody: it writes
+    no claim and its jobs are claimable again at once, not after the visibility timeout."""
+    runner = build.runner()
+    job = _job(runner)
+    runner_agent.release(runner)  # the newer process starts
+    began = clock.now() - timedelta(seconds=1)
+    monkeypatch.setattr(clock, "now", lambda: began)
+    assert _claim(runner) == []  # the older process's poll, which began before it
+    unclaimed = jobs.get(job.id)
+    assert (unclaimed.status, unclaimed.attempts) == ("queued", 0)
+    monkeypatch.undo()
+    (claimed,) = _claim(runner)
+    assert (claimed.job_id, claimed.delivery) == (job.id, 2)
+    assert jobs.get(job.id).status == "running"
+
+
+def test_a_long_poll_records_the_runner_as_seen_unless_it_was_moments_ago() -> None:
+    runner = build.runner()
+    assert runner.last_seen_at is not None
+    _claim(runner)
+    assert runner_store.get_runner(runner.id).last_seen_at == runner.last_seen_at  # type: ignore[union-attr]
+    a_while_ago = dataclasses.replace(
+        runner, last_seen_at=runner.last_seen_at - runner_agent.SEEN_WITHIN
+    )
+    _claim(a_while_ago)
+    seen = runner_store.get_runner(runner.id)
+    assert seen is not None and seen.last_seen_at is not None
+    assert seen.last_seen_at > runner.last_seen_at
 
 
 def test_a_final_report_ends_the_job_once_and_is_audited() -> None:
