@@ -7,6 +7,7 @@ so a leaked table reveals no usable token and secret scanners can spot a leaked 
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from datetime import datetime, timedelta
 
@@ -19,7 +20,7 @@ from etikett.errors import InvalidRequest, NotFound, ProblemCode, Unauthenticate
 from etikett.ids import new_id
 from etikett.model import Model
 from etikett.settings import get_settings
-from etikett.store import tokens, users
+from etikett.store import sessions, tokens, users
 from etikett.store.pages import Page
 from etikett.store.tokens import SERVICE_OWNER, TokenRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -36,6 +37,23 @@ def hash_token(token: str) -> str:
 def mint(prefix: str) -> tuple[str, str]:
     token = prefix + secrets.token_urlsafe(32)
     return token, hash_token(token)
+
+
+# A session token names its user before its secret (`etku_usr_….<secret>`), so that the session
+# and the user's current roles are read together. The secret alone makes it unguessable; the name
+# is only a key to read by (and must agree with the stored session's user).
+_SESSION_USER = re.compile(r"^etku_(?P<user>usr_[0-9A-HJKMNP-TV-Z]{26})\.")
+
+
+def mint_session(user_id: str) -> tuple[str, str]:
+    token = f"{SESSION_PREFIX}{user_id}.{secrets.token_urlsafe(32)}"
+    return token, hash_token(token)
+
+
+def session_user_id(token: str) -> str | None:
+    """The user a session token names (None for other tokens and sessions minted before)."""
+    match = _SESSION_USER.match(token)
+    return match.group("user") if match else None
 
 
 class ApiToken(Model):
@@ -77,7 +95,12 @@ def authenticate(token: str) -> Caller:
     if not token.startswith((SERVICE_PREFIX, SESSION_PREFIX)):
         raise Unauthenticated("The token is not an Etikett token.", ProblemCode.AUTH_INVALID_TOKEN)
     token_hash = hash_token(token)
-    record = tokens.get(token_hash)
+    named_user = session_user_id(token)
+    user: UserRecord | None = None
+    if named_user is not None:
+        record, user = sessions.with_user(token_hash, named_user)
+    else:
+        record = tokens.get(token_hash)
     if record is None:
         raise Unauthenticated(
             "The token is unknown or was revoked.", ProblemCode.AUTH_INVALID_TOKEN
@@ -99,7 +122,8 @@ def authenticate(token: str) -> Caller:
             token_id=record.id,
         )
     # A session takes the user's roles as they are now, so a revoked role takes effect at once.
-    user = users.get(record.user_id) if record.user_id else None
+    if user is None or user.id != record.user_id:  # a session minted before tokens named users
+        user = users.get(record.user_id) if record.user_id else None
     if user is None:
         raise Unauthenticated(
             "The session's user no longer exists.", ProblemCode.AUTH_INVALID_TOKEN
@@ -174,7 +198,7 @@ def new_session(user: UserRecord) -> tuple[TokenRecord, str]:
     """A session record (for the caller's transaction) and its secret."""
     now = clock.now()
     expires_at = now + timedelta(seconds=get_settings().session_ttl_seconds)
-    token, token_hash = mint(SESSION_PREFIX)
+    token, token_hash = mint_session(user.id)
     record = TokenRecord(
         token_hash=token_hash,
         id=new_id("ses"),

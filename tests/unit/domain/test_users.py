@@ -4,11 +4,14 @@ signing in and out, and first-time setup only while no user exists."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
+import secrets
 from typing import Any
 
 import pytest
+from botocore.client import BaseClient
 
 from etikett import clock
 from etikett.domain import auth, tokens, users
@@ -19,6 +22,7 @@ from etikett.errors import EtikettError, ProblemCode
 from etikett.ids import new_id
 from etikett.store import tokens as token_store
 from etikett.store import users as user_store
+from etikett.store.unit_of_work import UnitOfWork
 from unit.domain.callers import agent, human, operations, trail
 from unit.domain.conftest import Aws
 
@@ -248,6 +252,57 @@ def test_a_session_is_stored_as_its_hash_and_logout_ends_exactly_it(aws: Aws) ->
     _refused(ProblemCode.AUTH_INVALID_TOKEN, lambda: tokens.authenticate(token))
     assert tokens.authenticate(other).user_id == user.id
     assert operations(user.id)[-1] == "postLogout"
+
+
+def _stored_session(token: str, user: users.User) -> None:
+    """A session of `user` stored under `token` as it is given (not as sessions are minted)."""
+    record = user_store.get(user.id)
+    assert record is not None
+    session, _ = tokens.new_session(record)
+    with UnitOfWork() as uow:
+        token_store.add(uow, dataclasses.replace(session, token_hash=tokens.hash_token(token)))
+
+
+def _aws_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    original = BaseClient._make_api_call
+
+    def counted(client: BaseClient, operation: str, params: dict[str, Any]) -> Any:
+        calls.append(operation)
+        return original(client, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counted)
+    return calls
+
+
+def test_a_session_names_its_user_and_signs_in_with_one_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    user = _user("operator", "designer")
+    token = _login(user)
+    assert tokens.session_user_id(token) == user.id
+    calls = _aws_calls(monkeypatch)
+    caller = tokens.authenticate(token)
+    assert (caller.user_id, caller.roles) == (user.id, frozenset({"operator", "designer"}))
+    assert calls == ["TransactGetItems"]  # the session and the user's current roles together
+
+
+def test_a_session_minted_before_tokens_named_their_user_still_signs_in() -> None:
+    user = _user("operator")
+    token = "etku_" + secrets.token_urlsafe(32)
+    assert tokens.session_user_id(token) is None
+    _stored_session(token, user)
+    assert tokens.authenticate(token).user_id == user.id
+
+
+def test_the_stored_session_decides_whose_it_is_not_the_name_in_the_token() -> None:
+    owner, named = _user("operator"), _user("admin")
+    token = f"etku_{named.id}.{secrets.token_urlsafe(32)}"
+    _stored_session(token, owner)
+    caller = tokens.authenticate(token)
+    assert (caller.user_id, caller.roles) == (owner.id, frozenset({"operator"}))
+    forged = f"etku_{named.id}.{secrets.token_urlsafe(32)}"  # names a user, was never issued
+    _refused(ProblemCode.AUTH_INVALID_TOKEN, lambda: tokens.authenticate(forged))
 
 
 def test_a_session_expires(monkeypatch: pytest.MonkeyPatch) -> None:
