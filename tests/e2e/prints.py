@@ -112,7 +112,7 @@ class PrintEvents:
                 delivered[event["id"]] = event
         return sorted(delivered.values(), key=lambda e: (e["created_at"], e["id"]))
 
-    def wait(self, job_id: str, *kinds: str, timeout: float = 30) -> list[dict[str, Any]]:
+    def wait(self, job_id: str, *kinds: str, timeout: float = 60) -> list[dict[str, Any]]:
         """The job's events once every kind in `kinds` is among them."""
         return eventually(
             lambda: (lambda got: got if set(kinds) <= {e["type"] for e in got} else None)(

@@ -18,8 +18,9 @@ RUNNER = Path(sys.executable).with_name("etikett-runner")
 TUNING = ["--heartbeat-seconds", "1", "--unreachable-seconds", "4", "--held-recheck-seconds", "0.5"]
 
 
-def eventually(probe: Callable[[], T], timeout: float = 15.0, every: float = 0.05) -> T:
-    """`probe()`'s first truthy answer; AssertionError with the last answer after `timeout`."""
+def eventually(probe: Callable[[], T], timeout: float = 60.0, every: float = 0.05) -> T:
+    """`probe()`'s first truthy answer; AssertionError with the last answer after `timeout`
+    (generous by default: it costs nothing when the answer comes, and a loaded machine is slow)."""
     deadline = time.monotonic() + timeout
     while True:
         value = probe()

@@ -224,7 +224,7 @@ def test_the_service_killed_mid_print_loses_nothing(
     state = server.home / "aws-state.pickle"
     # What a crash of local mode can lose is the last second of moto's state
     # (on AWS, DynamoDB keeps it): kill once the snapshot holds the job as sent.
-    eventually(lambda: state.stat().st_mtime > sent_seen, 10, 0.05)
+    eventually(lambda: state.stat().st_mtime > sent_seen, 60, 0.05)
     server.kill()
     try:
         slow.wait_printed(printed.labels + 4, 30)  # the Runner goes on without the service

@@ -102,7 +102,7 @@ def job(admin: Api, job_id: str) -> dict[str, Any]:
     return dict(response.json())
 
 
-def until_final(admin: Api, job_id: str, timeout: float = 20) -> dict[str, Any]:
+def until_final(admin: Api, job_id: str, timeout: float = 60) -> dict[str, Any]:
     return eventually(lambda: (j := job(admin, job_id))["status"] in FINAL and j, timeout)
 
 
@@ -424,7 +424,7 @@ def test_an_unreachable_printer_fails_the_job_after_retries(
     assert declared.status_code == 201, declared.text
     started = time.monotonic()
     job_id = submit(admin, runner.runner_id, declared.json()["id"], encode_zpl(label))
-    done = until_final(admin, job_id, timeout=25)
+    done = until_final(admin, job_id)
     assert (done["status"], done["outcome_reason"]) == ("failed", "unreachable"), done
     assert time.monotonic() - started >= 4  # retried for --unreachable-seconds first
     assert "trying again" in texts(done) and "stayed unreachable" in texts(done)
@@ -487,7 +487,7 @@ def test_an_outcome_reached_while_the_service_is_down_is_delivered_later(
     finally:
         zebra.set_condition(paused=False, slow_seconds=0)
         server.start()  # same ports, same state
-    done = until_final(admin, job_id, timeout=30)
+    done = until_final(admin, job_id)
     assert done["status"] == "confirmed", done
     assert "paused" in texts(done)  # what the Runner said while the labels waited
     assert zebra.engine.printed_total == before + 1 and zebra.odometer == odometer + 2

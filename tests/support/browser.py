@@ -32,6 +32,11 @@ ARGS = [
 ]
 LAPTOP = {"width": 1366, "height": 900}
 TABLET = {"width": 820, "height": 1180}
+# How long actions, navigations and `expect(...)` assertions wait for the page: expect's own
+# default is 5 s, which a loaded machine (the service, the Runner and chromium on two cores)
+# can pass before a status shows. They return as soon as the page is right.
+TIMEOUT_MS = 30_000
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 def launch(playwright: Playwright) -> Browser:
@@ -77,7 +82,7 @@ def _console_error(session: Session, message: ConsoleMessage) -> None:
 @contextmanager
 def console_session(browser: Browser, viewport: dict[str, int] | None = None) -> Iterator[Session]:
     context = browser.new_context(viewport=viewport or LAPTOP)
-    context.set_default_timeout(20_000)
+    context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
     session = Session(context, page)
     context.on("request", lambda request: session.requests.append(request.url))

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 
 import httpx
+
+T = TypeVar("T")
 
 PASSWORD = "correct horse battery"
 
@@ -84,3 +88,19 @@ def problem(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
     assert body["status"] == status
     assert {"type", "title", "detail", "params"} <= set(body)
     return body
+
+
+def before_expiry(steps: Callable[[datetime], T], lead: float = 2.0) -> tuple[T, datetime]:
+    """`steps(expires_at)` with `expires_at` `lead` seconds ahead, done again with twice the lead
+    while they ended only after that moment; what they answered, and the moment they were given.
+
+    For tests of expiry that need something done first while it is still valid (issue a token,
+    use it): a loaded machine may take longer than a short lead, and the test then cannot tell
+    an expired token from a wrong answer. The service's clock is this machine's."""
+    while True:
+        expires_at = datetime.now(UTC) + timedelta(seconds=lead)
+        answer = steps(expires_at)
+        if datetime.now(UTC) < expires_at:
+            return answer, expires_at
+        assert lead < 60, f"the steps before expiry took longer than {lead} s"
+        lead *= 2

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from support.client import PASSWORD, Api, problem, unique
+from support.client import PASSWORD, Api, before_expiry, problem, unique
 
 
 def test_login_answers_a_session_token_and_an_httponly_cookie(admin: Api, anonymous: Api) -> None:
@@ -136,11 +137,14 @@ def test_token_expiry(admin: Api) -> None:
     )
     assert [f["field"] for f in body["params"]["fields"]] == ["body.expires_at"]
 
-    soon = datetime.now(UTC) + timedelta(seconds=2)
-    issued = admin.service_token("designer", expires_at=soon.isoformat())
+    def issue_and_use(expires_at: datetime) -> tuple[dict[str, Any], Api, int]:
+        issued = admin.service_token("designer", expires_at=expires_at.isoformat())
+        agent = admin.as_token(issued["token"])
+        return issued, agent, agent.get("/auth/whoami").status_code
+
+    (issued, agent, status), soon = before_expiry(issue_and_use)
     assert issued["expires_at"].startswith(soon.strftime("%Y-%m-%dT%H:%M:%S"))
-    agent = admin.as_token(issued["token"])
-    assert agent.get("/auth/whoami").status_code == 200
+    assert status == 200  # used before it expired
     time.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.3)
     response = agent.get("/auth/whoami")
     problem(response, 401, "auth.token_expired")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from support.client import PASSWORD, Api, problem
@@ -90,9 +91,14 @@ def test_state_survives_a_crash_after_the_periodic_snapshot(tmp_path: Path) -> N
         api.post("/auth/setup", json={"username": "crashy", "password": PASSWORD}).json()["token"]
     )
     admin.create_user(["operator"], username="written-before-crash")
-    import time
-
-    time.sleep(2.5)  # the snapshot interval is one second
+    # Until the periodic snapshot (every second) holds the user: the state file is replaced
+    # atomically, and moto's pickled items keep their strings as UTF-8. A fixed wait could end
+    # before a loaded machine wrote it.
+    state = tmp_path / "home" / "aws-state.pickle"
+    deadline = time.monotonic() + 60
+    while not (state.exists() and b"written-before-crash" in state.read_bytes()):
+        assert time.monotonic() < deadline, "no snapshot holds the user after 60 s"
+        time.sleep(0.1)
     assert server.process is not None
     server.process.kill()
     server.process.wait()

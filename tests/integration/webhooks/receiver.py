@@ -18,6 +18,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     status: int  # what the receiver answered
+    at: float  # when it came (time.monotonic())
 
 
 class Receiver:
@@ -37,7 +38,11 @@ class Receiver:
                     status = receiver.statuses.pop(0) if receiver.statuses else 200
                     receiver.requests.append(
                         Received(
-                            self.path, {k.lower(): v for k, v in self.headers.items()}, body, status
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
+                            status,
+                            time.monotonic(),
                         )
                     )
                 if receiver.delay:
@@ -70,7 +75,7 @@ class Receiver:
         self._server.shutdown()
         self._server.server_close()
 
-    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 30) -> None:
+    def wait_for(self, predicate: Callable[[list[Received]], bool], timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:

@@ -71,7 +71,7 @@ def _commit(*records: EventRecord) -> None:
 
 def _log(webhook_id: str, entries: int) -> list[webhooks.Delivery]:
     """The delivery log once it has `entries` entries (written just after each attempt)."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while True:
         items = webhooks.list_deliveries(webhook_id, 50, None).items
         if len(items) >= entries or time.monotonic() > deadline:
@@ -145,13 +145,14 @@ def test_failures_retry_then_die_without_holding_up_other_receivers(stack: Stack
             for name, receiver in (("healthy", healthy), ("flaky", flaky), ("broken", broken))
         }
         record = _outcome("print.failed", "job_f")
-        started = time.monotonic()
         _commit(record)
         healthy.wait_for(lambda rs: len(rs) == 1)
-        assert time.monotonic() - started < 5
 
-        flaky.wait_for(lambda rs: len(rs) == 3, timeout=20)  # after 2 s, then 4 s more
-        broken.wait_for(lambda rs: len(rs) == MAX_ATTEMPTS, timeout=20)
+        flaky.wait_for(lambda rs: len(rs) == 3, timeout=60)  # after 2 s, then 4 s more
+        broken.wait_for(lambda rs: len(rs) == MAX_ATTEMPTS, timeout=60)
+        # Not held up by the others' retries: delivered before the first of them (2 s after the
+        # first attempts), whatever time a loaded machine needs to get there.
+        assert healthy.requests[0].at < min(flaky.requests[1].at, broken.requests[1].at)
         assert [r.status for r in flaky.requests] == [500, 500, 200]
         for receiver in (healthy, flaky, broken):
             assert {r.headers["webhook-id"] for r in receiver.requests} == {record.id}
@@ -170,7 +171,7 @@ def test_failures_retry_then_die_without_holding_up_other_receivers(stack: Stack
             (1, "retrying", 503, "HTTP 503"),
         ]
         assert log[0].next_attempt_at is None and log[1].next_attempt_at is not None
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         dead: list[dict] = []
         while not dead and time.monotonic() < deadline:
             dead = stack.receive_all("WebhookDeliveriesDlq")

@@ -28,7 +28,7 @@ REGION = "eu-central-1"
 STATE = "aws-state.pickle"
 
 
-def wait_until(check: Callable[[], bool], timeout: float = 20) -> None:
+def wait_until(check: Callable[[], bool], timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
