@@ -81,7 +81,7 @@ def refuse(status: int, code: str, **params: Any) -> Callable[[dict[str, Any]], 
     return answer
 
 
-def eventually(probe: Callable[[], Any], timeout: float = 10.0) -> Any:
+def eventually(probe: Callable[[], Any], timeout: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := probe()):
         assert time.monotonic() < deadline, "not reached"
@@ -414,7 +414,12 @@ def test_a_missing_folder_fails_with_its_reason_until_it_exists(host: Host, tmp_
 
     # A context change applies to the next event, without stopping the flow.
     channel.wanted = [spec(FOLDER_FLOW, context={"site": "B"})]
-    time.sleep(0.3)
+    eventually(  # taken over by the running flow (waited for, not slept: a loaded CI is slow)
+        lambda: any(
+            getattr(flow, "spec", {}).get("context") == {"site": "B"}
+            for flow in list(flows.running.values())
+        )
+    )
     (tmp_path / "data" / "in" / "more.csv").write_text("name\nCarl\n")
     eventually(lambda: len(channel.runs) == 2)
     assert channel.prints[1]["records"] == [{"name": "Carl@B"}]
