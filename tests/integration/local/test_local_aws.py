@@ -593,13 +593,14 @@ def test_state_file_is_private_and_written_atomically(tmp_path: Path) -> None:
     assert state_file.read_bytes().startswith(b"ETIKETT-LOCAL-AWS-SNAPSHOT\n")
 
 
-def request_handler_threads() -> set[int]:
+def request_handler_threads() -> set[threading.Thread]:
     """The threads that werkzeug's threaded server (socketserver's ThreadingMixIn) started for
-    accepted connections, still running."""
+    accepted connections, still running. (The thread objects, not their idents: a thread that
+    ends hands its ident on to the next one, which would then not count as new.)"""
     return {
-        thread.ident
+        thread
         for thread in threading.enumerate()
-        if thread.name.endswith("(process_request_thread)") and thread.ident is not None
+        if thread.name.endswith("(process_request_thread)")
     }
 
 
