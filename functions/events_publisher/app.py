@@ -24,7 +24,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
     DynamoDBRecordEventName,
 )
 
-from etikett.domain import events, webhook_delivery
+from etikett.domain import events, webhook_fanout
 
 logger = Logger(service="etikett-events-publisher")
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
@@ -35,7 +35,7 @@ def publish(record: DynamoDBRecord) -> None:
     if record.event_name != DynamoDBRecordEventName.INSERT or record.dynamodb is None:
         return
     event = events.payload_from_image(record.raw_event["dynamodb"]["NewImage"])
-    count = webhook_delivery.fan_out(event)
+    count = webhook_fanout.fan_out(event)
     details = {"event_id": event["id"], "type": event["type"], "receivers": count}
     logger.info("event fanned out", extra=details)
 

@@ -21,7 +21,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from etikett.domain import webhook_delivery
+from etikett.domain import webhook_delivery, webhook_fanout
 
 logger = Logger(service="etikett-webhook-sender")
 # Failed deliveries are an expected outcome (retried later), not an error of the function.
@@ -35,7 +35,7 @@ class RetryLater(Exception):
 
 
 def deliver(record: SQSRecord) -> None:
-    task = webhook_delivery.Task.from_message(record.body)
+    task = webhook_fanout.Task.from_message(record.body)
     attempt = int(record.attributes.approximate_receive_count)
     decision = webhook_delivery.deliver(task, attempt, record.message_id)
     details = {

@@ -3,7 +3,7 @@ outbox item of the events table.
 
 An event is published iff its outbox item was committed: the events publisher reads the events
 table's stream, never the code that made the change, and fans each event out to its receivers
-(`webhook_delivery.fan_out`).
+(`webhook_fanout.fan_out`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from etikett import settings
-from etikett.domain import webhook_delivery as delivery
+from etikett.domain import webhook_fanout as fanout
 from etikett.domain import webhook_receivers as receivers
 from etikett.domain import webhooks
 from etikett.domain.webhooks import NewWebhook
@@ -49,11 +49,11 @@ def _stream(aws: Aws, *records: EventRecord) -> dict[str, Any]:
     )
 
 
-def _deliveries_of(aws: Aws, event_id: str) -> list[delivery.Task]:
+def _deliveries_of(aws: Aws, event_id: str) -> list[fanout.Task]:
     sqs, queue = aws.client("sqs"), aws.ref("WebhookDeliveriesQueue")
     tasks = []
     while batch := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages"):
-        tasks += [delivery.Task.from_message(m["Body"]) for m in batch]
+        tasks += [fanout.Task.from_message(m["Body"]) for m in batch]
     return [task for task in tasks if task.event["id"] == event_id]
 
 
