@@ -1,7 +1,10 @@
-"""Lambda entry of the events publisher: reads the events table's stream (the outbox) and puts
-each new event on the events queue, so an event is published iff its outbox item was committed.
+"""Lambda entry of the events publisher: reads the events table's stream (the outbox) and fans
+each new event out to the receivers subscribed to its kind (one deliveries-queue message each),
+so an event is published iff its outbox item was committed.
 
-A failed record is reported as a batch item failure: the stream is retried from it, in order."""
+A failed record (the subscriptions unreadable, the deliveries queue refusing) is reported as a
+batch item failure: the stream is retried from it, in order. Fanning an event out again is
+harmless: each delivery is claimed by one message only (`webhook_delivery.claim`)."""
 
 # First: the garbage collector pauses while the rest loads (etikett.coldstart).
 from etikett import coldstart
@@ -21,7 +24,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
     DynamoDBRecordEventName,
 )
 
-from etikett.domain import events
+from etikett.domain import events, webhook_fanout
 
 logger = Logger(service="etikett-events-publisher")
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
@@ -32,8 +35,9 @@ def publish(record: DynamoDBRecord) -> None:
     if record.event_name != DynamoDBRecordEventName.INSERT or record.dynamodb is None:
         return
     event = events.payload_from_image(record.raw_event["dynamodb"]["NewImage"])
-    events.publish(event)
-    logger.info("event published", extra={"event_id": event["id"], "type": event["type"]})
+    count = webhook_fanout.fan_out(event)
+    details = {"event_id": event["id"], "type": event["type"], "receivers": count}
+    logger.info("event fanned out", extra=details)
 
 
 @logger.inject_lambda_context

@@ -1,9 +1,7 @@
-"""Lambda entry of the webhook sender, a consumer of two queues:
-
-- the events queue: each event fans out to one delivery task per subscribed receiver;
-- the deliveries queue: each task is one signed POST; a failure is retried after a backoff (the
-  message is made visible again later and reported as a failed batch item), and after the last
-  attempt the queue's redrive moves it to the dead-letter queue.
+"""Lambda entry of the webhook sender, the consumer of the deliveries queue (filled by the events
+publisher's fan-out): each task is one signed POST; a failure is retried after a backoff (the
+message is made visible again later and reported as a failed batch item), and after the last
+attempt the queue's redrive moves it to the dead-letter queue.
 
 Deliveries of one batch run concurrently, so a slow receiver holds up no other receiver."""
 
@@ -12,25 +10,20 @@ from etikett import coldstart
 
 # isort: split
 import asyncio
-import json
 from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import (
     AsyncBatchProcessor,
-    BatchProcessor,
     EventType,
     async_process_partial_response,
-    process_partial_response,
 )
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from etikett.domain import webhook_delivery
-from etikett.settings import get_settings
+from etikett.domain import webhook_delivery, webhook_fanout
 
 logger = Logger(service="etikett-webhook-sender")
-fan_out_processor = BatchProcessor(event_type=EventType.SQS)
 # Failed deliveries are an expected outcome (retried later), not an error of the function.
 delivery_processor = AsyncBatchProcessor(
     event_type=EventType.SQS, raise_on_entire_batch_failure=False
@@ -41,14 +34,8 @@ class RetryLater(Exception):
     """Leaves a delivery message on the queue (a failed batch item) for its next attempt."""
 
 
-def fan_out(record: SQSRecord) -> None:
-    event = json.loads(record.body)
-    count = webhook_delivery.fan_out(event)
-    logger.info("event fanned out", extra={"event_id": event["id"], "receivers": count})
-
-
 def deliver(record: SQSRecord) -> None:
-    task = webhook_delivery.Task.from_message(record.body)
+    task = webhook_fanout.Task.from_message(record.body)
     attempt = int(record.attributes.approximate_receive_count)
     decision = webhook_delivery.deliver(task, attempt, record.message_id)
     details = {
@@ -75,19 +62,10 @@ async def deliver_async(record: SQSRecord) -> None:
     await asyncio.to_thread(deliver, record)
 
 
-def _source(event: dict[str, Any]) -> str:
-    records = event.get("Records") or [{}]
-    return str(records[0].get("eventSourceARN", ""))
-
-
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
-    if _source(event) == get_settings().webhook_deliveries_queue_arn:
-        return async_process_partial_response(
-            event=event, record_handler=deliver_async, processor=delivery_processor, context=context
-        )
-    return process_partial_response(
-        event=event, record_handler=fan_out, processor=fan_out_processor, context=context
+    return async_process_partial_response(
+        event=event, record_handler=deliver_async, processor=delivery_processor, context=context
     )
 
 

@@ -57,9 +57,7 @@ class Settings(BaseSettings):
     webhook_secrets_key: str | None = None
     credentials_key: str | None = None
     print_render_queue: str | None = None
-    events_queue: str | None = None
     webhook_deliveries_queue: str | None = None
-    webhook_deliveries_queue_arn: str | None = None
     runner_queue_prefix: str = "etikett-runner"
     runner_dlq_arn: str | None = None
     runner_package_dir: Path | None = None

@@ -34,11 +34,21 @@ ADMIN = Invocation(
 
 
 class Stack:
-    def __init__(self, template: Template, resolver: provision.Resolver, endpoint: str) -> None:
+    def __init__(
+        self,
+        template: Template,
+        resolver: provision.Resolver,
+        endpoint: str,
+        functions: FunctionRegistry,
+    ) -> None:
         self.template = template
         self.resolver = resolver
+        self.endpoint = endpoint
+        self.functions = functions  # the warm functions the pollers invoke
         session = boto3.session.Session(region_name=REGION)
         self.sqs = session.client("sqs", endpoint_url=endpoint)
+        self.dynamodb = session.client("dynamodb", endpoint_url=endpoint)
+        self.streams = session.client("dynamodbstreams", endpoint_url=endpoint)
         self.created: list[str] = []
 
     def queue(self, logical_id: str) -> str:
@@ -120,7 +130,7 @@ def local_stack(
         streams.start()
         queues.start()
         try:
-            yield Stack(template, resolver, aws.endpoint_url)
+            yield Stack(template, resolver, aws.endpoint_url, functions)
         finally:
             streams.stop()
             queues.stop()

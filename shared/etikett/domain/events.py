@@ -1,8 +1,9 @@
-"""The outgoing event catalog (spec part 6), the payload every receiver gets, and publishing an
-outbox item of the events table to the events queue.
+"""The outgoing event catalog (spec part 6) and the payload every receiver gets, made from an
+outbox item of the events table.
 
 An event is published iff its outbox item was committed: the events publisher reads the events
-table's stream, never the code that made the change.
+table's stream, never the code that made the change, and fans each event out to its receivers
+(`webhook_fanout.fan_out`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from typing import Any, Literal, get_args
 
 from etikett import clock
-from etikett.store import events, queues
+from etikett.store import events
 from etikett.store.events import EventRecord
 
 EventKind = Literal["print.failed", "print.held", "print.sent", "print.confirmed", "label.approved"]
@@ -63,8 +64,3 @@ def payload_from_image(image: dict[str, Any]) -> dict[str, Any]:
 def encode(event: dict[str, Any]) -> bytes:
     """The body bytes: compact UTF-8 JSON, the same on every attempt."""
     return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def publish(event: dict[str, Any]) -> None:
-    """Put one event on the events queue, for the webhook sender's fan-out."""
-    queues.publish_event(encode(event).decode(), str(event["type"]))

@@ -1,8 +1,9 @@
-"""Delivering events to receivers.
+"""Delivering events to receivers: the webhook sender's part.
 
-The fan-out turns one event into one delivery task per subscribed receiver, each its own message on
-the deliveries queue, so that a slow or failing receiver never delays or duplicates another. Each
-attempt POSTs the event signed by the Standard Webhooks scheme and is written to the delivery log.
+Each delivery task (a deliveries-queue message, made by the fan-out: `webhook_fanout`) is one event
+for one receiver. Each attempt POSTs the event signed by the Standard Webhooks scheme and is
+written to the delivery log.
+
 A failed attempt is retried through the queue: the message stays (it is reported as a failed batch
 item) and becomes visible again after the backoff; the queue's receive count is the attempt number,
 and after the last attempt the queue's redrive moves it to the dead-letter queue.
@@ -10,7 +11,6 @@ and after the last attempt the queue's redrive moves it to the dead-letter queue
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from etikett import clock, outgoing
 from etikett.domain import events
 from etikett.domain import webhook_receivers as receivers
+from etikett.domain.webhook_fanout import Task
 from etikett.ids import new_id
 from etikett.settings import get_settings
 from etikett.store import queues, webhooks
@@ -53,39 +54,7 @@ def schedule(attempts: int) -> list[int]:
     return [backoff_seconds(n) for n in range(1, attempts)]
 
 
-# --- fan-out -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Task:
-    """One event for one receiver: a deliveries-queue message."""
-
-    webhook_id: str
-    event: dict[str, Any]
-
-    def to_message(self) -> str:
-        return json.dumps({"webhook_id": self.webhook_id, "event": self.event})
-
-    @classmethod
-    def from_message(cls, body: str) -> Task:
-        data = json.loads(body)
-        return cls(webhook_id=str(data["webhook_id"]), event=dict(data["event"]))
-
-
-class QueueError(RuntimeError):
-    """The deliveries queue refused some messages; the event is fanned out again."""
-
-
-def fan_out(event: dict[str, Any]) -> int:
-    """A delivery task per receiver subscribed to the event's kind; answers how many.
-
-    Fanning the same event out twice is harmless: a delivery is claimed by one message only."""
-    tasks = [Task(webhook_id, event) for webhook_id in receivers.subscribers(event["type"])]
-    try:
-        queues.send_deliveries([task.to_message() for task in tasks])
-    except queues.QueueRefused as refused:
-        raise QueueError(str(refused)) from None
-    return len(tasks)
+# --- the queue --------------------------------------------------------------------------------
 
 
 def postpone(receipt_handle: str, seconds: int) -> None:

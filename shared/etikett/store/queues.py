@@ -1,5 +1,4 @@
-"""The service's shared queues (SQS): the events queue, which fans events out to webhook
-receivers, and the deliveries queue, one message per delivery task, retried by visibility."""
+"""The webhook deliveries queue (SQS): one message per delivery task, retried by visibility."""
 
 from __future__ import annotations
 
@@ -13,16 +12,8 @@ class QueueRefused(Exception):
     """The queue refused some messages of a batch."""
 
 
-def publish_event(body: str, kind: str) -> None:
-    clients.client("sqs").send_message(
-        QueueUrl=get_settings().required("events_queue"),
-        MessageBody=body,
-        MessageAttributes={"type": {"DataType": "String", "StringValue": kind}},
-    )
-
-
 def send_deliveries(bodies: list[str]) -> None:
-    """Delivery tasks, ten messages per call (SQS's batch size)."""
+    """Delivery tasks, ten messages per call (SQS's batch size); no call for none."""
     queue = get_settings().required("webhook_deliveries_queue")
     for start in range(0, len(bodies), 10):
         chunk = bodies[start : start + 10]

@@ -122,6 +122,41 @@ def test_no_role_grants_anything_on_every_resource(
                 assert "*" not in resources, (name, statement)
 
 
+def test_the_events_publisher_fans_out_with_only_what_that_needs(repo: Path) -> None:
+    """It reads the subscription items (nothing else of the receivers' table) and sends to the
+    deliveries queue; no queue stands between it and the webhook sender, which only delivers."""
+    import yaml
+
+    from etikett.local.template import _CfnLoader
+
+    document = yaml.load((repo / "template.yaml").read_text(), Loader=_CfnLoader)
+    resources = document["Resources"]
+    publisher = resources["EventsPublisherFunction"]["Properties"]
+    assert publisher["Environment"]["Variables"]["ETIKETT_WEBHOOK_DELIVERIES_QUEUE"] == {
+        "Ref": "WebhookDeliveriesQueue"
+    }
+    role = resources["EventsPublisherRole"]["Properties"]["Policies"][0]["PolicyDocument"]
+    grants = {
+        (tuple(statement["Action"]), str(statement["Resource"])): statement.get("Condition")
+        for statement in role["Statement"]
+    }
+    subscriptions = (("dynamodb:Query",), str({"Fn::GetAtt": ["WebhooksTable", "Arn"]}))
+    assert grants[subscriptions] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["sub#*"]}}
+    deliveries = str({"Fn::GetAtt": ["WebhookDeliveriesQueue", "Arn"]})
+    assert grants[(("sqs:SendMessage",), deliveries)] is None
+    assert len(grants) == 4  # and the stream's two
+    sender = resources["WebhookSenderFunction"]["Properties"]["Events"]
+    assert [source["Properties"]["Queue"] for source in sender.values()] == [
+        {"Fn::GetAtt": ["WebhookDeliveriesQueue", "Arn"]}
+    ]
+    queues = {name for name, r in resources.items() if r["Type"] == "AWS::SQS::Queue"}
+    assert not {"EventsQueue", "EventsDlq"} & queues
+    # The store fans out by this key (`store.webhooks`): the condition above must match it.
+    from etikett.store import webhooks
+
+    assert webhooks._subscription_key("print.sent").startswith("sub#")
+
+
 def test_cfn_lint_accepts_the_template(repo: Path) -> None:
     result = subprocess.run(
         [str(BIN / "cfn-lint"), "template.yaml"],

@@ -1,5 +1,5 @@
 """The events-and-webhooks path of the real template.yaml, in this process: the events publisher
-on the events table's stream and the webhook sender on its two queues (support/stack.py)."""
+on the events table's stream and the webhook sender on the deliveries queue (support/stack.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The outbox to the receivers, in process with moto's server: events-table items (written as the
-print path writes its outcomes) are published from the table's stream, fanned out to the
-receivers subscribed to their kind, and delivered signed; failures retry, then dead-letter."""
+print path writes its outcomes) are fanned out from the table's stream by the events publisher to
+the receivers subscribed to their kind, and delivered signed; failures retry, then dead-letter."""
 
 from __future__ import annotations
 
@@ -8,15 +8,20 @@ import json
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
+import httpx
 import pytest
 from standardwebhooks import Webhook
 
 from etikett.domain import webhooks
 from etikett.ids import new_id
+from etikett.store import clients
 from etikett.store import events as store_events
 from etikett.store.events import EventRecord
 from etikett.store.unit_of_work import UnitOfWork
+from support.outbox_stream import publisher_event
+from support.stack import REGION
 
 from .receiver import Receiver
 from .stack import Stack, webhook_stack
@@ -125,17 +130,75 @@ def test_print_outcomes_reach_exactly_the_subscribed_receivers(stack: Stack) -> 
         assert webhooks.list_deliveries(labels_hook.id, 50, None).items == []
 
 
-def test_an_event_queued_twice_is_delivered_once(stack: Stack) -> None:
+def _deliveries_drained(stack: Stack) -> None:
+    """Until the deliveries queue holds no message, visible or in flight."""
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    deadline = time.monotonic() + 10
+    while True:
+        counts = stack.sqs.get_queue_attributes(
+            QueueUrl=stack.queue("WebhookDeliveriesQueue"), AttributeNames=names
+        )["Attributes"]
+        if all(counts[name] == "0" for name in names):
+            return
+        assert time.monotonic() < deadline, counts
+        time.sleep(0.05)
+
+
+def test_an_event_fanned_out_twice_is_delivered_once(stack: Stack) -> None:
     with Receiver() as receiver:
         stack.subscribe(receiver.url, ["print.confirmed"])
         record = _outcome("print.confirmed", "job_twice")
         _commit(record)
         receiver.wait_for(lambda rs: len(rs) == 1)
-        body = json.dumps(json.loads(receiver.requests[0].body))
-        # As after a replayed stream record or SQS delivering a message twice:
-        stack.sqs.send_message(QueueUrl=stack.queue("EventsQueue"), MessageBody=body)
-        time.sleep(1.5)
+        # As when Lambda hands the stream record over again (after a later record of its batch
+        # failed): the publisher fans the event out a second time.
+        replay = publisher_event(
+            stack.dynamodb, stack.streams, stack.queue("EventsTable"), [record.id], REGION
+        )
+        answer = stack.functions.invoke("EventsPublisherFunction", replay)
+        assert answer == {"batchItemFailures": []}
+        _deliveries_drained(stack)  # the second task was received and let go
         assert len(receiver.requests) == 1
+
+
+def test_an_event_nobody_hears_of_sends_no_delivery_message(stack: Stack) -> None:
+    sqs = clients.client("sqs")  # the events publisher's client (the same process)
+    sent: list[str] = []
+
+    def seen(params: dict[str, Any], **_: Any) -> None:
+        sent.extend(json.loads(e["MessageBody"])["event"]["id"] for e in params["Entries"])
+
+    with Receiver() as receiver:
+        stack.subscribe(receiver.url, ["print.sent"])
+        unheard, heard = _outcome("print.held", "job_u"), _outcome("print.sent", "job_h")
+        sqs.meta.events.register("provide-client-params.sqs.SendMessageBatch", seen)
+        try:
+            _commit(unheard)
+            _commit(heard)  # later on the same stream: once it is delivered, both were handled
+            receiver.wait_for(lambda rs: len(rs) == 1)
+            _deliveries_drained(stack)
+        finally:
+            sqs.meta.events.unregister("provide-client-params.sqs.SendMessageBatch", seen)
+    assert sent == [heard.id]  # once: no stream retry, no message for the unheard event
+
+
+def test_a_failed_fan_out_is_retried_from_its_stream_record(stack: Stack) -> None:
+    faults = httpx.Client(base_url=f"{stack.endpoint}/moto-api/etikett/faults")
+    # The subscriptions' Query throttled beyond the SDK's retries (4 attempts in all), once.
+    rule = {"service": "dynamodb", "operations": ["Query"], "limit": 4}
+    with Receiver() as receiver:
+        hook = stack.subscribe(receiver.url, ["print.failed"])
+        record = _outcome("print.failed", "job_retry")
+        faults.post("", json={"rules": [rule]}).raise_for_status()
+        try:
+            _commit(record)
+            receiver.wait_for(lambda rs: len(rs) == 1, timeout=30)
+            (fired,) = faults.get("").json()["rules"]
+        finally:
+            faults.delete("")
+        _deliveries_drained(stack)
+    assert fired["fired"] == 4  # the first fan-out failed; only the stream's retry could deliver
+    assert [e["id"] for e in _events(receiver, hook.secret)] == [record.id]
 
 
 def test_failures_retry_then_die_without_holding_up_other_receivers(stack: Stack) -> None:

@@ -16,11 +16,13 @@ from standardwebhooks import Webhook as Verifier
 
 from etikett import clock
 from etikett.domain import webhook_delivery as delivery
+from etikett.domain import webhook_fanout as fanout
 from etikett.domain import webhook_receivers as receivers
 from etikett.domain import webhooks
 from etikett.domain.webhooks import NewWebhook
 from etikett.errors import EtikettError, ProblemCode
 from etikett.ids import new_id
+from etikett.store import clients
 from etikett.store import webhooks as webhook_store
 from unit.domain.callers import human, operations, trail
 from unit.domain.conftest import Aws
@@ -58,7 +60,7 @@ def _event(kind: str = "label.approved") -> dict[str, Any]:
 
 
 def _deliver(webhook_id: str, event: dict[str, Any], attempt: int = 1, message: str = "m1") -> Any:
-    return delivery.deliver(delivery.Task(webhook_id, event), attempt, message)
+    return delivery.deliver(fanout.Task(webhook_id, event), attempt, message)
 
 
 # --- receivers ------------------------------------------------------------------------------
@@ -127,12 +129,62 @@ def test_an_event_fans_out_to_its_subscribers_only(aws: Aws, receiver: Receiver)
     sqs, queue = aws.client("sqs"), aws.ref("WebhookDeliveriesQueue")
     sqs.purge_queue(QueueUrl=queue)
     event = _event(kind)
-    assert delivery.fan_out(event) == len(receivers.subscribers(kind))
+    assert fanout.fan_out(event) == len(receivers.subscribers(kind))
     bodies = []
     while batch := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages"):
-        bodies += [delivery.Task.from_message(m["Body"]) for m in batch]
+        bodies += [fanout.Task.from_message(m["Body"]) for m in batch]
     ours = {task.webhook_id for task in bodies if task.event["id"] == event["id"]}
     assert wanted <= ours and all(task.event == event for task in bodies)
+
+
+def _messages_about(aws: Aws, event_id: str) -> list[dict[str, Any]]:
+    """The deliveries-queue messages of the event, received (each now invisible for a while)."""
+    sqs, queue = aws.client("sqs"), aws.ref("WebhookDeliveriesQueue")
+    found = []
+    while batch := sqs.receive_message(
+        QueueUrl=queue, MaxNumberOfMessages=10, AttributeNames=["ApproximateReceiveCount"]
+    ).get("Messages"):
+        found += [m for m in batch if fanout.Task.from_message(m["Body"]).event["id"] == event_id]
+    return found
+
+
+def test_an_event_nobody_subscribes_to_sends_nothing_to_the_queue(aws: Aws) -> None:
+    sqs = clients.client("sqs")  # the fan-out's own client: every call it makes is seen here
+    calls: list[str] = []
+
+    def seen(model: Any, **_: Any) -> None:
+        calls.append(model.name)
+
+    sqs.meta.events.register("before-call.sqs", seen)
+    try:
+        event = _event("print.held")
+        for webhook_id in receivers.subscribers("print.held"):  # none left from other tests
+            webhooks.delete(human("deleteWebhook", "admin"), webhook_id)
+        assert fanout.fan_out(event) == 0
+    finally:
+        sqs.meta.events.unregister("before-call.sqs", seen)
+    assert calls == []
+    assert _messages_about(aws, event["id"]) == []
+
+
+def test_an_event_fanned_out_twice_is_delivered_once(aws: Aws, receiver: Receiver) -> None:
+    """As when the stream hands a record over again: two messages, one delivery, whichever of
+    them comes first, even while the first has not finished."""
+    created = _register(receiver.url, "print.sent")
+    event = _event("print.sent")
+    assert fanout.fan_out(event) >= 1 and fanout.fan_out(event) >= 1
+    ours = [
+        m
+        for m in _messages_about(aws, event["id"])
+        if fanout.Task.from_message(m["Body"]).webhook_id == created.id
+    ]
+    assert len(ours) == 2 and ours[0]["MessageId"] != ours[1]["MessageId"]
+    decisions = [
+        delivery.deliver(fanout.Task.from_message(m["Body"]), 1, m["MessageId"]) for m in ours
+    ]
+    assert [d.done for d in decisions] == [True, True]
+    assert decisions[1].note.startswith("delivered, or owned")
+    assert [r.headers["webhook-id"] for r in receiver.requests] == [event["id"]]
 
 
 def test_a_delivery_is_signed_logged_and_made_once(receiver: Receiver) -> None:

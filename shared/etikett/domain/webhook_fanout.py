@@ -1,0 +1,51 @@
+"""The fan-out of an event to its receivers: one delivery task per receiver subscribed to the
+event's kind, each its own message on the deliveries queue, so that a slow or failing receiver
+never delays or duplicates another. The events publisher runs it for each committed event; the
+webhook sender delivers the tasks (`webhook_delivery`).
+
+Only what the fan-out needs is imported here (the subscriptions and the queue), so the events
+publisher's cold start does not load the delivery's modules.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from etikett.store import queues, webhooks
+
+
+@dataclass(frozen=True)
+class Task:
+    """One event for one receiver: a deliveries-queue message."""
+
+    webhook_id: str
+    event: dict[str, Any]
+
+    def to_message(self) -> str:
+        return json.dumps({"webhook_id": self.webhook_id, "event": self.event})
+
+    @classmethod
+    def from_message(cls, body: str) -> Task:
+        data = json.loads(body)
+        return cls(webhook_id=str(data["webhook_id"]), event=dict(data["event"]))
+
+
+class QueueError(RuntimeError):
+    """The deliveries queue refused some messages; the event is fanned out again."""
+
+
+def fan_out(event: dict[str, Any]) -> int:
+    """A delivery task per receiver subscribed to the event's kind; answers how many. No receiver:
+    no queue call at all.
+
+    Fanning the same event out twice is harmless: a delivery is claimed by one message only
+    (`webhook_delivery.claim`), so the second task finds it delivered or owned and sends nothing.
+    """
+    tasks = [Task(webhook_id, event) for webhook_id in webhooks.subscribers(event["type"])]
+    try:
+        queues.send_deliveries([task.to_message() for task in tasks])
+    except queues.QueueRefused as refused:
+        raise QueueError(str(refused)) from None
+    return len(tasks)

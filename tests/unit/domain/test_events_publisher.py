@@ -1,0 +1,114 @@
+"""The events publisher's entry on the events table's stream (moto's, in process): each new outbox
+item is fanned out to the receivers subscribed to its kind, straight onto the deliveries queue; a
+record whose fan-out fails is the batch's item failure, from which the stream retries."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from etikett import settings
+from etikett.domain import webhook_fanout as fanout
+from etikett.domain import webhook_receivers as receivers
+from etikett.domain import webhooks
+from etikett.domain.webhooks import NewWebhook
+from etikett.ids import new_id
+from etikett.local.functions import FunctionRegistry
+from etikett.store import events as store_events
+from etikett.store.events import EventRecord
+from etikett.store.unit_of_work import UnitOfWork
+from support.outbox_stream import publisher_event
+from unit.domain.callers import human
+from unit.domain.conftest import REGION, Aws
+
+PUBLISHER = "EventsPublisherFunction"
+
+
+def _commit(kind: str) -> EventRecord:
+    record = EventRecord(
+        id=new_id("evt"),
+        kind=kind,
+        at=datetime.now(UTC),
+        subject_id="job_pub",
+        data={"job_id": "job_pub", "outcome": kind.removeprefix("print.")},
+    )
+    with UnitOfWork() as uow:
+        store_events.add(uow, record)
+    return record
+
+
+def _stream(aws: Aws, *records: EventRecord) -> dict[str, Any]:
+    return publisher_event(
+        aws.client("dynamodb"),
+        aws.client("dynamodbstreams"),
+        aws.ref("EventsTable"),
+        [record.id for record in records],
+        REGION,
+    )
+
+
+def _deliveries_of(aws: Aws, event_id: str) -> list[fanout.Task]:
+    sqs, queue = aws.client("sqs"), aws.ref("WebhookDeliveriesQueue")
+    tasks = []
+    while batch := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages"):
+        tasks += [fanout.Task.from_message(m["Body"]) for m in batch]
+    return [task for task in tasks if task.event["id"] == event_id]
+
+
+@pytest.fixture
+def publisher(aws: Aws) -> FunctionRegistry:
+    return FunctionRegistry(aws.template.functions, REGION)
+
+
+def _unsubscribe_everyone_from(kind: str) -> None:
+    for webhook_id in receivers.subscribers(kind):
+        webhooks.delete(human("deleteWebhook", "admin"), webhook_id)
+
+
+def test_a_new_outbox_item_becomes_one_delivery_task_per_subscriber(
+    aws: Aws, publisher: FunctionRegistry
+) -> None:
+    _unsubscribe_everyone_from("print.sent")
+    hooks = [
+        webhooks.create(
+            human("createWebhook", "admin"),
+            NewWebhook(url="http://127.0.0.1:9/hook", events=["print.sent"]),  # type: ignore[list-item]
+        ).id
+        for _ in range(2)
+    ]
+    record = _commit("print.sent")
+    assert publisher.invoke(PUBLISHER, _stream(aws, record)) == {"batchItemFailures": []}
+    tasks = _deliveries_of(aws, record.id)
+    assert sorted(task.webhook_id for task in tasks) == sorted(hooks)
+    assert {task.event["type"] for task in tasks} == {"print.sent"}
+
+
+def test_a_failed_fan_out_is_the_batch_item_failure_the_stream_retries_from(
+    aws: Aws, publisher: FunctionRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _unsubscribe_everyone_from("print.confirmed")
+    _unsubscribe_everyone_from("print.failed")
+    webhooks.create(
+        human("createWebhook", "admin"),
+        NewWebhook(url="http://127.0.0.1:9/hook", events=["print.failed"]),  # type: ignore[list-item]
+    )
+    unheard, failed = _commit("print.confirmed"), _commit("print.failed")
+    batch = _stream(aws, unheard, failed)
+    # The deliveries queue refuses (here: it is not there); nobody hears of the first event, so
+    # it needs no queue and is done.
+    monkeypatch.setenv("ETIKETT_WEBHOOK_DELIVERIES_QUEUE", aws.ref("WebhookDeliveriesQueue") + "x")
+    settings.reload()
+    try:
+        answer = publisher.invoke(PUBLISHER, batch)
+    finally:
+        monkeypatch.undo()
+        settings.reload()
+    sequence = batch["Records"][1]["dynamodb"]["SequenceNumber"]
+    assert answer == {"batchItemFailures": [{"itemIdentifier": sequence}]}
+    assert _deliveries_of(aws, failed.id) == []
+    # The stream hands the batch over again from the failed record: now it is fanned out.
+    retried = {"Records": batch["Records"][1:]}
+    assert publisher.invoke(PUBLISHER, retried) == {"batchItemFailures": []}
+    assert [task.event["id"] for task in _deliveries_of(aws, failed.id)] == [failed.id]
