@@ -9,11 +9,12 @@ table's stream, never the code that made the change, and fans each event out to 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from etikett import clock
-from etikett.store import events
-from etikett.store.events import EventRecord
+
+if TYPE_CHECKING:
+    from etikett.store.events import EventRecord
 
 EventKind = Literal["print.failed", "print.held", "print.sent", "print.confirmed", "label.approved"]
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
@@ -58,6 +59,9 @@ def payload(record: EventRecord) -> dict[str, Any]:
 
 def payload_from_image(image: dict[str, Any]) -> dict[str, Any]:
     """The payload of an events-table item as a DynamoDB stream shows it (typed attributes)."""
+    # Imported here: the webhook sender encodes payloads but reads no events table.
+    from etikett.store import events
+
     return payload(events.from_stream_image(image))
 
 
