@@ -255,8 +255,11 @@ class RunnerCertificateAccess(Access):
     """The agent channel: the caller is a Runner, identified by its client certificate as API
     Gateway's mutual TLS (or the local gateway's HTTPS port) passes it. User tokens never count."""
 
-    def __init__(self) -> None:
+    def __init__(self, job_parameter: str | None = None) -> None:
+        """`job_parameter`: the path parameter naming the job the request is about, read with
+        the Runner (`request.state.job`: the job, or None when there is none)."""
         super().__init__(frozenset(), authenticated=True)
+        self.job_parameter = job_parameter
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -270,7 +273,7 @@ class RunnerCertificateAccess(Access):
         return False  # no user or agent token ever reaches these operations
 
     async def __call__(self, request: Request) -> Invocation:
-        from etikett.domain.runner_agent import identify
+        from etikett.domain.runner_agent import identify, identify_for_job
 
         await require_declared_media_type(request)
         route = request.scope.get("route")
@@ -286,7 +289,12 @@ class RunnerCertificateAccess(Access):
                 "(mutual TLS); tokens are not accepted here.",
                 ProblemCode.RUNNER_CERTIFICATE_REQUIRED,
             )
-        runner = identify(certificate)
+        if self.job_parameter is not None:
+            runner, request.state.job = identify_for_job(
+                certificate, str(request.path_params.get(self.job_parameter, ""))
+            )
+        else:
+            runner = identify(certificate)
         request.state.runner = runner
         caller = Caller(actor="service", subject=f"runner:{runner.id}", roles=frozenset())
         invocation = Invocation(caller, operation_id, request_id(request))
@@ -328,8 +336,8 @@ class EnrollmentReadAccess(Access):
         return await super().__call__(request)
 
 
-def runner_certificate() -> Any:
-    return Depends(RunnerCertificateAccess())
+def runner_certificate(job_parameter: str | None = None) -> Any:
+    return Depends(RunnerCertificateAccess(job_parameter))
 
 
 def enrollment_token() -> Any:

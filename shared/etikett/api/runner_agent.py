@@ -15,6 +15,7 @@ from etikett.domain.flow_run_view import FlowRun
 
 routes = router(prefix="/api/v1/runner-agent", tags=["Runner agent channel"])
 RunnerCall = Annotated[Invocation, runner_certificate()]
+RunnerJobCall = Annotated[Invocation, runner_certificate(job_parameter="jobId")]
 _HIDDEN = not_in_mcp()
 
 
@@ -70,9 +71,11 @@ def report(
     jobId: str,
     body: runner_agent.JobReport,
     request: Request,
-    invocation: RunnerCall,
+    invocation: RunnerJobCall,
 ) -> jobs.Job:
-    return runner_agent.report(invocation, request.state.runner, jobId, body)
+    return runner_agent.report(
+        invocation, request.state.runner, jobId, body, read=request.state.job
+    )
 
 
 @routes.get(

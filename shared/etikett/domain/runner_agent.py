@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -20,10 +21,11 @@ from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.model import Model
 from etikett.settings import get_settings
-from etikett.store import events, runner_queues
+from etikett.store import agent_reads, events, runner_queues
 from etikett.store import jobs as job_store
 from etikett.store import printers as printer_store
 from etikett.store import runners as runner_store
+from etikett.store.jobs import JobRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 
@@ -108,9 +110,26 @@ def _removed() -> CertificateRefused:
     )
 
 
+JOB_ID = re.compile(r"job_[0-9A-HJKMNP-TV-Z]{26}")
+
+
 def identify(certificate_pem: str) -> RunnerRecord:
     presented = certificates.verify_client_certificate(certificate_pem)
-    runner = runner_store.get_runner(presented.runner_id)
+    return _admitted(presented, runner_store.get_runner(presented.runner_id))
+
+
+def identify_for_job(certificate_pem: str, job_id: str) -> tuple[RunnerRecord, JobRecord | None]:
+    """The Runner, and the job it reports on read with it (None: not found, or not an id)."""
+    presented = certificates.verify_client_certificate(certificate_pem)
+    if not JOB_ID.fullmatch(job_id):
+        return _admitted(presented, runner_store.get_runner(presented.runner_id)), None
+    runner, job = agent_reads.runner_with_job(presented.runner_id, job_id)
+    return _admitted(presented, runner), job
+
+
+def _admitted(
+    presented: certificates.PresentedCertificate, runner: RunnerRecord | None
+) -> RunnerRecord:
     if runner is None:
         raise _removed()
     if runner.state != "active" or runner.certificate_serial != presented.serial:
@@ -275,11 +294,17 @@ def release(runner: RunnerRecord) -> Released:
 
 
 def report(
-    invocation: Invocation, runner: RunnerRecord, job_id: str, report: JobReport
+    invocation: Invocation,
+    runner: RunnerRecord,
+    job_id: str,
+    report: JobReport,
+    *,
+    read: JobRecord | None = None,
 ) -> jobs.Job:
     """Record messages and an outcome. Repeating a final report is harmless (the Runner retries
-    reports it could not deliver); contradicting a final outcome is refused."""
-    record = jobs.load(job_id)
+    reports it could not deliver); contradicting a final outcome is refused. `read`: the job as
+    read with the Runner (else it is read here)."""
+    record = read if read is not None and read.id == job_id else jobs.load(job_id)
     if record.runner_id != runner.id:
         raise Forbidden(
             "The job belongs to another Runner.", ProblemCode.JOB_OTHER_RUNNER, job_id=job_id

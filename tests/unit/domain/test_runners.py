@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import deployments, runner_agent, runner_enrollment, runner_flows, runners
+from etikett.domain import deployments, jobs, runner_agent, runner_enrollment, runner_flows, runners
 from etikett.domain.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
 from etikett.domain.runners import ContextValue
 from etikett.errors import EtikettError, ProblemCode
 from etikett.store import runner_context, runner_queues
 from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runners as runner_store
-from unit.domain import build
+from unit.domain import aws_calls, build
 from unit.domain.callers import human, operations, trail
 from unit.domain.conftest import Aws
 
@@ -225,6 +225,28 @@ def test_a_runner_is_identified_by_its_certificate_until_it_is_removed(aws: Aws)
     assert _queues(aws, created.runner_id) == []
     assert runner_context.context_of(created.runner_id) == []
     assert operations(created.runner_id)[-1] == "deleteRunner"
+
+
+def test_a_report_reads_its_runner_and_its_job_in_one_round_trip(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    created = build.enrolled(build.group().id)
+    assert created.certificate_pem is not None
+    job = jobs.submit(human("postRunnerJob", "operator"), created.runner_id, "raw", {}, data=b"x")
+    calls = aws_calls.recorded(monkeypatch)
+    runner, read = runner_agent.identify_for_job(created.certificate_pem, job.id)
+    assert (runner.id, read.id if read else None) == (created.runner_id, job.id)
+    assert calls == ["TransactGetItems"]
+    absent = "job_" + job.id.removeprefix("job_")[::-1]  # well-formed, but no such job
+    assert runner_agent.identify_for_job(created.certificate_pem, absent)[1] is None
+    del calls[:]
+    assert runner_agent.identify_for_job(created.certificate_pem, "not a job id")[1] is None
+    assert calls == ["GetItem"]  # the Runner alone: no key is built from a malformed id
+    runners.remove_runner(human("deleteRunner", "admin"), created.runner_id)
+    _refused(
+        ProblemCode.RUNNER_REMOVED,
+        lambda: runner_agent.identify_for_job(created.certificate_pem, job.id),
+    )
 
 
 def test_a_certificate_of_another_ca_is_refused() -> None:

@@ -11,7 +11,6 @@ import secrets
 from typing import Any
 
 import pytest
-from botocore.client import BaseClient
 
 from etikett import clock
 from etikett.domain import auth, tokens, users
@@ -23,6 +22,7 @@ from etikett.ids import new_id
 from etikett.store import tokens as token_store
 from etikett.store import users as user_store
 from etikett.store.unit_of_work import UnitOfWork
+from unit.domain import aws_calls
 from unit.domain.callers import agent, human, operations, trail
 from unit.domain.conftest import Aws
 
@@ -263,25 +263,13 @@ def _stored_session(token: str, user: users.User) -> None:
         token_store.add(uow, dataclasses.replace(session, token_hash=tokens.hash_token(token)))
 
 
-def _aws_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
-    original = BaseClient._make_api_call
-
-    def counted(client: BaseClient, operation: str, params: dict[str, Any]) -> Any:
-        calls.append(operation)
-        return original(client, operation, params)
-
-    monkeypatch.setattr(BaseClient, "_make_api_call", counted)
-    return calls
-
-
 def test_a_session_names_its_user_and_signs_in_with_one_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     user = _user("operator", "designer")
     token = _login(user)
     assert tokens.session_user_id(token) == user.id
-    calls = _aws_calls(monkeypatch)
+    calls = aws_calls.recorded(monkeypatch)
     caller = tokens.authenticate(token)
     assert (caller.user_id, caller.roles) == (user.id, frozenset({"operator", "designer"}))
     assert calls == ["TransactGetItems"]  # the session and the user's current roles together
