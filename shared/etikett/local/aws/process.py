@@ -38,6 +38,7 @@ from typing import IO
 from urllib.parse import urlencode, urlsplit
 
 from etikett.local.aws.gateway import STREAM_END_PATH
+from etikett.local.aws.options import check_options
 
 __all__ = ["LocalAwsProcess"]
 
@@ -58,10 +59,7 @@ class LocalAwsProcess:
         snapshot_interval: float = 1.0,
         max_wait_seconds: int = 1,
     ) -> None:
-        if snapshot_interval <= 0:
-            raise ValueError("snapshot_interval must be positive")
-        if not 0 <= max_wait_seconds <= 20:
-            raise ValueError("max_wait_seconds must be between 0 and 20")
+        check_options(snapshot_interval, max_wait_seconds)
         self._arguments = ["--host", host, "--port", str(port)]
         self._arguments += ["--snapshot-interval", str(snapshot_interval)]
         self._arguments += ["--max-wait-seconds", str(max_wait_seconds)]

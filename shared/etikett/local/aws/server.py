@@ -13,6 +13,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from etikett.local import moto_attribute_values, moto_transactions
 from etikett.local.aws.gateway import LockingMotoApp
 from etikett.local.aws.locking import ReadWriteLock
+from etikett.local.aws.options import check_options
 from etikett.local.aws.pickling import Snapshot
 from etikett.local.aws.snapshots import (
     dump_backends,
@@ -44,10 +45,7 @@ class LocalAws:
         snapshot_interval: float = 1.0,
         max_wait_seconds: int = 1,
     ) -> None:
-        if snapshot_interval <= 0:
-            raise ValueError("snapshot_interval must be positive")
-        if not 0 <= max_wait_seconds <= 20:
-            raise ValueError("max_wait_seconds must be between 0 and 20")
+        check_options(snapshot_interval, max_wait_seconds)
         self._state_file = Path(state_file) if state_file is not None else None
         self._host = host
         self._port = port
