@@ -2,6 +2,13 @@
 
 from ulid import ULID
 
+ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}"  # 26 characters of Crockford's base 32, as minted
+
+
+def id_pattern(prefix: str) -> str:
+    """A regular expression (unanchored) of the ids `new_id(prefix)` makes."""
+    return f"{prefix}_{ULID_PATTERN}"
+
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{ULID()}"

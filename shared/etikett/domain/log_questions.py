@@ -17,12 +17,13 @@ from etikett.domain.assistant import (
     as_json,
 )
 from etikett.errors import ProblemCode, ProviderFailed
+from etikett.ids import id_pattern
 from etikett.model import Model
 
 MAX_LOG_ENTRIES = 200
 MAX_LOG_PAGES = 5
 MAX_DETAILS = 300
-AUDIT_ID = re.compile(r"\baud_[0-9A-HJKMNP-TV-Z]{26}\b")
+AUDIT_ID = re.compile(rf"\b{id_pattern('aud')}\b")
 
 
 class LogFilters(Model):

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from etikett.domain import label_versions, labels, printers
 from etikett.dsl.label import LabelDocument
 from etikett.errors import InvalidRequest, LabelNotReleased
+from etikett.ids import id_pattern
 from etikett.store import print_targets
 from etikett.store.labels import VersionRecord
 from etikett.store.printers import PrinterRecord
 from etikett.store.runners import RunnerRecord
 
-REFERENCE = re.compile(r"^(?P<label>lbl_[0-9A-HJKMNP-TV-Z]{26})(?:@(?P<version>[1-9][0-9]{0,8}))?$")
+REFERENCE = re.compile(rf"^(?P<label>{id_pattern('lbl')})(?:@(?P<version>[1-9][0-9]{{0,8}}))?$")
 
 
 @dataclass(frozen=True)

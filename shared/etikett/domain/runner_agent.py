@@ -19,6 +19,7 @@ from etikett import clock
 from etikett.domain import audit, certificates, jobs, printers, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
+from etikett.ids import id_pattern
 from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import agent_reads, events, runner_queues
@@ -110,7 +111,7 @@ def _removed() -> CertificateRefused:
     )
 
 
-JOB_ID = re.compile(r"job_[0-9A-HJKMNP-TV-Z]{26}")
+JOB_ID = re.compile(id_pattern("job"))
 
 
 def identify(certificate_pem: str) -> RunnerRecord:

@@ -17,7 +17,7 @@ from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Caller, Invocation, Role
 from etikett.errors import InvalidRequest, NotFound, ProblemCode, Unauthenticated
-from etikett.ids import new_id
+from etikett.ids import id_pattern, new_id
 from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import sessions, tokens, users
@@ -42,7 +42,7 @@ def mint(prefix: str) -> tuple[str, str]:
 # A session token names its user before its secret (`etku_usr_….<secret>`), so that the session
 # and the user's current roles are read together. The secret alone makes it unguessable; the name
 # is only a key to read by (and must agree with the stored session's user).
-_SESSION_USER = re.compile(r"^etku_(?P<user>usr_[0-9A-HJKMNP-TV-Z]{26})\.")
+_SESSION_USER = re.compile(rf"^etku_(?P<user>{id_pattern('usr')})\.")
 
 
 def mint_session(user_id: str) -> tuple[str, str]:
