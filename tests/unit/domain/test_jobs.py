@@ -142,7 +142,8 @@ def test_a_long_poll_records_the_runner_as_seen_unless_it_was_moments_ago() -> N
     runner = build.runner()
     assert runner.last_seen_at is not None
     _claim(runner)
-    assert runner_store.get_runner(runner.id).last_seen_at == runner.last_seen_at  # type: ignore[union-attr]
+    unchanged = runner_store.get_runner(runner.id)
+    assert unchanged is not None and unchanged.last_seen_at == runner.last_seen_at
     a_while_ago = dataclasses.replace(
         runner, last_seen_at=runner.last_seen_at - runner_agent.SEEN_WITHIN
     )
