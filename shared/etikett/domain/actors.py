@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 ROLES: tuple[str, ...] = ("designer", "operator", "approver", "admin")
 Role = Literal["designer", "operator", "approver", "admin"]
 ActorKind = Literal["human", "service"]
 
 
-@dataclass(frozen=True)
-class Caller:
+class Caller(NamedTuple):
     actor: ActorKind
     subject: str
     roles: frozenset[str]
@@ -26,11 +24,10 @@ class Caller:
 
     def as_service(self) -> Caller:
         """Every request through /mcp is a service actor, even with a person's session token."""
-        return replace(self, actor="service")
+        return self._replace(actor="service")
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(NamedTuple):
     """One operation being carried out: who, which operation, which request (for the audit log)."""
 
     caller: Caller | None

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from etikett import clock
 from etikett.errors import CertificateRefused, InvalidRequest, ProblemCode
@@ -25,8 +24,7 @@ CA_VALIDITY = dt.timedelta(days=3650)
 KMS_CONTEXT = {"purpose": "etikett-runner-ca"}
 
 
-@dataclass(frozen=True)
-class Authority:
+class Authority(NamedTuple):
     certificate_pem: str
     certificate: Any  # cryptography.x509.Certificate
     private_key: Any
@@ -251,8 +249,7 @@ def issue_server_certificate(hostnames: list[str]) -> tuple[str, str]:
     )
 
 
-@dataclass(frozen=True)
-class PresentedCertificate:
+class PresentedCertificate(NamedTuple):
     runner_id: str
     serial: str
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import ConfigDict, Field
 
@@ -100,8 +99,7 @@ SYSTEM = (
 )
 
 
-@dataclass(frozen=True)
-class Subject:
+class Subject(NamedTuple):
     """What a Copilot works on: the document, how the model sees it, and how it is checked."""
 
     kind: Kind

@@ -7,7 +7,6 @@ copies and the counter values the labels would take (read, not taken)."""
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 from typing import Any, Literal
 
@@ -287,7 +286,7 @@ def record_run(
     except PayloadTooLarge:
         # Its job ids and trace together exceed an item: the run counts, its trace gives way.
         note = {"truncated": True, "reason": "the run and its trace exceeded the store's limit"}
-        record = dataclasses.replace(record, trace_blob=store.packed_trace(note))
+        record = record._replace(trace_blob=store.packed_trace(note))
         added = store.add_run(record)
     if not added:
         recorded = store.get_run(flow_id, run_id)

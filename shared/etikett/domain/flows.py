@@ -4,7 +4,6 @@ Every saved document is linted; the findings come with the answer."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -247,8 +246,7 @@ def change(invocation: Invocation, flow_id: str, request: FlowChange) -> Flow:
         description = None
     elif request.description is not None:
         description = request.description
-    after = dataclasses.replace(
-        record,
+    after = record._replace(
         name=request.name if request.name is not None else record.name,
         description=description,
         updated_at=clock.now(),
@@ -320,7 +318,7 @@ def patch_document(
     changed = documents.apply_patch(current, patch.operations, id_collection="nodes")
     document = parse(changed)
     record = _version_record(invocation, flow_id, latest + 1, document, patch.comment)
-    after = dataclasses.replace(flow, latest_version=latest + 1, updated_at=clock.now())
+    after = flow._replace(latest_version=latest + 1, updated_at=clock.now())
     stale = VersionConflict(
         f"Version {latest} is no longer the latest; read the document again.",
         base_version=latest,

@@ -8,7 +8,6 @@ Approving makes a version the released one (the previous one is retired) and rec
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -216,9 +215,7 @@ def _save_new_version(
     """Version `latest + 1` of `kind`, if nobody saved one meanwhile (else 409)."""
     latest = meta.latest(kind)
     record = new_version_record(invocation, meta.id, kind, latest + 1, document, comment)
-    after = dataclasses.replace(
-        meta.with_latest(kind, latest + 1), **label_changes, updated_at=clock.now()
-    )
+    after = meta.with_latest(kind, latest + 1)._replace(**label_changes, updated_at=clock.now())
     conflict = VersionConflict(
         f"Version {latest} is no longer the latest; read the document again.",
         base_version=latest,
@@ -373,7 +370,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
             previous = load_version(label_id, kind, released)
             labels.set_version_status(uow, previous, "retired", now, caller.subject)
         if now_released != released:
-            after = dataclasses.replace(meta.with_released(kind, now_released), updated_at=now)
+            after = meta.with_released(kind, now_released)._replace(updated_at=now)
             labels.release(uow, meta, after, kind)
         if change.status == "approved" and kind == "label":
             events.add(

@@ -3,8 +3,7 @@ renaming, archiving, copying and deleting. Documents and versions live in `label
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import ConfigDict, Field
 
@@ -165,8 +164,7 @@ def create(
     return created
 
 
-@dataclasses.dataclass(frozen=True)
-class NewDocument:
+class NewDocument(NamedTuple):
     """A label to create: its name, its version 1 and where it came from."""
 
     name: str
@@ -291,7 +289,7 @@ def list_labels(limit: int, cursor: str | None, archived: bool | None) -> Page[L
 def _changed(
     invocation: Invocation, before: LabelRecord, after: LabelRecord, details: dict[str, Any]
 ) -> Label:
-    after = dataclasses.replace(after, updated_at=clock.now())
+    after = after._replace(updated_at=clock.now())
     with UnitOfWork(audit.record(invocation, before.id, details=details)) as uow:
         labels.update(uow, before, after)
     return get(before.id)
@@ -299,13 +297,13 @@ def _changed(
 
 def rename(invocation: Invocation, label_id: str, request: Rename) -> Label:
     record = load(label_id)
-    after = dataclasses.replace(record, name=request.name)
+    after = record._replace(name=request.name)
     return _changed(invocation, record, after, {"before": record.name, "after": request.name})
 
 
 def archive(invocation: Invocation, label_id: str, request: ArchiveChange) -> Label:
     record = load(label_id)
-    after = dataclasses.replace(record, archived=request.archived)
+    after = record._replace(archived=request.archived)
     return _changed(invocation, record, after, {"archived": request.archived})
 
 

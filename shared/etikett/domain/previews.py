@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from etikett.domain import counters, label_versions
 
 
-@dataclass(frozen=True)
-class Preview:
+class Preview(NamedTuple):
     png: bytes
     width_dots: int
     height_dots: int

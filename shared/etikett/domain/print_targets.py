@@ -4,7 +4,7 @@ approved) and the printer with its Runner."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from etikett.domain import label_versions, labels, printers
 from etikett.dsl.label import LabelDocument
@@ -18,8 +18,7 @@ from etikett.store.runners import RunnerRecord
 REFERENCE = re.compile(rf"^(?P<label>{id_pattern('lbl')})(?:@(?P<version>[1-9][0-9]{{0,8}}))?$")
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     label_id: str
     version: int
     document: LabelDocument

@@ -10,10 +10,8 @@ function (an SQS consumer), so a request never waits for ten thousand rasters.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -173,8 +171,7 @@ def submit(
     return PrintAccepted(job_id=job_id, archive_entry_ids=[e.id for e in entries], status=status)
 
 
-@dataclass(frozen=True)
-class _PrintJob:
+class _PrintJob(NamedTuple):
     """What a print request becomes: the job's payload and audit details, its work, and one
     archive entry per record."""
 
@@ -302,7 +299,7 @@ def _print_later(invocation: Invocation, target: Target, job: _PrintJob) -> tupl
         printer_id=printer.id,
         audit_details=job.audit_details,
     )
-    archive.add_all([dataclasses.replace(entry, job_id=record.id) for entry in job.entries])
+    archive.add_all([entry._replace(job_id=record.id) for entry in job.entries])
     print_work.put(record.id, job.work.model_dump_json().encode())
     print_work.enqueue(record.id)
     return record.id, record.status
@@ -314,7 +311,7 @@ def _archive_writes(
     """The archive entries (and a queued job's `print.held` event) in the job's transaction."""
 
     def write(uow: UnitOfWork, job: JobRecord) -> None:
-        archive.add(uow, [dataclasses.replace(entry, job_id=job.id) for entry in entries])
+        archive.add(uow, [entry._replace(job_id=job.id) for entry in entries])
         if with_held_event and job.status == "held":
             held_event(uow, job)
 

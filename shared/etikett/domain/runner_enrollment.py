@@ -3,7 +3,6 @@ a client certificate, and approval of enrollments that need it."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import secrets
 from datetime import datetime, timedelta
@@ -285,15 +284,13 @@ def approve(invocation: Invocation, enrollment_id: str) -> Enrollment:
     now = clock.now()
     caller = invocation.caller
     assert caller is not None
-    approved = dataclasses.replace(
-        record,
+    approved = record._replace(
         status="approved",
         certificate_pem=certificate_pem,
         approved_at=now,
         approved_by=caller.subject,
     )
-    admitted = dataclasses.replace(
-        runner,
+    admitted = runner._replace(
         state="active",
         certificate_serial=serial,
         certificate_not_after=not_after,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -143,7 +142,7 @@ def set_printer_ports(invocation: Invocation, group_id: str, request: PrinterPor
     """The ports an admin allows the group's printers besides the printer ports: what its
     Runners may connect to (on private addresses only), so the change is audited."""
     before = load_group(group_id)
-    after = dataclasses.replace(before, printer_ports=tuple(sorted(set(request.ports))))
+    after = before._replace(printer_ports=tuple(sorted(set(request.ports))))
     if after == before:
         return group_view(before)
     details = {"before": list(before.printer_ports), "after": list(after.printer_ports)}

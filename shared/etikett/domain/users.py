@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -128,7 +127,7 @@ def _changed(
         after = change(before)
         if after == before:
             return view(before)
-        after = dataclasses.replace(after, updated_at=clock.now())
+        after = after._replace(updated_at=clock.now())
         try:
             with UnitOfWork(audit.record(invocation, user_id, details=details(before))) as uow:
                 users.update(uow, before, after)
@@ -165,7 +164,7 @@ def grant_role(invocation: Invocation, user_id: str, role: Role) -> User:
     policies.require_person(invocation, "grant roles")
 
     def change(record: UserRecord) -> UserRecord:
-        return dataclasses.replace(record, roles=tuple(sorted({*record.roles, role})))
+        return record._replace(roles=tuple(sorted({*record.roles, role})))
 
     return _changed(invocation, user_id, change, lambda _: {"role": role})
 
@@ -183,7 +182,7 @@ def revoke_role(invocation: Invocation, user_id: str, role: str) -> User:
             raise Conflict(
                 "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=user_id
             )
-        return dataclasses.replace(record, roles=tuple(sorted(set(record.roles) - {role})))
+        return record._replace(roles=tuple(sorted(set(record.roles) - {role})))
 
     return _changed(invocation, user_id, change, lambda _: {"role": role})
 
@@ -196,7 +195,7 @@ def set_password(
 
     def change(record: UserRecord) -> UserRecord:
         passwords.check_rules(password, username=record.username)
-        return dataclasses.replace(record, password_hash=passwords.hash_password(password))
+        return record._replace(password_hash=passwords.hash_password(password))
 
     user = _changed(invocation, user_id, change)
     tokens.end_sessions_of(user_id, keep=keep_session)
@@ -211,7 +210,7 @@ def deactivate(invocation: Invocation, user_id: str) -> User:
             raise Conflict(
                 "This is the last active admin.", ProblemCode.USER_LAST_ADMIN, user_id=user_id
             )
-        return dataclasses.replace(record, active=False)
+        return record._replace(active=False)
 
     user = _changed(invocation, user_id, change)
     # Authentication also checks `active`, so sessions are dead even before this sweep ends.
@@ -222,4 +221,4 @@ def deactivate(invocation: Invocation, user_id: str) -> User:
 def reactivate(invocation: Invocation, user_id: str) -> User:
     # A reactivated account signs in again with its password and roles: the same as creating it.
     policies.require_person(invocation, "reactivate users")
-    return _changed(invocation, user_id, lambda record: dataclasses.replace(record, active=True))
+    return _changed(invocation, user_id, lambda record: record._replace(active=True))

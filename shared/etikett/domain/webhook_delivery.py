@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from etikett import clock, outgoing
 from etikett.domain import events
@@ -79,8 +78,7 @@ def signed_headers(secret: str, event_id: str, body: bytes, at: datetime) -> dic
     }
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(NamedTuple):
     status_code: int | None
     error: str | None
     duration_ms: int
@@ -143,8 +141,7 @@ def post(
     return done(status, None if 200 <= status < 300 or status == 410 else f"HTTP {status}")
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """What becomes of the queue message: deleted (`done`), retried after `retry_in` seconds, or
     left to the queue's redrive to the dead-letter queue (`dead`)."""
 

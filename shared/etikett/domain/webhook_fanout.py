@@ -10,14 +10,12 @@ publisher's cold start does not load the delivery's modules.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from etikett.store import queues, webhooks
 
 
-@dataclass(frozen=True)
-class Task:
+class Task(NamedTuple):
     """One event for one receiver: a deliveries-queue message."""
 
     webhook_id: str

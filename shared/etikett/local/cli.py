@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from etikett.local import template as templates
-from etikett.settings import LocalSettings
+from etikett.local.settings import LocalSettings
 
 
 def _setup_required() -> bool:

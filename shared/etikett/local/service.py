@@ -18,11 +18,11 @@ from etikett.local import tls
 from etikett.local.aws.process import LocalAwsProcess
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
+from etikett.local.settings import LocalSettings
 from etikett.local.sqs import SqsPoller
 from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
 from etikett.local.streams import StreamPoller
 from etikett.local.template import Template, load
-from etikett.settings import LocalSettings
 
 logger = logging.getLogger("etikett.local")
 

@@ -99,10 +99,10 @@ class ToolSpec:
         the roles it needs, so that an agent learns it exists; calling it is refused with
         `auth.human_required` by the same rule, at call time.
         """
-        service = replace(caller, actor="service")
+        service = caller._replace(actor="service")
         if self.access.permits(service):
             return True
-        return self.access.human and self.access.permits(replace(service, actor="human"))
+        return self.access.human and self.access.permits(service._replace(actor="human"))
 
     def argument_errors(self, arguments: Mapping[str, Any]) -> list[dict[str, str]]:
         """Every way `arguments` miss the input schema, as `request.invalid` fields."""

@@ -4,8 +4,7 @@ serials, by whom); its outcome is the outcome of the job that carried it."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     JSONAttribute,
@@ -25,8 +24,7 @@ if TYPE_CHECKING:
 STREAM = "archive"
 
 
-@dataclass(frozen=True)
-class ArchiveRecord:
+class ArchiveRecord(NamedTuple):
     id: str  # arc_<ULID>
     job_id: str
     record_index: int  # position in the request's data stream

@@ -4,8 +4,7 @@ change it records, and read through `store.audit`."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pynamodb.attributes import MapAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
@@ -16,8 +15,7 @@ from etikett.store.base import item_of, table_meta
 STREAM = "audit"
 
 
-@dataclass(frozen=True)
-class AuditRecord:
+class AuditRecord(NamedTuple):
     id: str  # aud_<ULID>: sorts by time
     at: dt.datetime
     actor: str  # "human" | "service" | "anonymous" | "system" (a step the service took itself)

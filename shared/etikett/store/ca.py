@@ -4,7 +4,7 @@ under a KMS key. Written once, conditionally, so concurrent first uses agree on 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pynamodb.attributes import BinaryAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.exceptions import PutError
@@ -16,8 +16,7 @@ from etikett.store.runners import META
 CA_KEY = "ca"
 
 
-@dataclass(frozen=True)
-class CaRecord:
+class CaRecord(NamedTuple):
     certificate_pem: str
     encrypted_key: bytes  # KMS ciphertext of the PKCS#8 DER key
     kms_key_id: str

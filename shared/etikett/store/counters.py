@@ -4,8 +4,7 @@ value is ever handed out twice, not under concurrency and not when a request is 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -26,8 +25,7 @@ if TYPE_CHECKING:
 KIND = "counter"
 
 
-@dataclass(frozen=True)
-class CounterRecord:
+class CounterRecord(NamedTuple):
     name: str
     start: int
     step: int

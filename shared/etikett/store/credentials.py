@@ -6,8 +6,7 @@ wrapped under the store key (for a backup restored elsewhere)."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -30,8 +29,7 @@ STORE_KEY = "#store-key"  # refs of credentials never start with "#"
 DEFAULT = "#default"
 
 
-@dataclass(frozen=True)
-class Sealed:
+class Sealed(NamedTuple):
     """A secret as stored: AES-GCM `ciphertext` (nonce first) under a data key that KMS wrapped
     (`wrapped_key`, context the credential's ref) and the store key wrapped too (`escrowed_key`)."""
 
@@ -42,8 +40,7 @@ class Sealed:
     store_key_id: str
 
 
-@dataclass(frozen=True)
-class CredentialRecord:
+class CredentialRecord(NamedTuple):
     ref: str
     kind: str  # language-model | secret
     provider: str | None
@@ -59,8 +56,7 @@ class CredentialRecord:
         return self.sealed is not None
 
 
-@dataclass(frozen=True)
-class StoreKeyRecord:
+class StoreKeyRecord(NamedTuple):
     wrapped_key: bytes  # KMS ciphertext of the 32-byte store key
     kms_key_id: str
     key_id: str  # `csk_…`, a fingerprint that names the key in exports

@@ -15,10 +15,8 @@ Items (pk, sk):
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     JSONAttribute,
@@ -44,8 +42,7 @@ KIND = "deployment"
 ENDED = ("rolled_back", "superseded")
 
 
-@dataclass(frozen=True)
-class DeploymentRecord:
+class DeploymentRecord(NamedTuple):
     id: str  # dep_…
     flow_id: str
     version: int
@@ -60,8 +57,7 @@ class DeploymentRecord:
     rev: int
 
 
-@dataclass(frozen=True)
-class RunnerStateRecord:
+class RunnerStateRecord(NamedTuple):
     """What one Runner reported for a deployment."""
 
     deployment_id: str
@@ -72,8 +68,7 @@ class RunnerStateRecord:
     updated_at: dt.datetime
 
 
-@dataclass(frozen=True)
-class GroupFlowRecord:
+class GroupFlowRecord(NamedTuple):
     """The version of one flow a group runs (or is rolling out), and the one it replaced."""
 
     group_id: str
@@ -310,7 +305,7 @@ def add(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
 def save(uow: UnitOfWork, before: DeploymentRecord, after: DeploymentRecord) -> DeploymentRecord:
     """`after`'s state replaces `before`'s, unless the deployment changed since it was read
     (`deployment.unchanged` fails). Answers the record as it is once this commits."""
-    saved = dataclasses.replace(after, rev=before.rev + 1)
+    saved = after._replace(rev=before.rev + 1)
     uow.update(
         _DeploymentItem(before.id, META_SK),
         [

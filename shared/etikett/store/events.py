@@ -4,8 +4,7 @@ transaction as the change that caused them; the events table's stream publishes 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import MapAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
 STREAM = "events"
 
 
-@dataclass(frozen=True)
-class EventRecord:
+class EventRecord(NamedTuple):
     id: str  # evt_<ULID>
     kind: str  # e.g. "label.approved"
     at: dt.datetime

@@ -6,8 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import zlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -41,8 +40,7 @@ MAX_DOCUMENT_BYTES = 350_000  # compressed; an item stops at 400 KB
 MAX_TRACE_BYTES = 300_000
 
 
-@dataclass(frozen=True)
-class FlowRecord:
+class FlowRecord(NamedTuple):
     id: str  # flw_…
     name: str
     description: str | None
@@ -51,8 +49,7 @@ class FlowRecord:
     updated_at: dt.datetime
 
 
-@dataclass(frozen=True)
-class FlowVersionRecord:
+class FlowVersionRecord(NamedTuple):
     flow_id: str
     version: int
     author_actor: str
@@ -68,8 +65,7 @@ class FlowVersionRecord:
         return value
 
 
-@dataclass(frozen=True)
-class FlowRunRecord:
+class FlowRunRecord(NamedTuple):
     """A run of a flow version: a dry run, or a Runner's run of one trigger event."""
 
     flow_id: str

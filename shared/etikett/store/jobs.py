@@ -3,11 +3,9 @@ outcome; and where a job's printer data waits for its Runner (the queue message 
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     JSONAttribute,
@@ -30,15 +28,13 @@ if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
 
 
-@dataclass(frozen=True)
-class JobMessage:
+class JobMessage(NamedTuple):
     at: dt.datetime
     level: str  # info | warning | error
     text: str
 
 
-@dataclass(frozen=True)
-class JobRecord:
+class JobRecord(NamedTuple):
     id: str  # job_…
     kind: str  # discovery | raw | print
     status: str  # rendering | queued | running | held | sent | confirmed | succeeded | …
@@ -211,7 +207,7 @@ def updated(
     """The record as `update` wrote it, once its transaction has committed: an answer without
     reading the job again. (A message another writer appended meanwhile is not in it; a change
     of status would have failed the update's condition.)"""
-    return dataclasses.replace(job, **changes, messages=(*job.messages, *messages))
+    return job._replace(**changes, messages=(*job.messages, *messages))
 
 
 # --- printer data ---------------------------------------------------------------------------------

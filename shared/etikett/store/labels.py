@@ -6,12 +6,10 @@ the latest number, so two concurrent saves cannot both become version N.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import zlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -37,8 +35,7 @@ KIND = "label"
 MAX_DOCUMENT_BYTES = 350_000
 
 
-@dataclass(frozen=True)
-class LabelRecord:
+class LabelRecord(NamedTuple):
     id: str
     name: str
     archived: bool
@@ -62,17 +59,16 @@ class LabelRecord:
 
     def with_latest(self, kind: DocumentKind, version: int) -> LabelRecord:
         if kind == "label":
-            return dataclasses.replace(self, latest_version=version)
-        return dataclasses.replace(self, form_latest_version=version)
+            return self._replace(latest_version=version)
+        return self._replace(form_latest_version=version)
 
     def with_released(self, kind: DocumentKind, version: int | None) -> LabelRecord:
         if kind == "label":
-            return dataclasses.replace(self, released_version=version)
-        return dataclasses.replace(self, form_released_version=version)
+            return self._replace(released_version=version)
+        return self._replace(form_released_version=version)
 
 
-@dataclass(frozen=True)
-class VersionRecord:
+class VersionRecord(NamedTuple):
     """A saved label document version or form document version."""
 
     label_id: str

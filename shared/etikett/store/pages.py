@@ -6,8 +6,7 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from etikett.errors import InvalidCursor
 
@@ -17,8 +16,7 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
 
-@dataclass(frozen=True)
-class Page(Generic[T]):
+class Page(NamedTuple, Generic[T]):
     items: list[T]
     next_cursor: str | None
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pynamodb.attributes import BooleanAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.models import Model
@@ -15,8 +14,7 @@ if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
 
 
-@dataclass(frozen=True)
-class PolicyRecord:
+class PolicyRecord(NamedTuple):
     name: str
     enabled: bool
     updated_at: dt.datetime

@@ -4,7 +4,7 @@ the printer and its Runner."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from etikett.store.base import found, reads
 from etikett.store.labels import (
@@ -30,15 +30,13 @@ from etikett.store.runners import RUNNER_SK, RunnerRecord, _RunnerItem
 from etikett.store.runners import _runner as runner_of
 
 
-@dataclass(frozen=True)
-class FirstRead:
+class FirstRead(NamedTuple):
     label: LabelRecord | None  # read when no version was named
     version: VersionRecord | None  # the named version
     printer_name: PrinterName | None
 
 
-@dataclass(frozen=True)
-class SecondRead:
+class SecondRead(NamedTuple):
     version: VersionRecord | None
     printer: PrinterRecord | None
     runner: RunnerRecord | None

@@ -4,8 +4,7 @@ case), and the findings of discovery jobs, kept a week for adoption."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     NumberAttribute,
@@ -27,8 +26,7 @@ _META = table_meta("printers_table")
 KIND = "printer"
 
 
-@dataclass(frozen=True)
-class PrinterRecord:
+class PrinterRecord(NamedTuple):
     id: str  # prn_…
     name: str
     runner_id: str
@@ -43,16 +41,14 @@ class PrinterRecord:
     created_at: dt.datetime
 
 
-@dataclass(frozen=True)
-class PrinterName:
+class PrinterName(NamedTuple):
     """Which printer a name belongs to (and its Runner, so a print by name reads both at once)."""
 
     printer_id: str
     runner_id: str | None
 
 
-@dataclass(frozen=True)
-class FindingRecord:
+class FindingRecord(NamedTuple):
     """A printer a discovery job found."""
 
     id: str  # fnd_…

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     JSONAttribute,
@@ -23,8 +22,7 @@ if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
 
 
-@dataclass(frozen=True)
-class ContextRecord:
+class ContextRecord(NamedTuple):
     """A context parameter of a group or a Runner (deployments keep theirs elsewhere)."""
 
     owner_id: str  # rgp_… or run_…

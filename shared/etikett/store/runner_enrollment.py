@@ -5,8 +5,7 @@ approval."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -28,8 +27,7 @@ ENROLLMENT_SK = "enrollment"
 TOKEN_SK = "enrollment-token"
 
 
-@dataclass(frozen=True)
-class EnrollmentTokenRecord:
+class EnrollmentTokenRecord(NamedTuple):
     """A one-time enrollment token, stored only as its SHA-256."""
 
     token_hash: str
@@ -43,8 +41,7 @@ class EnrollmentTokenRecord:
     created_by: str
 
 
-@dataclass(frozen=True)
-class EnrollmentRecord:
+class EnrollmentRecord(NamedTuple):
     id: str  # enr_…
     group_id: str
     runner_id: str

@@ -5,8 +5,7 @@ their sort key: enrollment tokens and enrollments (`runner_enrollment`), context
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     ListAttribute,
@@ -30,8 +29,7 @@ GROUP_SK = "group"
 RUNNER_SK = "runner"
 
 
-@dataclass(frozen=True)
-class GroupRecord:
+class GroupRecord(NamedTuple):
     id: str  # rgp_…
     name: str
     description: str | None
@@ -40,8 +38,7 @@ class GroupRecord:
     printer_ports: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class RunnerRecord:
+class RunnerRecord(NamedTuple):
     id: str  # run_…
     group_id: str
     name: str

@@ -4,8 +4,7 @@ itself is never stored)."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import TTLAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
 SERVICE_OWNER = "service"
 
 
-@dataclass(frozen=True)
-class TokenRecord:
+class TokenRecord(NamedTuple):
     token_hash: str  # hex SHA-256 of the secret
     id: str  # tok_… (service) or ses_… (session)
     kind: str  # "service" | "session"

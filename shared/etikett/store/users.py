@@ -4,8 +4,7 @@ and the failed-login memory of the login throttle."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -30,8 +29,7 @@ KIND = "user"
 SETUP_KEY = "setup#done"
 
 
-@dataclass(frozen=True)
-class UserRecord:
+class UserRecord(NamedTuple):
     id: str  # usr_…
     username: str
     display_name: str
@@ -42,8 +40,7 @@ class UserRecord:
     updated_at: dt.datetime
 
 
-@dataclass(frozen=True)
-class LoginAttempts:
+class LoginAttempts(NamedTuple):
     """Failed logins for one username from one client address (a /64 for IPv6)."""
 
     failures: int

@@ -4,8 +4,7 @@ per delivery its state and the log of its attempts."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -36,8 +35,7 @@ _WEBHOOKS = table_meta("webhooks_table")
 _DELIVERIES = table_meta("webhook_deliveries_table")
 
 
-@dataclass(frozen=True)
-class WebhookRecord:
+class WebhookRecord(NamedTuple):
     id: str  # whk_…
     url: str
     events: tuple[str, ...]
@@ -50,8 +48,7 @@ class WebhookRecord:
     created_by: str
 
 
-@dataclass(frozen=True)
-class DeliveryLogRecord:
+class DeliveryLogRecord(NamedTuple):
     """One attempt to deliver an event to a receiver."""
 
     webhook_id: str

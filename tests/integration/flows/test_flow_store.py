@@ -232,7 +232,6 @@ def test_a_dry_run_reports_the_refusal_a_print_of_a_label_with_errors_would_meet
     """An approved version that preflight now finds errors in (approved before a rule existed,
     or laid out anew with a wider counter value) is refused by the print path with
     `label.has_errors`; the dry run's print says so instead of "would print"."""
-    import dataclasses
 
     from etikett import clock
     from etikett.domain import label_versions, labels
@@ -261,7 +260,7 @@ def test_a_dry_run_reports_the_refusal_a_print_of_a_label_with_errors_would_meet
     meta = labels.load(label.id)
     with UnitOfWork() as uow:  # approved without preflight, as before its rules existed
         label_store.set_version_status(uow, version, "approved", clock.now(), "test")
-        label_store.release(uow, meta, dataclasses.replace(meta, released_version=2), "label")
+        label_store.release(uow, meta, meta._replace(released_version=2), "label")
 
     flow = flows.create(
         DESIGNER,

@@ -5,7 +5,6 @@ is removed. Print jobs announce their outcomes (`print.*` events) with the chang
 from __future__ import annotations
 
 import base64
-import dataclasses
 import os
 from datetime import timedelta
 from typing import Any
@@ -144,9 +143,7 @@ def test_a_long_poll_records_the_runner_as_seen_unless_it_was_moments_ago() -> N
     _claim(runner)
     unchanged = runner_store.get_runner(runner.id)
     assert unchanged is not None and unchanged.last_seen_at == runner.last_seen_at
-    a_while_ago = dataclasses.replace(
-        runner, last_seen_at=runner.last_seen_at - runner_agent.SEEN_WITHIN
-    )
+    a_while_ago = runner._replace(last_seen_at=runner.last_seen_at - runner_agent.SEEN_WITHIN)
     _claim(a_while_ago)
     seen = runner_store.get_runner(runner.id)
     assert seen is not None and seen.last_seen_at is not None

@@ -4,8 +4,6 @@ order and kind of writes the change is made of."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from etikett import clock
@@ -28,7 +26,7 @@ def _label() -> label_store.LabelRecord:
 def test_the_failed_update_is_named_even_among_puts_added_after_it() -> None:
     """pynamodb sends puts before updates: the failed update must still be the one named."""
     record = _label()
-    stale = dataclasses.replace(record, latest_version=7)  # the stored label is at version 1
+    stale = record._replace(latest_version=7)  # the stored label is at version 1
     version = label_versions.new_version_record(
         human("patch"), record.id, "label", 8, {"size": {"width_mm": 10, "height_mm": 10}}, None
     )
@@ -38,7 +36,7 @@ def test_the_failed_update_is_named_even_among_puts_added_after_it() -> None:
     }
     entry = audit.record(human("patchLabelDocument"), record.id)
     with pytest.raises(EtikettError) as refused, UnitOfWork(entry, errors=errors) as uow:
-        label_store.add_version(uow, stale, dataclasses.replace(stale, latest_version=8), version)
+        label_store.add_version(uow, stale, stale._replace(latest_version=8), version)
     assert refused.value.code == ProblemCode.DOCUMENT_VERSION_CONFLICT
     assert label_store.get_version(record.id, "label", 8) is None  # nothing was written
     assert operations(record.id) == ["createLabel"]
@@ -53,7 +51,7 @@ def test_the_failed_delete_is_named_among_updates_added_before_it() -> None:
     }
     first = label_store.get_version(record.id, "label", 1)
     assert first is not None
-    later = dataclasses.replace(record, name="renamed", updated_at=clock.now())
+    later = record._replace(name="renamed", updated_at=clock.now())
     with pytest.raises(EtikettError) as refused, UnitOfWork(errors=errors) as uow:
         label_store.set_version_status(uow, first, "approved", clock.now(), "x")  # passes
         label_store.update(uow, record, later)  # passes (`label.exists` too)
@@ -66,8 +64,8 @@ def test_the_failed_delete_is_named_among_updates_added_before_it() -> None:
 
 def test_a_condition_failing_without_a_named_error_is_a_resource_conflict() -> None:
     record = _label()
-    stale = dataclasses.replace(record, released_version=3)
+    stale = record._replace(released_version=3)
     with pytest.raises(EtikettError) as refused, UnitOfWork() as uow:
-        label_store.release(uow, stale, dataclasses.replace(stale, released_version=4), "label")
+        label_store.release(uow, stale, stale._replace(released_version=4), "label")
     assert refused.value.code == ProblemCode.RESOURCE_CONFLICT
     assert getattr(refused.value, "name", None) == "label.released_unchanged"

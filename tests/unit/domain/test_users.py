@@ -4,7 +4,6 @@ signing in and out, and first-time setup only while no user exists."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import secrets
@@ -260,7 +259,7 @@ def _stored_session(token: str, user: users.User) -> None:
     assert record is not None
     session, _ = tokens.new_session(record)
     with UnitOfWork() as uow:
-        token_store.add(uow, dataclasses.replace(session, token_hash=tokens.hash_token(token)))
+        token_store.add(uow, session._replace(token_hash=tokens.hash_token(token)))
 
 
 def test_a_session_names_its_user_and_signs_in_with_one_read(

@@ -5,7 +5,6 @@ event delivered to a receiver once."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -89,7 +88,7 @@ def test_a_secret_opens_only_for_its_own_receiver(receiver: Receiver) -> None:
     one, other = _register(receiver.url), _register(receiver.url)
     record, elsewhere = receivers.find(one.id), receivers.find(other.id)
     assert record is not None and elsewhere is not None
-    moved = dataclasses.replace(elsewhere, secret_ciphertext=record.secret_ciphertext)
+    moved = elsewhere._replace(secret_ciphertext=record.secret_ciphertext)
     with pytest.raises(Exception, match="InvalidCiphertext"):
         receivers.decrypt_secret(moved)
 

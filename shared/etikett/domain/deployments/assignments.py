@@ -4,7 +4,6 @@ Runner if need be), each change audited.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from etikett import clock
@@ -46,7 +45,7 @@ def put_context(
     before = record.context.get(name)
     now = clock.now()
     entry = context_entry(value, caller.subject, now)
-    after = dataclasses.replace(record, context={**record.context, name: entry}, updated_at=now)
+    after = record._replace(context={**record.context, name: entry}, updated_at=now)
     details = {"name": name, "before": before and before["value"], "after": value}
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
@@ -61,7 +60,7 @@ def delete_context(invocation: Invocation, deployment_id: str, name: str) -> Non
         )
     before = record.context[name]["value"]
     context = {k: v for k, v in record.context.items() if k != name}
-    after = dataclasses.replace(record, context=context, updated_at=clock.now())
+    after = record._replace(context=context, updated_at=clock.now())
     details = {"name": name, "before": before}
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
@@ -90,7 +89,7 @@ def put_printer(
         raise InvalidRequest.field(
             "body", f"the deployment would name more than {MAX_PRINTERS} distinct printers"
         )
-    after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
+    after = record._replace(printers=assigned, updated_at=clock.now())
     details = {"alias": alias, "before": before, "after": request.model_dump()}
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         uow.fail_as("printer.exists", PRINTER_GONE["printer.exists"])
@@ -108,7 +107,7 @@ def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> No
         )
     before = record.printers[alias]
     assigned = {k: v for k, v in record.printers.items() if k != alias}
-    after = dataclasses.replace(record, printers=assigned, updated_at=clock.now())
+    after = record._replace(printers=assigned, updated_at=clock.now())
     details = {"alias": alias, "before": before}
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)

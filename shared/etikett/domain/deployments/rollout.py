@@ -5,7 +5,6 @@ deployments of the same groups superseded, rolled back to what ran before.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any
 
 from etikett import clock
@@ -60,7 +59,7 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
     new_stages = copy.deepcopy(stages)
     stage = new_stages[request.stage]
     stage.update(status="rolling_out", approved_by=caller.subject, approved_at=clock.rfc3339(now))
-    after = dataclasses.replace(record, stages=new_stages, status="rolling_out", updated_at=now)
+    after = record._replace(stages=new_stages, status="rolling_out", updated_at=now)
     targets = []
     for group_id in stage["group_ids"]:
         current = store.group_flow(group_id, record.flow_id)
@@ -153,7 +152,7 @@ def advance(deployment_id: str) -> None:
                     status = "awaiting_approval"
                 else:
                     status = "active"
-        after = dataclasses.replace(record, stages=stages, status=status, updated_at=now)
+        after = record._replace(stages=stages, status=status, updated_at=now)
         details = {
             "stage": index,
             "stage_status": stage["status"],
@@ -191,7 +190,7 @@ def _supersede_older(record: DeploymentRecord, group_ids: list[str]) -> None:
         ]
         if still:
             continue
-        superseded = dataclasses.replace(old, status="superseded", updated_at=clock.now())
+        superseded = old._replace(status="superseded", updated_at=clock.now())
         details = {"by": record.id, "flow_id": old.flow_id, "version": record.version}
         try:
             with UnitOfWork(audit.system("supersedeDeployment", old.id, details)) as uow:
@@ -241,7 +240,7 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
                 else:
                     removed.append(target)
         stage["status"] = "rolled_back" if stage["status"] != "pending" else "pending"
-    after = dataclasses.replace(record, stages=stages, status="rolled_back", updated_at=now)
+    after = record._replace(stages=stages, status="rolled_back", updated_at=now)
     # A superseded deployment brought back runs again: it says so and uses its flow again (one
     # still live never stopped using it), so that it, too, can be rolled back.
     revived: dict[str, DeploymentRecord] = {}
@@ -264,7 +263,7 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
         # One change of the flow's claims: a transaction may write the flow's item only once.
         store.pass_flow(uow, record, list(revived.values()))
         for old in revived.values():
-            store.save(uow, old, dataclasses.replace(old, status="active", updated_at=now))
+            store.save(uow, old, old._replace(status="active", updated_at=now))
             groups = sorted(t.group_id for t in restored if t.deployment_id == old.id)
             revival = {"by_rollback_of": deployment_id, "groups": groups}
             audit_log.add(uow, audit.system("reactivateDeployment", old.id, revival))

@@ -1,0 +1,27 @@
+"""`make dev`'s own knobs: where local mode serves and keeps its state (read by local mode only,
+so that no function defines them at its cold start)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class LocalSettings(BaseSettings):
+    """`make dev`'s own knobs: where local mode serves and keeps its state."""
+
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+
+    port: int = Field(default=8000, validation_alias="PORT")
+    agent_port: int | None = Field(
+        default=None, validation_alias="AGENT_PORT", description="Default: port + 443."
+    )
+    home: Path = Field(default=Path(".etikett"), validation_alias="ETIKETT_HOME")
+    snapshot_seconds: float = Field(
+        default=1.0,
+        validation_alias="ETIKETT_SNAPSHOT_SECONDS",
+        description="How often changed local state is saved at most.",
+    )
+    build: str = Field(default="local", validation_alias="ETIKETT_BUILD")
