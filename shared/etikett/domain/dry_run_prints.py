@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from etikett import clock
-from etikett.domain import counters, label_versions, labels, preflight
+from etikett.domain import counters, label_records, preflight
 from etikett.dsl.label import LabelDocument
 from etikett.errors import EtikettError, LabelHasErrors, NotFound
 from etikett.flows.effects import EffectFailed, PrintIntent
@@ -78,11 +78,11 @@ class PrintPlanner:
     def _read_label(reference: str) -> tuple[int, LabelDocument] | str:
         label_id, _, number = reference.partition("@")
         try:
-            meta = labels.load(label_id)
+            meta = label_records.load_label(label_id)
             version = int(number) if number else meta.released_version
             if not version:
                 return f"{label_id} has no released version"
-            record = label_versions.load_version(label_id, "label", int(version))
+            record = label_records.load_version(label_id, "label", int(version))
         except NotFound:
             return f"no label {reference}"
         if record.status != "approved":

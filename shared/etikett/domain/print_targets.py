@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from etikett.domain import label_versions, labels, printers
+from etikett.domain import label_records, printers
 from etikett.dsl.label import LabelDocument
 from etikett.errors import InvalidRequest, LabelNotReleased
 from etikett.ids import id_pattern
@@ -41,7 +41,7 @@ def resolve(reference: str, printer_name: str) -> Target:
     label_id, named_version = parse_reference(reference)
     first = print_targets.first(label_id, named_version, printer_name)
     if named_version is None:
-        released = labels.existing(label_id, first.label).released_version
+        released = label_records.existing_label(label_id, first.label).released_version
         if not released:
             raise LabelNotReleased(
                 f"{label_id} has no released version; approve one first or "
@@ -51,12 +51,12 @@ def resolve(reference: str, printer_name: str) -> Target:
         version = released
     else:
         version = named_version
-        label_versions.existing_version(label_id, "label", version, first.version)
+        label_records.existing_version(label_id, "label", version, first.version)
     name = printers.named(printer_name, first.printer_name)
     second = print_targets.second(
         label_id, version if first.version is None else None, name.printer_id, name.runner_id
     )
-    record = label_versions.existing_version(
+    record = label_records.existing_version(
         label_id, "label", version, first.version or second.version
     )
     return Target(
