@@ -9,7 +9,7 @@ from typing import Any, Literal, get_args
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import audit, runners
+from etikett.domain import audit, runner_records
 from etikett.domain.actors import Invocation
 from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
@@ -182,7 +182,7 @@ def submit(
         placed, carried = _place_data(job_id, data)
         payload = {**payload, **placed}
     now = clock.now()
-    online = runners.status_of(runner, now) == "online"
+    online = runner_records.status_of(runner, now) == "online"
     held_print = not online and kind == "print"  # `held` is one of a print's outcomes
     record = JobRecord(
         id=job_id,
@@ -217,7 +217,7 @@ def submit(
 
 def _admitted_runner(runner_id: str, record: RunnerRecord | None = None) -> RunnerRecord:
     runner = record if record is not None and record.id == runner_id else None
-    runner = runner or runners.load_runner(runner_id)
+    runner = runner or runner_records.load_runner(runner_id)
     if runner.state != "active" or not runner.queue_url:
         raise Conflict(
             f"Runner {runner_id} is not admitted yet.",
@@ -284,9 +284,9 @@ def create(
 def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = None) -> Job:
     """Store the job's printer data and put the job on its Runner's queue. A Runner that is
     offline finds it there when it is back; until then the job is `held` (runner_offline)."""
-    runner = runners.load_runner(record.runner_id)
+    runner = runner_records.load_runner(record.runner_id)
     placed, carried = _place_data(record.id, data)
-    online = runners.status_of(runner) == "online"
+    online = runner_records.status_of(runner) == "online"
     note = (
         "Rendered; queued for the Runner."
         if online
@@ -347,7 +347,7 @@ def end_open_jobs_of(runner_id: str) -> None:
 
 
 def list_for_runner(runner_id: str, limit: int, cursor: str | None) -> Page[Job]:
-    runners.load_runner(runner_id)
+    runner_records.load_runner(runner_id)
     found = jobs.page_for_runner(runner_id, limit, cursor)
     return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock, printer_data
-from etikett.domain import audit, jobs, runners
+from etikett.domain import audit, jobs, runner_records
 from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import URI, check_uri
 from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode
@@ -132,8 +132,8 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
     else:
         runner_id, uri = str(request.runner_id), str(request.uri)
         language, dpi, model = str(request.language), int(request.dpi or 203), request.model
-    runner = runners.load_runner(runner_id)
-    check_uri(uri, runners.printer_ports(runner.group_id))
+    runner = runner_records.load_runner(runner_id)
+    check_uri(uri, runner_records.printer_ports(runner.group_id))
     if runner.state != "active":
         raise Conflict(
             "The Runner is not admitted yet.", ProblemCode.RUNNER_NOT_ACTIVE, runner_id=runner_id

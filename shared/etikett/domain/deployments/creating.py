@@ -20,7 +20,7 @@ from etikett.store.unit_of_work import UnitOfWork
 
 
 def create(invocation: Invocation, request: NewDeployment) -> Deployment:
-    from etikett.domain import context_limits, flow_checks, printers, runners
+    from etikett.domain import context_limits, flow_checks, printers, runner_records
     from etikett.flows.findings import has_errors
 
     caller = invocation.caller
@@ -42,7 +42,7 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
                     f"body.stages.{index}.group_ids", f"{group_id} is in an earlier stage"
                 )
             seen.add(group_id)
-            runners.load_group(group_id)
+            runner_records.load_group(group_id)
     for alias, printer_id in request.printers.items():
         check_alias(alias)
         printers.load(printer_id)
