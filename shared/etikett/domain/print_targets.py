@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from etikett.domain import label_records, printers
+from etikett.domain import label_records, printer_records
 from etikett.dsl.label import LabelDocument
 from etikett.errors import InvalidRequest, LabelNotReleased
 from etikett.ids import id_pattern
@@ -52,7 +52,7 @@ def resolve(reference: str, printer_name: str) -> Target:
     else:
         version = named_version
         label_records.existing_version(label_id, "label", version, first.version)
-    name = printers.named(printer_name, first.printer_name)
+    name = printer_records.named(printer_name, first.printer_name)
     second = print_targets.second(
         label_id, version if first.version is None else None, name.printer_id, name.runner_id
     )
@@ -63,7 +63,7 @@ def resolve(reference: str, printer_name: str) -> Target:
         label_id=label_id,
         version=version,
         document=_approved(label_id, version, record),
-        printer=printers.existing(name.printer_id, second.printer),
+        printer=printer_records.existing(name.printer_id, second.printer),
         runner=second.runner,
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
-from etikett.domain import counters, jobs, print_targets, printers
+from etikett.domain import counters, jobs, print_targets, printer_records
 from etikett.domain.actors import Invocation
 from etikett.domain.print_limits import MAX_RECORDS as MAX_RECORDS
 from etikett.domain.print_rendering import held_event, render_failed
@@ -143,7 +143,7 @@ def submit(
         payload={
             "label_id": target.label_id,
             "label_version": target.version,
-            "printer": printers.target(target.printer),
+            "printer": printer_records.target(target.printer),
             "labels": len(records),
             "copies": request.copies,
             "expected_labels": len(records) * request.copies,

@@ -80,7 +80,7 @@ def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     """Every flow the Runner's group is to run. Something one flow needs that is gone (its
     version, an assigned printer) fails that flow alone, with the reason, never the answer."""
-    from etikett.domain import flows, printers
+    from etikett.domain import flows, printer_records
     from etikett.errors import NotFound
     from etikett.store import deployments as deployment_store
 
@@ -103,7 +103,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
             if printer_id is None:
                 continue
             try:
-                names[alias] = printers.load(printer_id).name
+                names[alias] = printer_records.load(printer_id).name
             except NotFound:
                 problems.append(
                     f"the printer {printer_id} assigned to the alias {alias!r} in {record.id} "
@@ -204,7 +204,7 @@ def print_records(
     runner: RunnerRecord, request: FlowPrint, lambda_context: Any = None
 ) -> dict[str, Any]:
     """One print request as an operator would send it, by the Runner (a service actor)."""
-    from etikett.domain import print_idempotency, printers, printing
+    from etikett.domain import print_idempotency, printer_records, printing
 
     record = _deployment_for(runner, request.deployment_id)
     printer_id = deployments.printer_for(record, request.printer, runner.id)
@@ -214,7 +214,7 @@ def print_records(
             ProblemCode.DEPLOYMENT_PRINTER_UNASSIGNED,
             alias=request.printer,
         )
-    printer = printers.load(printer_id)
+    printer = printer_records.load(printer_id)
     invocation = Invocation(
         Caller(actor="service", subject=f"runner:{runner.name}", roles=frozenset({"operator"})),
         "postRunnerFlowPrint",
