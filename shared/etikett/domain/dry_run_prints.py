@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from etikett import clock
-from etikett.domain import counters, label_records, preflight
+from etikett.domain import counter_values, label_records, preflight
 from etikett.dsl.label import LabelDocument
 from etikett.errors import EtikettError, LabelHasErrors, NotFound
 from etikett.flows.effects import EffectFailed, PrintIntent
@@ -92,12 +92,12 @@ class PrintPlanner:
     def _serials(self, document: Any) -> dict[str, Any]:
 
         serials: dict[str, Any] = {}
-        for name in counters.referenced(document.expressions()):
+        for name in counter_values.referenced(document.expressions()):
             if name not in self._counters:
                 try:
-                    record = counters.load(name)
+                    record = counter_values.load(name)
                     self._counters[name] = (
-                        counters.peek(record),
+                        counter_values.peek(record),
                         record.step,
                         record.format,
                     )
@@ -106,7 +106,7 @@ class PrintPlanner:
             first, step, fmt = self._counters[name]
             value = first + step * self._taken.get(name, 0)
             try:
-                serials[name] = counters.formatted(fmt, value)
+                serials[name] = counter_values.formatted(fmt, value)
             except EtikettError as error:
                 raise EffectFailed(f"counter {name!r}: {error.detail}") from None
         return serials

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from etikett.domain import counters, label_versions
+from etikett.domain import counter_values, label_versions
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Pr
     from etikett.render.preflight import render_checked
 
     number, document = label_versions.label_document(label_id, version)
-    serials = counters.next_values(document)
+    serials = counter_values.next_values(document)
     values = resolve_variables(document, variables, use_samples=True, counters=serials)
     image, findings = render_checked(document, values, counters=serials)
     return Preview(
