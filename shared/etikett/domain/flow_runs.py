@@ -166,7 +166,7 @@ def _runner_and_context(
         return request.runner.model_dump(), dict(request.context)
     if request.runner_id is None:
         return dict(PLACEHOLDER_RUNNER), dict(request.context)
-    from etikett.domain import deployments, runner_records
+    from etikett.domain import deployments, runner_context, runner_records
     from etikett.store import deployments as deployment_store
 
     record = runner_records.load_runner(request.runner_id)
@@ -175,7 +175,7 @@ def _runner_and_context(
     target = deployment_store.group_flow(record.group_id, flow_id)
     if target is not None and (found := deployment_store.get(target.deployment_id)) is not None:
         deployed = deployments.context_values(found)
-    effective = {**deployed, **runner_records.effective_context(record), **request.context}
+    effective = {**deployed, **runner_context.effective_context(record), **request.context}
     return identity, effective
 
 

@@ -16,7 +16,14 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import audit, certificates, jobs, printer_records, runner_records
+from etikett.domain import (
+    audit,
+    certificates,
+    jobs,
+    printer_records,
+    runner_context,
+    runner_records,
+)
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.ids import id_pattern
@@ -378,7 +385,7 @@ def configuration(runner: RunnerRecord) -> RunnerConfig:
         runner_id=runner.id,
         name=runner.name,
         group_id=runner.group_id,
-        context=runner_records.effective_context(runner),
+        context=runner_context.effective_context(runner),
         printers=assigned,
         printer_ports=sorted(
             runner_records.printer_ports(runner.group_id) - runner_records.PRINTER_PORTS

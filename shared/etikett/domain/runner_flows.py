@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from etikett.domain import deployments, runner_records
+from etikett.domain import deployments, runner_context
 from etikett.domain.actors import Caller, Invocation
 from etikett.domain.flow_run_view import FlowRun
 from etikett.domain.print_limits import MAX_RECORDS
@@ -84,8 +84,8 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     from etikett.errors import NotFound
     from etikett.store import deployments as deployment_store
 
-    group_context = runner_records.context_values(runner.group_id)
-    own_context = runner_records.context_values(runner.id)
+    group_context = runner_context.context_values(runner.group_id)
+    own_context = runner_context.context_values(runner.id)
     answer = []
     for target in _targets(runner):
         record = deployment_store.get(target.deployment_id)

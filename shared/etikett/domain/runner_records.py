@@ -1,17 +1,16 @@
 """Runners and Runner groups as other aggregates read them (jobs, printers, discovery, the agent
-channel, deployments): loading (runner.not_found, runner_group.not_found), a Runner's status,
-the ports its group's printers may use, and its effective context. No request or answer models,
-so a function that only looks Runners up does not load the Runner API's."""
+channel, deployments): loading (runner.not_found, runner_group.not_found), a Runner's status and
+the ports its group's printers may use. No request or answer models, so a function that only
+looks Runners up does not load the Runner API's. Context parameters: `runner_context`."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from etikett import clock
 from etikett.errors import NotFound, ProblemCode
 from etikett.settings import get_settings
-from etikett.store import runner_context, runners
+from etikett.store import runners
 from etikett.store.runners import GroupRecord, RunnerRecord
 
 PRINTER_PORTS = frozenset({9100, 6101, 515})  # raw (and Zebra's second raw port), LPD
@@ -56,13 +55,3 @@ def printer_ports(group_id: str) -> frozenset[int]:
     group = runners.get_group(group_id)
     extra = frozenset(int(p) for p in group.printer_ports) if group is not None else frozenset()
     return PRINTER_PORTS | extra
-
-
-def context_values(owner_id: str) -> dict[str, Any]:
-    """A group's or a Runner's own context parameters."""
-    return {record.name: record.value for record in runner_context.context_of(owner_id)}
-
-
-def effective_context(runner: RunnerRecord) -> dict[str, Any]:
-    """Group parameters, overridden by the Runner's own (a deployment's come below both)."""
-    return {**context_values(runner.group_id), **context_values(runner.id)}

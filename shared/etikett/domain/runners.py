@@ -11,7 +11,8 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.domain.runner_records import context_values, load_group, load_runner, status_of
+from etikett.domain.runner_context import context_values
+from etikett.domain.runner_records import load_group, load_runner, status_of
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.model import Model
