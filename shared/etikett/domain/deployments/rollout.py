@@ -16,9 +16,9 @@ from etikett.domain.deployments.models import (
     Approval,
     Deployment,
     Rollback,
-    RunnerReport,
 )
 from etikett.domain.deployments.records import load, saving
+from etikett.domain.deployments.runner_reports import RunnerReport
 from etikett.domain.deployments.views import get
 from etikett.errors import Conflict, HumanRequired, ProblemCode
 from etikett.store import audit as audit_log
