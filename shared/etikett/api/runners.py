@@ -317,7 +317,7 @@ def discover(
         },
     },
 )
-def create_job(runnerId: str, body: jobs.RawJobRequest, invocation: Operator) -> jobs.Job:
+def create_job(runnerId: str, body: raw_jobs.RawJobRequest, invocation: Operator) -> jobs.Job:
     return raw_jobs.submit_raw(invocation, runnerId, body)
 
 

@@ -1,12 +1,12 @@
 """Jobs handed to Runners: creation onto the Runner's queue, reading, listing and cancelling.
-The Runner's side (claiming, reporting) is in `runner_agent`."""
+The Runner's side (claiming, reporting) is in `runner_agent`; raw jobs are in `raw_jobs`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from etikett import clock
 from etikett.domain import audit, runner_records
@@ -38,7 +38,6 @@ FINAL = frozenset({"confirmed", "succeeded", "failed", "cancelled"})
 CANCELLABLE = frozenset({"rendering", "queued", "held"})
 # A print's outcomes (spec part 6); `running` and the others are statuses only.
 PRINT_OUTCOMES = frozenset({"failed", "held", "sent", "confirmed"})
-MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
 class JobMessageView(Model):
@@ -64,23 +63,6 @@ class Job(Model):
     created_at: str
     updated_at: str
     finished_at: str | None = None
-
-
-class RawJobRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["raw"] = "raw"
-    printer_id: str = Field(description="An adopted printer of this Runner.")
-    data_base64: str = Field(
-        min_length=4,
-        max_length=MAX_RAW_BYTES * 4 // 3 + 4,
-        description="The bytes to send to the printer, base64.",
-    )
-    expected_labels: int | None = Field(
-        default=None,
-        ge=0,
-        le=100000,
-        description="Labels these bytes print; lets the Runner confirm by the printer's counter.",
-    )
 
 
 def message(level: str, text: str) -> JobMessage:

@@ -4,14 +4,37 @@ refused unless they are printer data (`etikett.printer_data`)."""
 from __future__ import annotations
 
 import base64
+from typing import Literal
+
+from pydantic import ConfigDict, Field
 
 from etikett import printer_data
 from etikett.domain import jobs, printer_records
 from etikett.domain.actors import Invocation
 from etikett.errors import InvalidRequest, ProblemCode
+from etikett.model import Model
+
+MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
-def submit_raw(invocation: Invocation, runner_id: str, request: jobs.RawJobRequest) -> jobs.Job:
+class RawJobRequest(Model):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["raw"] = "raw"
+    printer_id: str = Field(description="An adopted printer of this Runner.")
+    data_base64: str = Field(
+        min_length=4,
+        max_length=MAX_RAW_BYTES * 4 // 3 + 4,
+        description="The bytes to send to the printer, base64.",
+    )
+    expected_labels: int | None = Field(
+        default=None,
+        ge=0,
+        le=100000,
+        description="Labels these bytes print; lets the Runner confirm by the printer's counter.",
+    )
+
+
+def submit_raw(invocation: Invocation, runner_id: str, request: RawJobRequest) -> jobs.Job:
     """Raw bytes for one of the Runner's printers."""
     printer = printer_records.load(request.printer_id)
     if printer.runner_id != runner_id:

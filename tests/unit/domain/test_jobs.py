@@ -262,7 +262,9 @@ def test_a_printer_removed_leaves_its_jobs_readable() -> None:
     job = raw_jobs.submit_raw(
         human("postRunnerJob"),
         runner.id,
-        jobs.RawJobRequest(printer_id=printer.id, data_base64=base64.b64encode(b"^XA^XZ").decode()),
+        raw_jobs.RawJobRequest(
+            printer_id=printer.id, data_base64=base64.b64encode(b"^XA^XZ").decode()
+        ),
     )
     printers.delete(human("deletePrinter"), printer.id)
     assert jobs.get(job.id).printer_id == printer.id

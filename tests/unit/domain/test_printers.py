@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from etikett.domain import discovery, jobs, printer_records, printers, raw_jobs, runner_agent
+from etikett.domain import discovery, printer_records, printers, raw_jobs, runner_agent
 from etikett.domain.discovery import DiscoveryRequest, GroupDiscoveryRequest
 from etikett.domain.printers import NewPrinter
 from etikett.errors import EtikettError, ProblemCode
@@ -202,7 +202,7 @@ def test_raw_bytes_go_only_to_a_printer_of_the_runner() -> None:
         lambda: raw_jobs.submit_raw(
             human("postRunnerJob"),
             other.id,
-            jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
+            raw_jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
         ),
     )
     assert wrong.params["fields"][0]["field"] == "body.printer_id"
@@ -211,13 +211,13 @@ def test_raw_bytes_go_only_to_a_printer_of_the_runner() -> None:
         lambda: raw_jobs.submit_raw(
             human("postRunnerJob"),
             runner.id,
-            jobs.RawJobRequest(printer_id=printer.id, data_base64="not base64!"),
+            raw_jobs.RawJobRequest(printer_id=printer.id, data_base64="not base64!"),
         ),
     )
     job = raw_jobs.submit_raw(
         human("postRunnerJob"),
         runner.id,
-        jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
+        raw_jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
     )
     assert (job.kind, job.status, job.printer_id) == ("raw", "queued", printer.id)
     assert trail(job.id)[0].details == {
