@@ -10,7 +10,7 @@ from fastapi import Query
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import audit
+from etikett.domain import audit_entries
 from etikett.domain.actors import Invocation
 
 routes = router(prefix="/api/v1/audit-log", tags=["Audit log"])
@@ -21,7 +21,7 @@ Reviewer = Annotated[Invocation, requires("approver", "admin")]
 @routes.get(
     "",
     operation_id="listAuditLog",
-    response_model=ItemList[audit.AuditEntry],
+    response_model=ItemList[audit_entries.AuditEntry],
     summary="Read the audit log, newest first, filtered by actor, operation, target, time",
 )
 def list_audit_log(
@@ -42,8 +42,8 @@ def list_audit_log(
     until: Annotated[datetime | None, Query(description="RFC 3339, inclusive.")] = None,
     limit: Limit = DEFAULT,
     cursor: Cursor = None,
-) -> ItemList[audit.AuditEntry]:
-    page = audit.list_entries(
+) -> ItemList[audit_entries.AuditEntry]:
+    page = audit_entries.list_entries(
         actor=actor,
         operation=operation,
         target=target,
@@ -52,15 +52,15 @@ def list_audit_log(
         limit=limit,
         cursor=cursor,
     )
-    return ItemList[audit.AuditEntry].of(page)
+    return ItemList[audit_entries.AuditEntry].of(page)
 
 
 @routes.get(
     "/{entryId}",
     operation_id="getAuditLogEntry",
-    response_model=audit.AuditEntry,
+    response_model=audit_entries.AuditEntry,
     summary="Read one audit-log entry",
     responses={404: {"description": "Unknown entry (`audit.not_found`)"}},
 )
-def get_audit_log_entry(entryId: str, invocation: Reviewer) -> audit.AuditEntry:
-    return audit.get_entry(entryId)
+def get_audit_log_entry(entryId: str, invocation: Reviewer) -> audit_entries.AuditEntry:
+    return audit_entries.get_entry(entryId)

@@ -15,7 +15,7 @@ from etikett.api.access import (
 from etikett.api.context_bounds import CONTEXT_BOUNDS
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, not_in_mcp, router
-from etikett.domain import discovery, installers, jobs, printers, runner_enrollment, runners
+from etikett.domain import discovery, installers, jobs, raw_jobs, runner_enrollment, runners
 from etikett.domain.actors import Invocation
 from etikett.errors import ProblemCode, Unauthenticated
 
@@ -317,8 +317,8 @@ def discover(
         },
     },
 )
-def create_job(runnerId: str, body: jobs.RawJobRequest, invocation: Operator) -> jobs.Job:
-    return printers.submit_raw(invocation, runnerId, body)
+def create_job(runnerId: str, body: raw_jobs.RawJobRequest, invocation: Operator) -> jobs.Job:
+    return raw_jobs.submit_raw(invocation, runnerId, body)
 
 
 @routes.get(

@@ -1,33 +1,18 @@
-"""The audit log: entries written with every mutating operation, and reading them back."""
+"""The audit log: the entries written with every mutating operation. Reading them back (the audit
+API's entries) is in `audit_entries`."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from etikett import clock
 from etikett.domain.actors import Invocation
-from etikett.errors import InvalidRequest, NotFound, ProblemCode
+from etikett.errors import ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import audit as audit_log
 from etikett.store.audit import AuditRecord
-from etikett.store.pages import Page
 
 Outcome = Literal["success", "refused"]
-
-
-class AuditEntry(Model):
-    id: str
-    at: str
-    actor: Literal["human", "service", "anonymous", "system"]
-    subject: str
-    operation_id: str
-    target_id: str | None
-    outcome: Outcome
-    code: str | None = None
-    request_id: str | None = None
-    details: dict[str, Any] | None = None
 
 
 def record(
@@ -84,62 +69,3 @@ def record_refusal(
 ) -> None:
     """A refused mutating operation changes nothing, so its entry is written on its own."""
     audit_log.append(record(invocation, target_id, outcome="refused", code=code, subject=subject))
-
-
-def _view(entry: AuditRecord) -> AuditEntry:
-    return AuditEntry(
-        id=entry.id,
-        at=clock.rfc3339(entry.at),
-        actor=entry.actor,
-        subject=entry.subject,
-        operation_id=entry.operation_id,
-        target_id=entry.target_id,
-        outcome=entry.outcome,
-        code=entry.code,
-        request_id=entry.request_id,
-        details=entry.details,
-    )
-
-
-def _utc(moment: datetime | None) -> datetime | None:
-    """A time without an offset is read as UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
-
-
-def get_entry(entry_id: str) -> AuditEntry:
-    found = audit_log.get(entry_id)
-    if found is None:
-        raise NotFound(
-            f"No audit-log entry {entry_id}.", ProblemCode.AUDIT_NOT_FOUND, entry_id=entry_id
-        )
-    return _view(found)
-
-
-def list_entries(
-    *,
-    actor: str | None = None,
-    operation: str | None = None,
-    target: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    limit: int,
-    cursor: str | None,
-) -> Page[AuditEntry]:
-    """Newest first, filtered by who, which operation, which target and when."""
-    since, until = _utc(since), _utc(until)
-    if since and until and since > until:
-        raise InvalidRequest(
-            "`since` is after `until`.", since=clock.rfc3339(since), until=clock.rfc3339(until)
-        )
-    found = audit_log.page(
-        actor=actor,
-        operation=operation,
-        target=target,
-        since=since,
-        until=until,
-        limit=limit,
-        cursor=cursor,
-    )
-    return Page(items=[_view(entry) for entry in found.items], next_cursor=found.next_cursor)

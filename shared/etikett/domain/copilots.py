@@ -288,9 +288,9 @@ def _check(subject: Subject, call: ToolCall | None) -> tuple[CopilotAnswer, Any]
 
 
 def _preview(document: Any) -> bytes:
-    from etikett.domain import counters
+    from etikett.domain import counter_values
     from etikett.render import render, resolve_variables, to_png
 
-    serials = counters.next_values(document)
+    serials = counter_values.next_values(document)
     values = resolve_variables(document, {}, use_samples=True, counters=serials)
     return bytes(to_png(render(document, values, counters=serials)))

@@ -1,20 +1,19 @@
 """Counters: named serial sequences for labels (`counters.<name>` in CEL). Values are taken
 only when labels are printed, a whole job's block in one atomic DynamoDB update, so no value is
-ever handed out twice — not under concurrency and not when a request is retried."""
+ever handed out twice — not under concurrency and not when a request is retried. Taking,
+peeking at and formatting values is in `counter_values`; here the counters themselves."""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.dsl.label import LabelDocument
-from etikett.errors import Conflict, NotFound, ProblemCode
+from etikett.domain.counter_values import WIDTH_FORMAT, load, period_of
+from etikett.errors import Conflict, ProblemCode
 from etikett.model import Model
 from etikett.store import counters
 from etikett.store.counters import CounterRecord
@@ -22,9 +21,7 @@ from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
 
 NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
-WIDTH_FORMAT = re.compile(r"^0{1,20}$")
 Reset = Literal["never", "daily", "monthly", "yearly"]
-COUNTER_REFERENCE = re.compile(r"\bcounters\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 class Counter(Model):
@@ -81,13 +78,6 @@ def view(record: CounterRecord) -> Counter:
     )
 
 
-def load(name: str) -> CounterRecord:
-    record = counters.get(name)
-    if record is None:
-        raise NotFound(f"No counter {name!r}.", ProblemCode.COUNTER_NOT_FOUND, name=name)
-    return record
-
-
 def get(name: str) -> Counter:
     return view(load(name))
 
@@ -131,69 +121,3 @@ def deactivate(invocation: Invocation, name: str) -> Counter:
     with UnitOfWork(audit.record(invocation, name, details={"issued": record.issued})) as uow:
         counters.deactivate(uow, name)
     return get(name)
-
-
-def period_of(reset: str, now: datetime) -> str:
-    return {
-        "never": "",
-        "daily": now.strftime("%Y-%m-%d"),
-        "monthly": now.strftime("%Y-%m"),
-        "yearly": now.strftime("%Y"),
-    }.get(reset, "")
-
-
-def referenced(sources: list[str]) -> list[str]:
-    """Counter names a label's expressions read (`counters.<name>`)."""
-    names: set[str] = set()
-    for source in sources:
-        names.update(COUNTER_REFERENCE.findall(source))
-    return sorted(names)
-
-
-def take(name: str, count: int) -> list[int]:
-    """`count` consecutive values of the counter, taken atomically; refused when inactive."""
-    for _ in range(5):
-        record = load(name)
-        if not record.active:
-            raise Conflict(
-                f"The counter {name!r} is deactivated.", ProblemCode.COUNTER_INACTIVE, name=name
-            )
-        taken = counters.take(record, count, period_of(record.reset, clock.now()))
-        if taken is None:
-            continue  # deactivated or a new period began: look again
-        last, step = taken.current, taken.step
-        return [last - step * (count - 1 - i) for i in range(count)]
-    raise Conflict(
-        f"The counter {name!r} kept changing; try again.", ProblemCode.RESOURCE_CONFLICT, name=name
-    )
-
-
-def peek(record: CounterRecord) -> int:
-    """The next value, without taking it (what a preview shows)."""
-    if record.period != period_of(record.reset, clock.now()):
-        return record.start
-    return record.current + record.step
-
-
-def formatted(record_format: str | None, value: int) -> Any:
-    if record_format is None:
-        return value
-    if WIDTH_FORMAT.match(record_format):
-        return str(value).zfill(len(record_format))
-    from etikett.cel import evaluate
-
-    return evaluate(record_format, {"value": value}, {"value": "integer"})
-
-
-def formats(names: list[str]) -> dict[str, str | None]:
-    return {name: load(name).format for name in names}
-
-
-def next_values(document: LabelDocument) -> dict[str, Any]:
-    """The values the label's counters would give the next printed label (nothing is taken);
-    a counter that does not exist yet shows as 1."""
-    values: dict[str, Any] = {}
-    for name in referenced(document.expressions()):
-        record = counters.get(name)
-        values[name] = 1 if record is None else formatted(record.format, peek(record))
-    return values

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, field_validator
 
 from etikett import clock
-from etikett.domain import jobs, runners
+from etikett.domain import jobs, runner_records
 from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import MAX_ADDRESSES, check_targets, expand_targets
 from etikett.errors import Conflict, ProblemCode, Throttled
@@ -51,8 +51,8 @@ class DiscoveryJobs(Model):
 
 
 def discover_at(invocation: Invocation, runner_id: str, request: DiscoveryRequest) -> jobs.Job:
-    runner = runners.load_runner(runner_id)
-    check_targets(request.targets, runners.printer_ports(runner.group_id))
+    runner = runner_records.load_runner(runner_id)
+    check_targets(request.targets, runner_records.printer_ports(runner.group_id))
     _take_discovery_turn(runner_id)
     return jobs.submit(
         invocation,
@@ -95,9 +95,9 @@ def _take_discovery_turn(runner_id: str) -> None:
 
 def discover_in_group(invocation: Invocation, request: GroupDiscoveryRequest) -> DiscoveryJobs:
     """Discovery on every online Runner of the group that may discover now; 429 when none may."""
-    runners.load_group(request.group_id)
-    check_targets(request.targets, runners.printer_ports(request.group_id))
-    online = runners.online_runners(request.group_id)
+    runner_records.load_group(request.group_id)
+    check_targets(request.targets, runner_records.printer_ports(request.group_id))
+    online = runner_records.online_runners(request.group_id)
     if not online:
         raise Conflict(
             "No Runner of the group is online.",

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from etikett import clock
-from etikett.domain import counters, label_versions, labels, preflight
+from etikett.domain import counter_values, label_records, preflight
 from etikett.dsl.label import LabelDocument
 from etikett.errors import EtikettError, LabelHasErrors, NotFound
 from etikett.flows.effects import EffectFailed, PrintIntent
@@ -78,11 +78,11 @@ class PrintPlanner:
     def _read_label(reference: str) -> tuple[int, LabelDocument] | str:
         label_id, _, number = reference.partition("@")
         try:
-            meta = labels.load(label_id)
+            meta = label_records.load_label(label_id)
             version = int(number) if number else meta.released_version
             if not version:
                 return f"{label_id} has no released version"
-            record = label_versions.load_version(label_id, "label", int(version))
+            record = label_records.load_version(label_id, "label", int(version))
         except NotFound:
             return f"no label {reference}"
         if record.status != "approved":
@@ -92,12 +92,12 @@ class PrintPlanner:
     def _serials(self, document: Any) -> dict[str, Any]:
 
         serials: dict[str, Any] = {}
-        for name in counters.referenced(document.expressions()):
+        for name in counter_values.referenced(document.expressions()):
             if name not in self._counters:
                 try:
-                    record = counters.load(name)
+                    record = counter_values.load(name)
                     self._counters[name] = (
-                        counters.peek(record),
+                        counter_values.peek(record),
                         record.step,
                         record.format,
                     )
@@ -106,7 +106,7 @@ class PrintPlanner:
             first, step, fmt = self._counters[name]
             value = first + step * self._taken.get(name, 0)
             try:
-                serials[name] = counters.formatted(fmt, value)
+                serials[name] = counter_values.formatted(fmt, value)
             except EtikettError as error:
                 raise EffectFailed(f"counter {name!r}: {error.detail}") from None
         return serials

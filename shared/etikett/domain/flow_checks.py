@@ -23,16 +23,16 @@ class StoredLabels:
 
 
 def _read(label_id: str, version: int | None) -> LabelFacts | None:
-    from etikett.domain import label_versions, labels
+    from etikett.domain import label_records
     from etikett.dsl.label import LabelDocument
     from etikett.errors import NotFound
 
     try:
-        meta = labels.load(label_id)
+        meta = label_records.load_label(label_id)
         number = version if version is not None else meta.released_version
         if number is None:
             return LabelFacts(label_id=label_id, version=None, approved=False)
-        record = label_versions.load_version(label_id, "label", int(number))
+        record = label_records.load_version(label_id, "label", int(number))
     except NotFound:
         return None
     document = LabelDocument.model_validate(record.document)

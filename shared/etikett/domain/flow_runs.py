@@ -165,16 +165,16 @@ def _runner_and_context(
         return request.runner.model_dump(), dict(request.context)
     if request.runner_id is None:
         return dict(PLACEHOLDER_RUNNER), dict(request.context)
-    from etikett.domain import deployments, runners
+    from etikett.domain import deployments, runner_context, runner_records
     from etikett.store import deployments as deployment_store
 
-    record = runners.load_runner(request.runner_id)
+    record = runner_records.load_runner(request.runner_id)
     identity = {"id": record.id, "name": record.name, "group_id": record.group_id}
     deployed: dict[str, Any] = {}
     target = deployment_store.group_flow(record.group_id, flow_id)
     if target is not None and (found := deployment_store.get(target.deployment_id)) is not None:
         deployed = deployments.context_values(found)
-    effective = {**deployed, **runners.effective_context(record), **request.context}
+    effective = {**deployed, **runner_context.effective_context(record), **request.context}
     return identity, effective
 
 

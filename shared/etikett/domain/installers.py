@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import audit, certificates, runner_enrollment, runners
+from etikett.domain import audit, certificates, runner_enrollment, runner_records
 from etikett.domain.actors import Invocation
 from etikett.model import Model
 from etikett.settings import get_settings
@@ -146,7 +146,7 @@ def _add_engine(archive: zipfile.ZipFile, prefix: str) -> None:
 def build(
     invocation: Invocation, group_id: str, request: InstallerRequest, server_url: str
 ) -> Installer:
-    group = runners.load_group(group_id)
+    group = runner_records.load_group(group_id)
     token = runner_enrollment.issue_token(
         invocation,
         group_id,

@@ -1,15 +1,15 @@
 """Jobs handed to Runners: creation onto the Runner's queue, reading, listing and cancelling.
-The Runner's side (claiming, reporting) is in `runner_agent`."""
+The Runner's side (claiming, reporting) is in `runner_agent`; raw jobs are in `raw_jobs`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from etikett import clock
-from etikett.domain import audit, runners
+from etikett.domain import audit, runner_records
 from etikett.domain.actors import Invocation
 from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
@@ -38,7 +38,6 @@ FINAL = frozenset({"confirmed", "succeeded", "failed", "cancelled"})
 CANCELLABLE = frozenset({"rendering", "queued", "held"})
 # A print's outcomes (spec part 6); `running` and the others are statuses only.
 PRINT_OUTCOMES = frozenset({"failed", "held", "sent", "confirmed"})
-MAX_RAW_BYTES = 4 * 1024 * 1024
 
 
 class JobMessageView(Model):
@@ -64,23 +63,6 @@ class Job(Model):
     created_at: str
     updated_at: str
     finished_at: str | None = None
-
-
-class RawJobRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["raw"] = "raw"
-    printer_id: str = Field(description="An adopted printer of this Runner.")
-    data_base64: str = Field(
-        min_length=4,
-        max_length=MAX_RAW_BYTES * 4 // 3 + 4,
-        description="The bytes to send to the printer, base64.",
-    )
-    expected_labels: int | None = Field(
-        default=None,
-        ge=0,
-        le=100000,
-        description="Labels these bytes print; lets the Runner confirm by the printer's counter.",
-    )
 
 
 def message(level: str, text: str) -> JobMessage:
@@ -182,7 +164,7 @@ def submit(
         placed, carried = _place_data(job_id, data)
         payload = {**payload, **placed}
     now = clock.now()
-    online = runners.status_of(runner, now) == "online"
+    online = runner_records.status_of(runner, now) == "online"
     held_print = not online and kind == "print"  # `held` is one of a print's outcomes
     record = JobRecord(
         id=job_id,
@@ -217,7 +199,7 @@ def submit(
 
 def _admitted_runner(runner_id: str, record: RunnerRecord | None = None) -> RunnerRecord:
     runner = record if record is not None and record.id == runner_id else None
-    runner = runner or runners.load_runner(runner_id)
+    runner = runner or runner_records.load_runner(runner_id)
     if runner.state != "active" or not runner.queue_url:
         raise Conflict(
             f"Runner {runner_id} is not admitted yet.",
@@ -284,9 +266,9 @@ def create(
 def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = None) -> Job:
     """Store the job's printer data and put the job on its Runner's queue. A Runner that is
     offline finds it there when it is back; until then the job is `held` (runner_offline)."""
-    runner = runners.load_runner(record.runner_id)
+    runner = runner_records.load_runner(record.runner_id)
     placed, carried = _place_data(record.id, data)
-    online = runners.status_of(runner) == "online"
+    online = runner_records.status_of(runner) == "online"
     note = (
         "Rendered; queued for the Runner."
         if online
@@ -347,7 +329,7 @@ def end_open_jobs_of(runner_id: str) -> None:
 
 
 def list_for_runner(runner_id: str, limit: int, cursor: str | None) -> Page[Job]:
-    runners.load_runner(runner_id)
+    runner_records.load_runner(runner_id)
     found = jobs.page_for_runner(runner_id, limit, cursor)
     return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
 

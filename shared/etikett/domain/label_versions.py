@@ -16,12 +16,12 @@ from etikett import clock
 from etikett.domain import audit, documents, policies
 from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch as DocumentPatch
+from etikett.domain.label_records import load_label, load_version
 from etikett.domain.label_validation import derived_form, validate_form, validate_label
 from etikett.dsl.label import LabelDocument
 from etikett.dsl.preflight import LabelFinding
 from etikett.errors import (
     HumanRequired,
-    NotFound,
     PayloadTooLarge,
     ProblemCode,
     VersionConflict,
@@ -125,40 +125,10 @@ def _entry(record: VersionRecord) -> VersionEntry:
     )
 
 
-def existing_label(label_id: str, record: LabelRecord | None) -> LabelRecord:
-    """`record` as read for `label_id`; label.not_found if there was none."""
-    if record is None:
-        raise NotFound(f"No label {label_id}.", ProblemCode.LABEL_NOT_FOUND, label_id=label_id)
-    return record
-
-
-def _load_meta(label_id: str) -> LabelRecord:
-    return existing_label(label_id, labels.get(label_id))
-
-
-def load_version(label_id: str, kind: DocumentKind, version: int) -> VersionRecord:
-    return existing_version(label_id, kind, version, labels.get_version(label_id, kind, version))
-
-
-def existing_version(
-    label_id: str, kind: DocumentKind, version: int, record: VersionRecord | None
-) -> VersionRecord:
-    """`record` as read for that version; label.version_not_found if there was none."""
-    if record is None:
-        raise NotFound(
-            f"{label_id} has no {kind} version {version}.",
-            ProblemCode.LABEL_VERSION_NOT_FOUND,
-            label_id=label_id,
-            version=version,
-            document=kind,
-        )
-    return record
-
-
 def get_document(
     label_id: str, version: int | None = None, *, with_findings: bool = False
 ) -> DocumentAnswer:
-    meta = _load_meta(label_id)
+    meta = load_label(label_id)
     record = load_version(label_id, "label", version or meta.latest_version)
     answer = DocumentAnswer(
         version=record.version,
@@ -177,7 +147,7 @@ def label_document(label_id: str, version: int | None = None) -> tuple[int, Labe
     """The version's number and parsed document (by default the latest); a version read before
     in this process is not read again (`parsed_versions`)."""
     # The label is read also when the version is kept: a deleted label's versions are gone.
-    return _label_document(_load_meta(label_id), version)
+    return _label_document(load_label(label_id), version)
 
 
 def _label_document(meta: LabelRecord, version: int | None) -> tuple[int, LabelDocument]:
@@ -193,13 +163,13 @@ def _label_document(meta: LabelRecord, version: int | None) -> tuple[int, LabelD
 def list_versions(
     label_id: str, kind: DocumentKind, limit: int, cursor: str | None
 ) -> Page[VersionEntry]:
-    _load_meta(label_id)
+    load_label(label_id)
     found = labels.page_versions(label_id, kind, limit, cursor)
     return Page(items=[_entry(record) for record in found.items], next_cursor=found.next_cursor)
 
 
 def get_version(label_id: str, version: int) -> VersionWithDocument:
-    _load_meta(label_id)
+    load_label(label_id)
     record = load_version(label_id, "label", version)
     return VersionWithDocument(**_entry(record).model_dump(), document=record.document)
 
@@ -239,7 +209,7 @@ def _check_base(base_version: int | None, latest: int, kind: DocumentKind) -> No
 
 
 def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
-    meta = _load_meta(label_id)
+    meta = load_label(label_id)
     latest = meta.latest_version
     _check_base(patch.base_version, latest, "label")
     current = load_version(label_id, "label", latest).document
@@ -269,14 +239,14 @@ def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) 
 
 
 def get_form(label_id: str, version: int | None = None) -> DocumentAnswer:
-    return _form(_load_meta(label_id), version)
+    return _form(load_label(label_id), version)
 
 
 def form_with_label(
     label_id: str, version: int | None = None
 ) -> tuple[DocumentAnswer, int, LabelDocument]:
     """The form and the label's latest version it belongs to, from one read of the label."""
-    meta = _load_meta(label_id)
+    meta = load_label(label_id)
     label_number, label = _label_document(meta, None)
     return _form(meta, version, label), label_number, label
 
@@ -303,7 +273,7 @@ def _form(
 
 def patch_form(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
     """Patches the authored form, or the derived one when none is authored yet (version 0)."""
-    meta = _load_meta(label_id)
+    meta = load_label(label_id)
     _check_base(patch.base_version, meta.form_latest_version, "form")
     current = get_form(label_id).document
     changed = documents.apply_patch(current, patch.operations, id_collection="fields")
@@ -319,7 +289,7 @@ def patch_form(invocation: Invocation, label_id: str, patch: DocumentPatch) -> D
 
 
 def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> VersionEntry:
-    meta = _load_meta(label_id)
+    meta = load_label(label_id)
     kind = change.document
     record = load_version(label_id, kind, change.version)
     caller = invocation.caller

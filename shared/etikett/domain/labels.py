@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, label_validation, label_versions
 from etikett.domain.actors import Invocation
+from etikett.domain.label_records import load_label
 from etikett.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
@@ -132,15 +133,8 @@ def view(record: LabelRecord) -> Label:
     )
 
 
-existing = label_versions.existing_label
-
-
-def load(label_id: str) -> LabelRecord:
-    return existing(label_id, labels.get(label_id))
-
-
 def get(label_id: str) -> Label:
-    return view(load(label_id))
+    return view(load_label(label_id))
 
 
 def create(
@@ -296,20 +290,20 @@ def _changed(
 
 
 def rename(invocation: Invocation, label_id: str, request: Rename) -> Label:
-    record = load(label_id)
+    record = load_label(label_id)
     after = record._replace(name=request.name)
     return _changed(invocation, record, after, {"before": record.name, "after": request.name})
 
 
 def archive(invocation: Invocation, label_id: str, request: ArchiveChange) -> Label:
-    record = load(label_id)
+    record = load_label(label_id)
     after = record._replace(archived=request.archived)
     return _changed(invocation, record, after, {"archived": request.archived})
 
 
 def delete(invocation: Invocation, label_id: str) -> None:
     """The label disappears at once (with its audit entry); its versions are swept after."""
-    record = load(label_id)
+    record = load_label(label_id)
     details = {
         "name": record.name,
         "latest_version": record.latest_version,
@@ -321,7 +315,7 @@ def delete(invocation: Invocation, label_id: str) -> None:
 
 
 def copy(invocation: Invocation, label_id: str, request: CopyRequest) -> Label:
-    source = load(label_id)
+    source = load_label(label_id)
     answer = label_versions.get_document(label_id, request.version)
     name = request.name or f"{source.name} (copy)"
     return create(
@@ -335,7 +329,7 @@ def copy(invocation: Invocation, label_id: str, request: CopyRequest) -> Label:
 
 
 def copy_info(label_id: str) -> CopyInfo:
-    record = load(label_id)
+    record = load_label(label_id)
     versions = label_versions.list_versions(label_id, "label", 20, None).items
     return CopyInfo(
         label_id=label_id,

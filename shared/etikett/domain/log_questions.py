@@ -92,12 +92,12 @@ LOG_SYSTEM = (
 
 
 def _matching_entries(filters: LogFilters) -> list[Any]:
-    from etikett.domain import audit
+    from etikett.domain import audit_entries
 
     entries: list[Any] = []
     cursor: str | None = None
     for _ in range(MAX_LOG_PAGES):
-        page = audit.list_entries(
+        page = audit_entries.list_entries(
             actor=filters.subject,
             operation=filters.operation,
             target=filters.target,

@@ -19,10 +19,10 @@ def findings(label_id: str, version: int, document: LabelDocument) -> list[Label
     key = (label_id, version)
     found = _KEPT.get(key)
     if found is None:
-        from etikett.domain import counters
+        from etikett.domain import counter_values
         from etikett.render.preflight import preflight
 
-        found = tuple(preflight(document, counters=counters.next_values(document)))
+        found = tuple(preflight(document, counters=counter_values.next_values(document)))
         if len(_KEPT) >= MAX_KEPT:
             _KEPT.pop(next(iter(_KEPT)))
         _KEPT[key] = found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from etikett.domain import counters, label_versions
+from etikett.domain import counter_values, label_versions
 
 
 class Preview(NamedTuple):
@@ -23,7 +23,7 @@ def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Pr
     from etikett.render.preflight import render_checked
 
     number, document = label_versions.label_document(label_id, version)
-    serials = counters.next_values(document)
+    serials = counter_values.next_values(document)
     values = resolve_variables(document, variables, use_samples=True, counters=serials)
     image, findings = render_checked(document, values, counters=serials)
     return Preview(

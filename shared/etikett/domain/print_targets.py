@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from etikett.domain import label_versions, labels, printers
+from etikett.domain import label_records, printer_records
 from etikett.dsl.label import LabelDocument
 from etikett.errors import InvalidRequest, LabelNotReleased
 from etikett.ids import id_pattern
@@ -40,7 +40,7 @@ def resolve(reference: str, printer_name: str) -> Target:
     label_id, named_version = parse_reference(reference)
     first = print_targets.first(label_id, named_version, printer_name)
     if named_version is None:
-        released = labels.existing(label_id, first.label).released_version
+        released = label_records.existing_label(label_id, first.label).released_version
         if not released:
             raise LabelNotReleased(
                 f"{label_id} has no released version; approve one first or "
@@ -50,19 +50,19 @@ def resolve(reference: str, printer_name: str) -> Target:
         version = released
     else:
         version = named_version
-        label_versions.existing_version(label_id, "label", version, first.version)
-    name = printers.named(printer_name, first.printer_name)
+        label_records.existing_version(label_id, "label", version, first.version)
+    name = printer_records.named(printer_name, first.printer_name)
     second = print_targets.second(
         label_id, version if first.version is None else None, name.printer_id, name.runner_id
     )
-    record = label_versions.existing_version(
+    record = label_records.existing_version(
         label_id, "label", version, first.version or second.version
     )
     return Target(
         label_id=label_id,
         version=version,
         document=_approved(label_id, version, record),
-        printer=printers.existing(name.printer_id, second.printer),
+        printer=printer_records.existing(name.printer_id, second.printer),
         runner=second.runner,
     )
 

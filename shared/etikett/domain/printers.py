@@ -1,24 +1,24 @@
 """Print targets: printers adopted from discovery findings (`discovery`) or declared by hand, on
-addresses a Runner may reach (`printer_addresses`); their status as Runners report it; raw jobs,
-which carry printer-language data only (`etikett.printer_data`)."""
+addresses a Runner may reach (`printer_addresses`), listed and deleted. A printer's record as
+other aggregates read it, and the status Runners report, are in `printer_records`; raw jobs to a
+printer in `raw_jobs`."""
 
 from __future__ import annotations
 
-import base64
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from etikett import clock, printer_data
-from etikett.domain import audit, jobs, runners
+from etikett import clock
+from etikett.domain import audit, printer_records, runner_records
 from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import URI, check_uri
-from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode
+from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.model import Model
 from etikett.store import printers
 from etikett.store.pages import Page
-from etikett.store.printers import PrinterName, PrinterRecord
+from etikett.store.printers import PrinterRecord
 from etikett.store.unit_of_work import UnitOfWork
 
 Language = Literal["zpl", "tspl", "epl"]
@@ -77,41 +77,6 @@ def view(record: PrinterRecord) -> Printer:
     )
 
 
-def target(record: PrinterRecord) -> dict[str, Any]:
-    """What a Runner needs to reach the printer."""
-    return {
-        "printer_id": record.id,
-        "name": record.name,
-        "uri": record.uri,
-        "language": record.language,
-        "dpi": record.dpi,
-    }
-
-
-def load(printer_id: str) -> PrinterRecord:
-    return existing(printer_id, printers.get(printer_id) if printer_id.startswith("prn_") else None)
-
-
-def existing(printer_id: str, record: PrinterRecord | None) -> PrinterRecord:
-    """`record` as read for `printer_id`; printer.not_found if there was none."""
-    if record is None or not printer_id.startswith("prn_"):
-        raise NotFound(
-            f"No printer {printer_id}.", ProblemCode.PRINTER_NOT_FOUND, printer_id=printer_id
-        )
-    return record
-
-
-def by_name(name: str) -> PrinterRecord:
-    return load(named(name, printers.get_name(name)).printer_id)
-
-
-def named(name: str, claim: PrinterName | None) -> PrinterName:
-    """`claim` as read for `name`; printer.not_found if there was none."""
-    if claim is None:
-        raise NotFound(f"No printer named {name!r}.", ProblemCode.PRINTER_NOT_FOUND, name=name)
-    return claim
-
-
 def list_printers(limit: int, cursor: str | None, runner_id: str | None) -> Page[Printer]:
     found = printers.page(limit, cursor, runner_id)
     return Page(items=[view(record) for record in found.items], next_cursor=found.next_cursor)
@@ -132,8 +97,8 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
     else:
         runner_id, uri = str(request.runner_id), str(request.uri)
         language, dpi, model = str(request.language), int(request.dpi or 203), request.model
-    runner = runners.load_runner(runner_id)
-    check_uri(uri, runners.printer_ports(runner.group_id))
+    runner = runner_records.load_runner(runner_id)
+    check_uri(uri, runner_records.printer_ports(runner.group_id))
     if runner.state != "active":
         raise Conflict(
             "The Runner is not admitted yet.", ProblemCode.RUNNER_NOT_ACTIVE, runner_id=runner_id
@@ -174,7 +139,7 @@ def delete(invocation: Invocation, printer_id: str) -> None:
     """Refused while a deployment (not rolled back or superseded) assigns the printer."""
     from etikett.store import deployments
 
-    record = load(printer_id)
+    record = printer_records.load(printer_id)
     rev = printers.assigned_rev(printer_id)  # read before the deployments: see the condition
     users = deployments.live_assigning(printer_id)
     in_use = Conflict(
@@ -191,46 +156,3 @@ def delete(invocation: Invocation, printer_id: str) -> None:
     entry = audit.record(invocation, printer_id, details=details)
     with UnitOfWork(entry, errors={"printer.unassigned": in_use}) as uow:
         printers.delete(uow, record, assigned_rev=rev)
-
-
-def submit_raw(invocation: Invocation, runner_id: str, request: jobs.RawJobRequest) -> jobs.Job:
-    """Raw bytes for one of the Runner's printers."""
-    printer = load(request.printer_id)
-    if printer.runner_id != runner_id:
-        raise InvalidRequest.field("body.printer_id", f"the printer belongs to {printer.runner_id}")
-    try:
-        data = base64.b64decode(request.data_base64, validate=True)
-    except ValueError:
-        raise InvalidRequest.field("body.data_base64", "not valid base64") from None
-    refused = printer_data.refusal(data, printer.language)
-    if refused is not None:
-        raise InvalidRequest(
-            f"The data is not {printer.language.upper()} for a printer: {refused}.",
-            ProblemCode.JOB_NOT_PRINTER_DATA,
-            reason=refused,
-            language=printer.language,
-        )
-    payload = {"printer": target(printer), "expected_labels": request.expected_labels}
-    return jobs.submit(
-        invocation,
-        runner_id,
-        "raw",
-        payload,
-        printer_id=printer.id,
-        data=data,
-        audit_details={"bytes": len(data)},
-    )
-
-
-def _text(value: Any) -> str | None:
-    return str(value)[:200] if value is not None else None
-
-
-def update_status(runner_id: str, statuses: list[dict[str, Any]]) -> None:
-    now = clock.now()
-    for item in statuses[:100]:
-        printer_id = str(item.get("printer_id", ""))
-        if printer_id.startswith("prn_"):
-            printers.report_status(
-                runner_id, printer_id, _text(item.get("status")) or "unknown", now
-            )

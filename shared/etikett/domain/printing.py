@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
-from etikett.domain import counters, jobs, print_targets, printers
+from etikett.domain import counter_values, jobs, print_targets, printer_records
 from etikett.domain.actors import Invocation
 from etikett.domain.print_limits import MAX_RECORDS as MAX_RECORDS
 from etikett.domain.print_rendering import held_event, render_failed
@@ -141,7 +141,7 @@ def submit(
         payload={
             "label_id": target.label_id,
             "label_version": target.version,
-            "printer": printers.target(target.printer),
+            "printer": printer_records.target(target.printer),
             "labels": len(records),
             "copies": request.copies,
             "expected_labels": len(records) * request.copies,
@@ -210,11 +210,11 @@ def _take_serials(
 ) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     """The counter values of `count` labels (taken now, atomically) as each label shows them,
     and the first and last value of each counter (for the audit entry)."""
-    names = counters.referenced(document.expressions())
-    taken = {name: counters.take(name, count) for name in names}
-    formats = counters.formats(names)
+    names = counter_values.referenced(document.expressions())
+    taken = {name: counter_values.take(name, count) for name in names}
+    formats = counter_values.formats(names)
     serials = [
-        {name: counters.formatted(formats[name], taken[name][i]) for name in names}
+        {name: counter_values.formatted(formats[name], taken[name][i]) for name in names}
         for i in range(count)
     ]
     return serials, {name: [values[0], values[-1]] for name, values in taken.items()}

@@ -16,7 +16,14 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import audit, certificates, jobs, printers, runners
+from etikett.domain import (
+    audit,
+    certificates,
+    jobs,
+    printer_records,
+    runner_context,
+    runner_records,
+)
 from etikett.domain.actors import Invocation
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.ids import id_pattern
@@ -156,7 +163,7 @@ def heartbeat(runner: RunnerRecord, beat: Heartbeat) -> HeartbeatAnswer:
         fields["version"] = beat.version
     _seen(runner, **fields)
     if beat.printers:
-        printers.update_status(runner.id, beat.printers)
+        printer_records.update_status(runner.id, beat.printers)
     return HeartbeatAnswer(runner_id=runner.id, server_time=clock.rfc3339(now), status="online")
 
 
@@ -373,12 +380,14 @@ def report(
 
 
 def configuration(runner: RunnerRecord) -> RunnerConfig:
-    assigned = [printers.target(p) for p in printer_store.of_runner(runner.id)]
+    assigned = [printer_records.target(p) for p in printer_store.of_runner(runner.id)]
     return RunnerConfig(
         runner_id=runner.id,
         name=runner.name,
         group_id=runner.group_id,
-        context=runners.effective_context(runner),
+        context=runner_context.effective_context(runner),
         printers=assigned,
-        printer_ports=sorted(runners.printer_ports(runner.group_id) - runners.PRINTER_PORTS),
+        printer_ports=sorted(
+            runner_records.printer_ports(runner.group_id) - runner_records.PRINTER_PORTS
+        ),
     )

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, certificates
 from etikett.domain.actors import Invocation
-from etikett.domain.runners import load_group
+from etikett.domain.runner_records import load_group
 from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
 from etikett.model import Model

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from etikett.domain import deployments, runners
+from etikett.domain import deployments, runner_context
 from etikett.domain.actors import Caller, Invocation
 from etikett.domain.flow_run_view import FlowRun
 from etikett.domain.print_limits import MAX_RECORDS
@@ -80,12 +80,12 @@ def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     """Every flow the Runner's group is to run. Something one flow needs that is gone (its
     version, an assigned printer) fails that flow alone, with the reason, never the answer."""
-    from etikett.domain import flows, printers
+    from etikett.domain import flows, printer_records
     from etikett.errors import NotFound
     from etikett.store import deployments as deployment_store
 
-    group_context = runners.context_values(runner.group_id)
-    own_context = runners.context_values(runner.id)
+    group_context = runner_context.context_values(runner.group_id)
+    own_context = runner_context.context_values(runner.id)
     answer = []
     for target in _targets(runner):
         record = deployment_store.get(target.deployment_id)
@@ -103,7 +103,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
             if printer_id is None:
                 continue
             try:
-                names[alias] = printers.load(printer_id).name
+                names[alias] = printer_records.load(printer_id).name
             except NotFound:
                 problems.append(
                     f"the printer {printer_id} assigned to the alias {alias!r} in {record.id} "
@@ -204,7 +204,7 @@ def print_records(
     runner: RunnerRecord, request: FlowPrint, lambda_context: Any = None
 ) -> dict[str, Any]:
     """One print request as an operator would send it, by the Runner (a service actor)."""
-    from etikett.domain import print_idempotency, printers, printing
+    from etikett.domain import print_idempotency, printer_records, printing
 
     record = _deployment_for(runner, request.deployment_id)
     printer_id = deployments.printer_for(record, request.printer, runner.id)
@@ -214,7 +214,7 @@ def print_records(
             ProblemCode.DEPLOYMENT_PRINTER_UNASSIGNED,
             alias=request.printer,
         )
-    printer = printers.load(printer_id)
+    printer = printer_records.load(printer_id)
     invocation = Invocation(
         Caller(actor="service", subject=f"runner:{runner.name}", roles=frozenset({"operator"})),
         "postRunnerFlowPrint",

@@ -1,8 +1,8 @@
-"""Runner groups, Runners and their context parameters. Enrollment is in `runner_enrollment`."""
+"""Runner groups, Runners and their context parameters. Enrollment is in `runner_enrollment`;
+what other aggregates read of Runners (loading, status, printer ports) in `runner_records`."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -10,10 +10,11 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
+from etikett.domain.runner_context import context_values
+from etikett.domain.runner_records import load_group, load_runner, status_of
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.model import Model
-from etikett.settings import get_settings
 from etikett.store import runner_context, runner_queues, runners
 from etikett.store.pages import Page
 from etikett.store.runner_context import ContextRecord
@@ -21,7 +22,6 @@ from etikett.store.runners import GroupRecord, RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 
 CONTEXT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
-PRINTER_PORTS = frozenset({9100, 6101, 515})  # raw (and Zebra's second raw port), LPD
 # Below 1024 live services, not printers (LPD's 515 is among the defaults already).
 ExtraPort = Annotated[int, Field(ge=1024, le=65535)]
 
@@ -89,14 +89,6 @@ def group_view(record: GroupRecord) -> RunnerGroup:
     )
 
 
-def status_of(record: RunnerRecord, now: datetime | None = None) -> str:
-    if record.state != "active":
-        return "pending"
-    seen = record.last_seen_at
-    within = timedelta(seconds=get_settings().runner_offline_seconds)  # 3 heartbeats by default
-    return "online" if seen and (now or clock.now()) - seen <= within else "offline"
-
-
 def runner_view(record: RunnerRecord) -> Runner:
     return Runner(
         id=record.id,
@@ -111,15 +103,6 @@ def runner_view(record: RunnerRecord) -> Runner:
 
 
 # --- groups ----------------------------------------------------------------------------------
-
-
-def load_group(group_id: str) -> GroupRecord:
-    record = runners.get_group(group_id)
-    if record is None:
-        raise NotFound(
-            f"No Runner group {group_id}.", ProblemCode.RUNNER_GROUP_NOT_FOUND, group_id=group_id
-        )
-    return record
 
 
 def create_group(invocation: Invocation, request: NewRunnerGroup) -> RunnerGroup:
@@ -156,26 +139,12 @@ def set_printer_ports(invocation: Invocation, group_id: str, request: PrinterPor
     return group_view(after)
 
 
-def printer_ports(group_id: str) -> frozenset[int]:
-    """Every port the group's printers may use."""
-    group = runners.get_group(group_id)
-    extra = frozenset(int(p) for p in group.printer_ports) if group is not None else frozenset()
-    return PRINTER_PORTS | extra
-
-
 def list_groups(limit: int, cursor: str | None) -> Page[RunnerGroup]:
     found = runners.page_groups(limit, cursor)
     return Page(items=[group_view(r) for r in found.items], next_cursor=found.next_cursor)
 
 
 # --- runners ---------------------------------------------------------------------------------
-
-
-def load_runner(runner_id: str) -> RunnerRecord:
-    record = runners.get_runner(runner_id)
-    if record is None:
-        raise NotFound(f"No Runner {runner_id}.", ProblemCode.RUNNER_NOT_FOUND, runner_id=runner_id)
-    return record
 
 
 def get_runner(runner_id: str) -> Runner:
@@ -185,11 +154,6 @@ def get_runner(runner_id: str) -> Runner:
 def list_runners(limit: int, cursor: str | None, group_id: str | None) -> Page[Runner]:
     found = runners.page_runners(limit, cursor, group_id)
     return Page(items=[runner_view(r) for r in found.items], next_cursor=found.next_cursor)
-
-
-def online_runners(group_id: str) -> list[RunnerRecord]:
-    now = clock.now()
-    return [r for r in runners.runners_of(group_id) if status_of(r, now) == "online"]
 
 
 def remove_runner(invocation: Invocation, runner_id: str) -> None:
@@ -233,10 +197,6 @@ def list_context(owner_id: str, limit: int, cursor: str | None) -> Page[ContextP
     return Page(items=[_context_view(r) for r in found.items], next_cursor=found.next_cursor)
 
 
-def context_values(owner_id: str) -> dict[str, Any]:
-    return {record.name: record.value for record in runner_context.context_of(owner_id)}
-
-
 def put_context(
     invocation: Invocation, owner_id: str, name: str, request: ContextValue
 ) -> ContextParameter:
@@ -269,13 +229,3 @@ def delete_context(invocation: Invocation, owner_id: str, name: str) -> None:
     details = {"name": name, "before": record.value}
     with UnitOfWork(audit.record(invocation, owner_id, details=details)) as uow:
         runner_context.delete_context(uow, record)
-
-
-def effective_context(runner: RunnerRecord) -> dict[str, Any]:
-    """Group parameters, overridden by the Runner's own (a deployment's come below both)."""
-    return {**context_values(runner.group_id), **context_values(runner.id)}
-
-
-def members(group_id: str) -> list[RunnerRecord]:
-    """Every Runner of a group, admitted or not."""
-    return runners.runners_of(group_id)

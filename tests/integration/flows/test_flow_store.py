@@ -234,7 +234,7 @@ def test_a_dry_run_reports_the_refusal_a_print_of_a_label_with_errors_would_meet
     `label.has_errors`; the dry run's print says so instead of "would print"."""
 
     from etikett import clock
-    from etikett.domain import label_versions, labels
+    from etikett.domain import label_records, label_versions, labels
     from etikett.domain.label_versions import DocumentPatch
     from etikett.store import labels as label_store
 
@@ -256,8 +256,8 @@ def test_a_dry_run_reports_the_refusal_a_print_of_a_label_with_errors_would_meet
         label.id,
         DocumentPatch(operations=[{"op": "add", "path": "/objects/-", "value": clipped}]),
     )
-    version = label_versions.load_version(label.id, "label", 2)
-    meta = labels.load(label.id)
+    version = label_records.load_version(label.id, "label", 2)
+    meta = label_records.load_label(label.id)
     with UnitOfWork() as uow:  # approved without preflight, as before its rules existed
         label_store.set_version_status(uow, version, "approved", clock.now(), "test")
         label_store.release(uow, meta, meta._replace(released_version=2), "label")

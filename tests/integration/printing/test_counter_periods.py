@@ -15,7 +15,7 @@ import pytest
 from e2e.runners import eventually
 
 from etikett import clock as etikett_clock
-from etikett.domain import counters
+from etikett.domain import counter_values, counters
 from etikett.domain.actors import Caller, Invocation
 from support.stack import Stack, local_stack
 
@@ -95,14 +95,14 @@ def test_a_new_period_starts_again_at_start(
 ) -> None:
     clock.at = earlier
     name = _counter(reset)
-    assert counters.take(name, 2) == [100, 105]
+    assert counter_values.take(name, 2) == [100, 105]
     clock.at = last_moment  # still the same period: the sequence goes on
-    assert counters.peek(counters.load(name)) == 110
-    assert counters.take(name, 1) == [110]
+    assert counter_values.peek(counter_values.load(name)) == 110
+    assert counter_values.take(name, 1) == [110]
     clock.at = next_period
-    assert counters.peek(counters.load(name)) == 100  # what a preview shows
-    assert counters.take(name, 3) == [100, 105, 110]
-    assert counters.take(name, 1) == [115]
+    assert counter_values.peek(counter_values.load(name)) == 100  # what a preview shows
+    assert counter_values.take(name, 3) == [100, 105, 110]
+    assert counter_values.take(name, 1) == [115]
     view = counters.get(name)
     assert (view.current, view.issued, view.reset) == (115, 7, reset)
 
@@ -110,9 +110,9 @@ def test_a_new_period_starts_again_at_start(
 def test_a_counter_without_reset_goes_on_across_years(clock: Clock) -> None:
     clock.at = at(2026, 12, 31, 23, 59, 59)
     name = _counter("never")
-    assert counters.take(name, 1) == [100]
+    assert counter_values.take(name, 1) == [100]
     clock.at = at(2028, 1, 1)
-    assert counters.take(name, 2) == [105, 110]
+    assert counter_values.take(name, 2) == [105, 110]
 
 
 def test_takes_racing_across_a_period_boundary_never_share_a_value(clock: Clock) -> None:
@@ -125,7 +125,7 @@ def test_takes_racing_across_a_period_boundary_never_share_a_value(clock: Clock)
     def take_until_enough() -> None:
         try:
             while len(blocks) < 40:
-                block = counters.take(name, 2)
+                block = counter_values.take(name, 2)
                 with lock:
                     blocks.append(block)
         except BaseException as error:  # reported below, not lost in the thread
@@ -141,7 +141,7 @@ def test_takes_racing_across_a_period_boundary_never_share_a_value(clock: Clock)
     assert errors == []
     assert all(block[1] == block[0] + 1 for block in blocks)  # each block is contiguous
     values = [value for block in blocks for value in block]
-    record = counters.load(name)
+    record = counter_values.load(name)
     assert record.period == "2026-07-01" and int(record.issued) == len(values)
     # The new day restarted at 1 and ended at `current`; the old day ran from 1 to the rest:
     # each value is handed out once per day, none lost and none twice.

@@ -1,5 +1,6 @@
 """The shared layer as `sam build` makes it (`shared/Makefile`): the OpenAPI document is built
-there, once, and the MCP function's cold start reads it instead of loading every group's routes."""
+there, once, and the MCP function's cold start reads it instead of loading every group's routes;
+a function's cold start loads no other aggregate's request and answer models."""
 
 from __future__ import annotations
 
@@ -85,3 +86,57 @@ print(json.dumps({{
     assert "etikett.api.labels" not in loaded["groups"]
     assert "etikett.api.printing" not in loaded["groups"]
     assert "etikett.mcp.routes" in loaded["groups"]
+
+
+# Modules of request and answer models a function's routes never use; the function needs only
+# lookups of those aggregates (`*_records`, `runner_context`, `counter_values`).
+NOT_LOADED = {
+    "printing": {
+        "etikett.domain.labels",
+        "etikett.domain.label_versions",
+        "etikett.domain.printers",
+        "etikett.domain.runners",
+        "etikett.domain.counters",
+        "etikett.domain.audit_entries",
+    },
+    "runner_agent": {
+        "etikett.domain.printers",
+        "etikett.domain.runners",
+        "etikett.domain.deployments.models",
+        "etikett.domain.audit_entries",
+    },
+    "printers": {"etikett.domain.runners", "etikett.domain.audit_entries"},
+    "runners": {"etikett.domain.printers", "etikett.domain.audit_entries"},
+}
+
+
+@pytest.mark.parametrize("group", sorted(NOT_LOADED))
+def test_a_function_s_cold_start_loads_no_other_aggregate_s_api_models(
+    repo: Path, layer: Path, group: str
+) -> None:
+    folder = repo / "functions" / group
+    child = f"""
+import importlib.util, json, sys
+sys.path[:0] = [{str(folder)!r}, {str(layer)!r}]
+sys.path.append({sysconfig.get_paths()["purelib"]!r})
+spec = importlib.util.spec_from_file_location("app", {str(folder / "app.py")!r})
+app = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(app)
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("etikett."))))
+"""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AWS_REGION": "eu-central-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    result = subprocess.run(
+        [sys.executable, "-S", "-B", "-c", child],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout.splitlines()[-1]))
+    assert f"etikett.api.{group}" in loaded
+    assert not loaded & NOT_LOADED[group], sorted(loaded & NOT_LOADED[group])

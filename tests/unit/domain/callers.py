@@ -3,9 +3,9 @@ the audit log recorded about a target."""
 
 from __future__ import annotations
 
-from etikett.domain import audit
+from etikett.domain import audit_entries
 from etikett.domain.actors import Caller, Invocation
-from etikett.domain.audit import AuditEntry
+from etikett.domain.audit_entries import AuditEntry
 from etikett.ids import new_id
 
 
@@ -33,7 +33,7 @@ def agent(operation: str, *roles: str, subject: str | None = None) -> Invocation
 
 def trail(target_id: str) -> list[AuditEntry]:
     """The audit entries about `target_id`, oldest first."""
-    entries = audit.list_entries(target=target_id, limit=200, cursor=None).items
+    entries = audit_entries.list_entries(target=target_id, limit=200, cursor=None).items
     return list(reversed(entries))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import audit, counters, labels
+from etikett.domain import audit, audit_entries, counters, labels
 from etikett.domain.actors import Invocation
 from etikett.errors import EtikettError, ProblemCode
 from unit.domain.callers import agent, human
@@ -26,11 +26,11 @@ def _refused(code: ProblemCode, change: Any) -> EtikettError:
     return refused.value
 
 
-def _all(**filters: Any) -> list[audit.AuditEntry]:
-    found: list[audit.AuditEntry] = []
+def _all(**filters: Any) -> list[audit_entries.AuditEntry]:
+    found: list[audit_entries.AuditEntry] = []
     cursor = None
     while True:
-        page = audit.list_entries(limit=2, cursor=cursor, **filters)
+        page = audit_entries.list_entries(limit=2, cursor=cursor, **filters)
         found += page.items
         if (cursor := page.next_cursor) is None:
             return found
@@ -43,7 +43,7 @@ def _label(by: Invocation, name: str = "Etikett") -> str:
 def test_an_entry_records_who_did_what_to_which_target(empty: Aws) -> None:
     invocation = agent("createLabel", "designer", subject="label-bot")
     label_id = _label(invocation)
-    (entry,) = audit.list_entries(limit=10, cursor=None).items
+    (entry,) = audit_entries.list_entries(limit=10, cursor=None).items
     assert (entry.actor, entry.subject, entry.operation_id, entry.target_id) == (
         "service",
         "label-bot",
@@ -55,7 +55,7 @@ def test_an_entry_records_who_did_what_to_which_target(empty: Aws) -> None:
         None,
         invocation.request_id,
     )
-    assert audit.get_entry(entry.id) == entry
+    assert audit_entries.get_entry(entry.id) == entry
     assert entry.at.endswith("Z")
 
 
@@ -82,7 +82,7 @@ def test_a_failed_change_leaves_no_entry_and_a_refusal_is_written_alone(empty: A
 def test_the_log_pages_newest_first_without_gaps_or_repeats(empty: Aws) -> None:
     made = [_label(human("createLabel"), f"n{i}") for i in range(7)]
     assert [e.target_id for e in _all()] == made[::-1]
-    first = audit.list_entries(limit=3, cursor=None)
+    first = audit_entries.list_entries(limit=3, cursor=None)
     assert len(first.items) == 3 and first.next_cursor is not None
 
 
@@ -126,12 +126,14 @@ def test_a_filtered_list_pages_through_entries_the_filter_drops(empty: Aws) -> N
 
 
 def test_unknown_entries_and_foreign_cursors_are_refused() -> None:
-    _refused(ProblemCode.AUDIT_NOT_FOUND, lambda: audit.get_entry("aud_missing"))
+    _refused(ProblemCode.AUDIT_NOT_FOUND, lambda: audit_entries.get_entry("aud_missing"))
     _label(human("createLabel"))
     _label(human("createLabel"))
     cursor = labels.list_labels(1, None, None).next_cursor
     _refused(
         ProblemCode.REQUEST_INVALID_CURSOR,
-        lambda: audit.list_entries(limit=2, cursor=cursor),
+        lambda: audit_entries.list_entries(limit=2, cursor=cursor),
     )
-    _refused(ProblemCode.REQUEST_INVALID_CURSOR, lambda: audit.list_entries(limit=2, cursor="%%"))
+    _refused(
+        ProblemCode.REQUEST_INVALID_CURSOR, lambda: audit_entries.list_entries(limit=2, cursor="%%")
+    )

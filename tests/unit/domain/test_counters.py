@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from etikett import clock
-from etikett.domain import counters
+from etikett.domain import counter_values, counters
 from etikett.domain.counters import NewCounter
 from etikett.dsl.label import LabelDocument
 from etikett.errors import EtikettError, ProblemCode
@@ -71,11 +71,11 @@ def test_a_name_is_taken_once() -> None:
 
 def test_values_are_taken_in_blocks_one_after_the_other() -> None:
     name = _create(start=100, step=5)
-    assert counters.take(name, 3) == [100, 105, 110]
-    assert counters.take(name, 1) == [115]
+    assert counter_values.take(name, 3) == [100, 105, 110]
+    assert counter_values.take(name, 1) == [115]
     counter = counters.get(name)
     assert (counter.current, counter.issued) == (115, 4)
-    assert counters.peek(counter_store.get(name)) == 120  # type: ignore[arg-type]
+    assert counter_values.peek(counter_store.get(name)) == 120  # type: ignore[arg-type]
 
 
 def test_a_take_that_raced_a_period_change_reads_again_and_gives_nothing_twice(
@@ -85,7 +85,7 @@ def test_a_take_that_raced_a_period_change_reads_again_and_gives_nothing_twice(
     condition failed, reads again, and continues April's sequence."""
     now = Clock(monkeypatch)
     name = _create(start=1, reset="monthly")
-    assert counters.take(name, 2) == [1, 2]
+    assert counter_values.take(name, 2) == [1, 2]
     now.at = dt.datetime(2026, 4, 1, 0, 1, tzinfo=dt.UTC)
     read = counter_store.get
     calls = []
@@ -94,11 +94,11 @@ def test_a_take_that_raced_a_period_change_reads_again_and_gives_nothing_twice(
         stale = read(counter)
         if not calls:
             calls.append(counter)
-            assert counters.take(counter, 3) == [1, 2, 3]  # the other take, in April
+            assert counter_values.take(counter, 3) == [1, 2, 3]  # the other take, in April
         return stale
 
     monkeypatch.setattr(counter_store, "get", read_then_lose_the_race)
-    assert counters.take(name, 2) == [4, 5]
+    assert counter_values.take(name, 2) == [4, 5]
     monkeypatch.setattr(counter_store, "get", read)
     assert counters.get(name).issued == 7
 
@@ -116,12 +116,12 @@ def test_a_resetting_counter_starts_again_each_utc_period(
 ) -> None:
     now = Clock(monkeypatch)
     name = _create(start=7, reset=reset)
-    assert counters.take(name, 2) == [7, 8]
+    assert counter_values.take(name, 2) == [7, 8]
     now.at = later - dt.timedelta(seconds=1)  # the same period still
-    assert counters.take(name, 1) == [9]
+    assert counter_values.take(name, 1) == [9]
     now.at = later
-    assert counters.peek(counter_store.get(name)) == 7  # type: ignore[arg-type]
-    assert counters.take(name, 2) == [7, 8]
+    assert counter_values.peek(counter_store.get(name)) == 7  # type: ignore[arg-type]
+    assert counter_values.take(name, 2) == [7, 8]
     assert counters.get(name).issued == 5
 
 
@@ -130,17 +130,17 @@ def test_a_counter_that_never_resets_keeps_counting_across_years(
 ) -> None:
     now = Clock(monkeypatch)
     name = _create()
-    counters.take(name, 2)
+    counter_values.take(name, 2)
     now.at = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
-    assert counters.take(name, 1) == [3]
+    assert counter_values.take(name, 1) == [3]
 
 
 def test_a_deactivated_counter_gives_no_values() -> None:
     name = _create()
-    counters.take(name, 1)
+    counter_values.take(name, 1)
     deactivated = counters.deactivate(human("postCounterDeactivate", "operator"), name)
     assert not deactivated.active and deactivated.issued == 1
-    error = _refused(ProblemCode.COUNTER_INACTIVE, lambda: counters.take(name, 1))
+    error = _refused(ProblemCode.COUNTER_INACTIVE, lambda: counter_values.take(name, 1))
     assert error.status == 409
     counters.deactivate(human("postCounterDeactivate", "operator"), name)  # again: no change
     assert operations(name) == ["createCounter", "postCounterDeactivate"]
@@ -160,19 +160,19 @@ def test_a_counter_deactivated_while_a_take_read_it_gives_no_values(
         return stale
 
     monkeypatch.setattr(counter_store, "get", read_then_see_it_deactivated)
-    _refused(ProblemCode.COUNTER_INACTIVE, lambda: counters.take(name, 1))
+    _refused(ProblemCode.COUNTER_INACTIVE, lambda: counter_values.take(name, 1))
     assert counters.get(name).issued == 0
 
 
 def test_missing_counters_are_counter_not_found() -> None:
-    _refused(ProblemCode.COUNTER_NOT_FOUND, lambda: counters.take("c_missing", 1))
+    _refused(ProblemCode.COUNTER_NOT_FOUND, lambda: counter_values.take("c_missing", 1))
     _refused(ProblemCode.COUNTER_NOT_FOUND, lambda: counters.deactivate(human("x"), "c_missing"))
 
 
 def test_formats_pad_or_compute_and_must_compile() -> None:
-    assert counters.formatted("000000", 42) == "000042"
-    assert counters.formatted('"SN-" + string(value * 2)', 21) == "SN-42"
-    assert counters.formatted(None, 7) == 7
+    assert counter_values.formatted("000000", 42) == "000042"
+    assert counter_values.formatted('"SN-" + string(value * 2)', 21) == "SN-42"
+    assert counter_values.formatted(None, 7) == 7
     with pytest.raises(ValidationError):
         NewCounter(name="bad", format="value +")
     with pytest.raises(ValidationError):
@@ -181,7 +181,7 @@ def test_formats_pad_or_compute_and_must_compile() -> None:
 
 def test_a_label_previews_its_counters_next_values_without_taking_them() -> None:
     name = _create(start=40, format="0000")
-    counters.take(name, 2)
+    counter_values.take(name, 2)
     document = LabelDocument.model_validate(
         {
             "size": {"width_mm": 50, "height_mm": 20},
@@ -196,8 +196,8 @@ def test_a_label_previews_its_counters_next_values_without_taking_them() -> None
             ],
         }
     )
-    assert counters.referenced(document.expressions()) == sorted([name, "c_not_made_yet"])
-    assert counters.next_values(document) == {name: "0042", "c_not_made_yet": 1}
+    assert counter_values.referenced(document.expressions()) == sorted([name, "c_not_made_yet"])
+    assert counter_values.next_values(document) == {name: "0042", "c_not_made_yet": 1}
     assert counters.get(name).issued == 2
 
 

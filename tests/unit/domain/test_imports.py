@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from etikett.domain import audit, imports, label_versions, labels
+from etikett.domain import audit_entries, imports, label_versions, labels
 from etikett.errors import EtikettError
 from etikett.ids import new_id
 from etikett.store import labels as label_store
@@ -64,7 +64,7 @@ def test_a_store_failure_on_the_second_label_creates_none(
     ]
     kept = label_store.get_version(existing.id, "label", 1)
     assert kept is not None and label_store.unpack(kept.blob)["objects"] == []
-    imported = audit.list_entries(operation="postImport", limit=200, cursor=None).items
+    imported = audit_entries.list_entries(operation="postImport", limit=200, cursor=None).items
     assert [entry for entry in imported if entry.outcome == "success"] == []
 
 

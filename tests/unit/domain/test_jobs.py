@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import jobs, printers, runner_agent, runners
+from etikett.domain import jobs, printers, raw_jobs, runner_agent, runners
 from etikett.domain.runner_agent import ClaimRequest, JobReport
 from etikett.errors import EtikettError, ProblemCode
 from etikett.store import runner_queues
@@ -256,10 +256,12 @@ def test_a_runner_s_jobs_page_newest_first() -> None:
 def test_a_printer_removed_leaves_its_jobs_readable() -> None:
     runner = build.runner()
     printer = build.printer(runner.id, f"weg-{runner.id[-6:]}")
-    job = printers.submit_raw(
+    job = raw_jobs.submit_raw(
         human("postRunnerJob"),
         runner.id,
-        jobs.RawJobRequest(printer_id=printer.id, data_base64=base64.b64encode(b"^XA^XZ").decode()),
+        raw_jobs.RawJobRequest(
+            printer_id=printer.id, data_base64=base64.b64encode(b"^XA^XZ").decode()
+        ),
     )
     printers.delete(human("deletePrinter"), printer.id)
     assert jobs.get(job.id).printer_id == printer.id

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from etikett.domain import discovery, jobs, printers, runner_agent
+from etikett.domain import discovery, printer_records, printers, raw_jobs, runner_agent
 from etikett.domain.discovery import DiscoveryRequest, GroupDiscoveryRequest
 from etikett.domain.printers import NewPrinter
 from etikett.errors import EtikettError, ProblemCode
@@ -55,7 +55,7 @@ def test_a_declared_printer_is_created_with_its_audit_entry() -> None:
         "ZT411",
     )
     assert created.status is None
-    assert printers.by_name(name).id == created.id
+    assert printer_records.by_name(name).id == created.id
     assert trail(created.id)[0].details == {
         "name": name,
         "runner_id": runner.id,
@@ -73,7 +73,7 @@ def test_names_are_unique_regardless_of_case_and_a_taken_name_writes_nothing() -
     assert error.params["name"] == name.upper()
     assert [p.id for p in printers.list_printers(10, None, runner.id).items] == [first.id]
     printers.delete(human("deletePrinter", "operator"), first.id)
-    _refused(ProblemCode.PRINTER_NOT_FOUND, lambda: printers.by_name(name))
+    _refused(ProblemCode.PRINTER_NOT_FOUND, lambda: printer_records.by_name(name))
     assert _declare(runner.id, name.upper()).name == name.upper()  # the name is free again
     assert operations(first.id) == ["createPrinter", "deletePrinter"]
 
@@ -82,7 +82,7 @@ def test_a_printer_needs_an_admitted_runner() -> None:
     pending = build.enrolled(build.group().id, needs_approval=True)
     _refused(ProblemCode.RUNNER_NOT_ACTIVE, lambda: _declare(pending.runner_id, _unique("p")))
     _refused(ProblemCode.RUNNER_NOT_FOUND, lambda: _declare("run_missing", _unique("p")))
-    _refused(ProblemCode.PRINTER_NOT_FOUND, lambda: printers.load("lbl_not_a_printer_id"))
+    _refused(ProblemCode.PRINTER_NOT_FOUND, lambda: printer_records.load("lbl_not_a_printer_id"))
 
 
 def test_a_printer_is_declared_wholly_or_adopted_from_a_finding() -> None:
@@ -199,25 +199,25 @@ def test_raw_bytes_go_only_to_a_printer_of_the_runner() -> None:
     data = base64.b64encode(b"^XA^FDhi^FS^XZ").decode()
     wrong = _refused(
         ProblemCode.REQUEST_INVALID,
-        lambda: printers.submit_raw(
+        lambda: raw_jobs.submit_raw(
             human("postRunnerJob"),
             other.id,
-            jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
+            raw_jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
         ),
     )
     assert wrong.params["fields"][0]["field"] == "body.printer_id"
     _refused(
         ProblemCode.REQUEST_INVALID,
-        lambda: printers.submit_raw(
+        lambda: raw_jobs.submit_raw(
             human("postRunnerJob"),
             runner.id,
-            jobs.RawJobRequest(printer_id=printer.id, data_base64="not base64!"),
+            raw_jobs.RawJobRequest(printer_id=printer.id, data_base64="not base64!"),
         ),
     )
-    job = printers.submit_raw(
+    job = raw_jobs.submit_raw(
         human("postRunnerJob"),
         runner.id,
-        jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
+        raw_jobs.RawJobRequest(printer_id=printer.id, data_base64=data),
     )
     assert (job.kind, job.status, job.printer_id) == ("raw", "queued", printer.id)
     assert trail(job.id)[0].details == {
@@ -236,9 +236,9 @@ def test_only_a_printer_s_own_runner_reports_its_status() -> None:
     printer = _declare(runner.id, _unique("status"))
     beat = runner_agent.Heartbeat(printers=[{"printer_id": printer.id, "status": "paper_out"}])
     runner_agent.heartbeat(other, beat)
-    assert printers.load(printer.id).status is None
+    assert printer_records.load(printer.id).status is None
     runner_agent.heartbeat(runner, beat)
-    seen = printers.view(printers.load(printer.id))
+    seen = printers.view(printer_records.load(printer.id))
     assert seen.status == "paper_out" and seen.status_at is not None
     config = runner_agent.configuration(runner)
     assert [p["printer_id"] for p in config.printers] == [printer.id]

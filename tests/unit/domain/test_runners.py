@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import deployments, jobs, runner_agent, runner_enrollment, runner_flows, runners
+from etikett.domain import (
+    deployments,
+    jobs,
+    runner_agent,
+    runner_enrollment,
+    runner_flows,
+    runner_records,
+    runners,
+)
 from etikett.domain.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
 from etikett.domain.runners import ContextValue
 from etikett.errors import EtikettError, ProblemCode
@@ -281,7 +289,7 @@ def test_a_heartbeat_keeps_a_runner_online_for_a_while(monkeypatch: pytest.Monke
     assert (seen.status, seen.hostname, seen.version) == ("online", "neu", "2.0")
     _later(monkeypatch, 91)  # three heartbeats missed (90 s)
     assert runners.get_runner(runner.id).status == "offline"
-    assert runners.online_runners(runner.group_id) == []
+    assert runner_records.online_runners(runner.group_id) == []
 
 
 def test_a_removed_runner_s_heartbeat_does_not_bring_it_back() -> None:

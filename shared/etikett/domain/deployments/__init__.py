@@ -6,7 +6,8 @@ While `aiFreigabePflicht` is on, a person must deploy a flow version that never 
 must approve each stage; rolling back (to versions that ran before) is open to agents too.
 
 The aggregate's operations, by module: creating.py, rollout.py (approval, progress, rollback),
-assignments.py (context and printers), views.py (reading), on records.py and models.py.
+assignments.py (context and printers), views.py (reading), on records.py and models.py; what a
+Runner reports of a deployment is in runner_reports.py.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
         NewDeployment,
         PrinterAssignment,
         Rollback,
-        RunnerReport,
         RunnerState,
         RunnerStatus,
         Stage,
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from etikett.domain.deployments.records import load
     from etikett.domain.deployments.rollout import advance, approve, report, rollback
+    from etikett.domain.deployments.runner_reports import RunnerReport
     from etikett.domain.deployments.views import get, list_deployments, list_for_group, view
 
 # Each name loads its module on first use (PEP 562): a function that only declares routes with
@@ -63,7 +64,7 @@ _MODULES = {
     "NewDeployment": "models",
     "PrinterAssignment": "models",
     "Rollback": "models",
-    "RunnerReport": "models",
+    "RunnerReport": "runner_reports",
     "RunnerState": "models",
     "RunnerStatus": "models",
     "Stage": "models",

@@ -76,12 +76,12 @@ def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:
 def put_printer(
     invocation: Invocation, deployment_id: str, alias: str, request: PrinterAssignment
 ) -> AssignedPrinter:
-    from etikett.domain import printers
+    from etikett.domain import printer_records
 
     check_alias(alias)
-    printers.load(request.printer_id)
+    printer_records.load(request.printer_id)
     for printer_id in request.by_runner.values():
-        printers.load(printer_id)
+        printer_records.load(printer_id)
     record = load(deployment_id)
     before = record.printers.get(alias)
     assigned = {**record.printers, alias: request.model_dump()}

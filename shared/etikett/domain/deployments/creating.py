@@ -20,7 +20,7 @@ from etikett.store.unit_of_work import UnitOfWork
 
 
 def create(invocation: Invocation, request: NewDeployment) -> Deployment:
-    from etikett.domain import context_limits, flow_checks, printers, runners
+    from etikett.domain import context_limits, flow_checks, printer_records, runner_records
     from etikett.flows.findings import has_errors
 
     caller = invocation.caller
@@ -42,10 +42,10 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
                     f"body.stages.{index}.group_ids", f"{group_id} is in an earlier stage"
                 )
             seen.add(group_id)
-            runners.load_group(group_id)
+            runner_records.load_group(group_id)
     for alias, printer_id in request.printers.items():
         check_alias(alias)
-        printers.load(printer_id)
+        printer_records.load(printer_id)
     if (
         caller.actor != "human"
         and policies.enabled(policies.AI_APPROVAL)

@@ -114,12 +114,6 @@ class AssignedPrinter(PrinterAssignment):
     alias: str
 
 
-class RunnerReport(Model):
-    model_config = ConfigDict(extra="forbid")
-    status: Literal["applying", "active", "failed"]
-    detail: str | None = Field(default=None, max_length=2000)
-
-
 class ContextParameter(Model):
     name: str
     value: Any

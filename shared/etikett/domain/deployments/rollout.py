@@ -15,9 +15,9 @@ from etikett.domain.deployments.models import (
     Approval,
     Deployment,
     Rollback,
-    RunnerReport,
 )
 from etikett.domain.deployments.records import load, saving
+from etikett.domain.deployments.runner_reports import RunnerReport
 from etikett.domain.deployments.views import get
 from etikett.errors import Conflict, HumanRequired, ProblemCode
 from etikett.store import audit as audit_log
@@ -33,7 +33,7 @@ from etikett.store.unit_of_work import MAX_WRITES, ConditionFailed, UnitOfWork
 
 
 def approve(invocation: Invocation, deployment_id: str, request: Approval) -> Deployment:
-    from etikett.domain import runners
+    from etikett.domain import runner_records
 
     caller = invocation.caller
     assert caller is not None
@@ -83,7 +83,7 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
             runner_id=runner.id,
             group_id=group_id,
             status="pending",
-            detail=None if runners.status_of(runner, now) == "online" else "offline",
+            detail=None if runner_records.status_of(runner, now) == "online" else "offline",
             updated_at=now,
         )
         for group_id in stage["group_ids"]
@@ -107,16 +107,16 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
 
 
 def _runners_of(group_id: str) -> list[RunnerRecord]:
-    from etikett.domain import runners
+    from etikett.domain import runner_records
 
-    return [r for r in runners.members(group_id) if r.state == "active"]
+    return [r for r in runner_records.members(group_id) if r.state == "active"]
 
 
 def advance(deployment_id: str) -> None:
     """Moves the rolling-out stage on from what its Runners reported: failed when one failed,
     active when every online Runner runs the version (the next stage then awaits approval). A
     failed stage rolls out again once no Runner reports a failure (it tried again)."""
-    from etikett.domain import runners
+    from etikett.domain import runner_records
 
     for _ in range(5):
         record = load(deployment_id)
@@ -136,7 +136,9 @@ def advance(deployment_id: str) -> None:
                 return
             stage["status"], status = "failed", "failed"
         else:
-            online = [states.get(r.id) for r in members if runners.status_of(r, now) == "online"]
+            online = [
+                states.get(r.id) for r in members if runner_records.status_of(r, now) == "online"
+            ]
             active = [s for s in reported if s is not None and s.status == "active"]
             waiting = not all(s is not None and s.status == "active" for s in online) or bool(
                 members and not active  # nobody runs it yet (all offline): wait for one

@@ -47,14 +47,14 @@ def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deploymen
 
 def _offline(states: list[RunnerStateRecord]) -> dict[str, str]:
     """Runner id → why it has not applied the version yet, for those offline now."""
-    from etikett.domain import runners
+    from etikett.domain import runner_records
     from etikett.store import runners as runner_store
 
     waiting = [s.runner_id for s in states if s.status in ("pending", "applying")]
     now = clock.now()
     answer = {}
     for runner in runner_store.get_runners(waiting):
-        if runners.status_of(runner, now) != "online":
+        if runner_records.status_of(runner, now) != "online":
             seen = runner.last_seen_at
             answer[runner.id] = (
                 f"offline since {clock.rfc3339(seen)}" if seen else "offline (never seen)"
@@ -78,8 +78,8 @@ def list_deployments(
 
 
 def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deployment]:
-    from etikett.domain import runners
+    from etikett.domain import runner_records
 
-    runners.load_group(group_id)
+    runner_records.load_group(group_id)
     page = store.page_group_deployment_ids(group_id, limit, cursor)
     return Page(items=[get(i) for i in page.items], next_cursor=page.next_cursor)
