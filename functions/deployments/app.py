@@ -2,6 +2,9 @@
 observability."""
 
 from etikett import coldstart
+
+coldstart.libraries(*coldstart.API_LIBRARIES, *coldstart.TABLE_LIBRARIES)
+
 from etikett.api.app import create_app
 from etikett.api.entry import http_handler
 from etikett.api.groups import routes_of

@@ -9,6 +9,8 @@ harmless: each delivery is claimed by one message only (`webhook_delivery.claim`
 # First: the garbage collector pauses while the rest loads (etikett.coldstart).
 from etikett import coldstart
 
+coldstart.libraries(*coldstart.BATCH_LIBRARIES, *coldstart.TABLE_LIBRARIES)
+
 # isort: split
 from typing import Any
 

@@ -1,6 +1,9 @@
 """Lambda entry of the flows group: its routes behind Mangum, with Powertools observability."""
 
 from etikett import coldstart
+
+coldstart.libraries(*coldstart.API_LIBRARIES, *coldstart.TABLE_LIBRARIES)
+
 from etikett.api.app import create_app
 from etikett.api.entry import http_handler
 from etikett.api.groups import routes_of

@@ -5,6 +5,9 @@ the OpenAPI document the layer build wrote) is built here, once per cold start, 
 a group's routes load with the first call of one of its tools."""
 
 from etikett import coldstart
+
+coldstart.libraries(*coldstart.API_LIBRARIES, *coldstart.MCP_LIBRARIES)
+
 from etikett.api.app import create_app
 from etikett.api.entry import http_handler
 from etikett.api.groups import routes_of

@@ -6,6 +6,9 @@ a precise 404 `route.not_found` or 405 `route.method_not_allowed`.
 """
 
 from etikett import coldstart
+
+coldstart.libraries(*coldstart.API_LIBRARIES, *coldstart.TABLE_LIBRARIES)
+
 from etikett.api.app import create_app
 from etikett.api.entry import http_handler
 from etikett.api.groups import routes_of

@@ -1,6 +1,9 @@
 """Lambda entry of the print renderer: renders large print jobs from the print-render queue."""
 
 from etikett import coldstart
+
+coldstart.libraries(*coldstart.API_LIBRARIES, *coldstart.TABLE_LIBRARIES)
+
 from etikett.api.entry import sqs_handler
 from etikett.domain.print_rendering import render_queued
 

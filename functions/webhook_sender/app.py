@@ -8,6 +8,8 @@ Deliveries of one batch run concurrently, so a slow receiver holds up no other r
 # First: the garbage collector pauses while the rest loads (etikett.coldstart).
 from etikett import coldstart
 
+coldstart.libraries(*coldstart.BATCH_LIBRARIES, *coldstart.TABLE_LIBRARIES)
+
 # isort: split
 import asyncio
 from typing import Any

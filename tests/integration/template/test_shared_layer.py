@@ -140,3 +140,45 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("etikett."))))
     loaded = set(json.loads(result.stdout.splitlines()[-1]))
     assert f"etikett.api.{group}" in loaded
     assert not loaded & NOT_LOADED[group], sorted(loaded & NOT_LOADED[group])
+
+
+ENTRIES = sorted(
+    path.parent.name for path in (Path(__file__).parents[3] / "functions").glob("*/app.py")
+)
+
+
+@pytest.mark.parametrize("group", ENTRIES)
+def test_an_entry_loads_first_only_libraries_it_would_load_anyway(
+    repo: Path, layer: Path, group: str
+) -> None:
+    # `coldstart.libraries` changes when the entry's libraries load, never which: with it doing
+    # nothing, the entry's import still loads every package it names.
+    folder = repo / "functions" / group
+    child = f"""
+import importlib.util, json, sys
+sys.path[:0] = [{str(folder)!r}, {str(layer)!r}]
+sys.path.append({sysconfig.get_paths()["purelib"]!r})
+from etikett import coldstart
+named = []
+coldstart.libraries = lambda *packages: named.extend(packages)
+spec = importlib.util.spec_from_file_location("app", {str(folder / "app.py")!r})
+app = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(app)
+print(json.dumps({{"named": named, "unused": [p for p in named if p not in sys.modules]}}))
+"""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AWS_REGION": "eu-central-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    result = subprocess.run(
+        [sys.executable, "-S", "-B", "-c", child],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = json.loads(result.stdout.splitlines()[-1])
+    assert loaded["named"], "the entry names the libraries it loads first"
+    assert loaded["unused"] == []
