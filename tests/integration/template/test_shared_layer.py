@@ -10,6 +10,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,33 +33,20 @@ def layer(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return artifacts / "python"
 
 
-def test_the_layer_carries_the_document_the_routers_describe(layer: Path) -> None:
-    built = json.loads((layer / "etikett" / "api" / openapi.BUILT.name).read_text())
-    assert built == openapi.describe()
-    assert not (layer / "etikett" / "local").exists()
-
-
-def test_the_mcp_cold_start_reads_the_built_document_and_loads_no_group(
-    repo: Path, layer: Path
-) -> None:
-    # As on Lambda: the function's folder and the layer, then the dependencies; not the source.
+def import_entry(repo: Path, layer: Path, group: str, before: str = "", after: str = "") -> Any:
+    """Imports `functions/<group>/app.py` in a fresh interpreter laid out as on Lambda (the
+    function's folder and the layer, then the dependencies; not the source), running `before`
+    and `after` around it; answers what `after` printed last, as JSON."""
+    folder = repo / "functions" / group
     child = f"""
 import importlib.util, json, sys
-sys.path[:0] = [{str(repo / "functions" / "mcp")!r}, {str(layer)!r}]
+sys.path[:0] = [{str(folder)!r}, {str(layer)!r}]
 sys.path.append({sysconfig.get_paths()["purelib"]!r})
-spec = importlib.util.spec_from_file_location("app", {str(repo / "functions" / "mcp" / "app.py")!r})
+{before}
+spec = importlib.util.spec_from_file_location("app", {str(folder / "app.py")!r})
 app = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(app)
-from etikett.mcp import catalog
-import etikett
-print(json.dumps({{
-    "package": etikett.__file__,
-    "tools": sorted(catalog.catalog().tools),
-    "groups": sorted(
-        m for m in sys.modules
-        if m.startswith(("etikett.api.", "etikett.mcp.")) and m.count(".") == 2
-    ),
-}}))
+{after}
 """
     env = {
         "PATH": "/usr/bin:/bin",
@@ -73,7 +61,31 @@ print(json.dumps({{
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    loaded = json.loads(result.stdout.splitlines()[-1])
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_the_layer_carries_the_document_the_routers_describe(layer: Path) -> None:
+    built = json.loads((layer / "etikett" / "api" / openapi.BUILT.name).read_text())
+    assert built == openapi.describe()
+    assert not (layer / "etikett" / "local").exists()
+
+
+def test_the_mcp_cold_start_reads_the_built_document_and_loads_no_group(
+    repo: Path, layer: Path
+) -> None:
+    after = """
+from etikett.mcp import catalog
+import etikett
+print(json.dumps({
+    "package": etikett.__file__,
+    "tools": sorted(catalog.catalog().tools),
+    "groups": sorted(
+        m for m in sys.modules
+        if m.startswith(("etikett.api.", "etikett.mcp.")) and m.count(".") == 2
+    ),
+}))
+"""
+    loaded = import_entry(repo, layer, "mcp", after=after)
     assert loaded["package"].startswith(str(layer))
     live = {
         operation["operationId"]
@@ -114,30 +126,8 @@ NOT_LOADED = {
 def test_a_function_s_cold_start_loads_no_other_aggregate_s_api_models(
     repo: Path, layer: Path, group: str
 ) -> None:
-    folder = repo / "functions" / group
-    child = f"""
-import importlib.util, json, sys
-sys.path[:0] = [{str(folder)!r}, {str(layer)!r}]
-sys.path.append({sysconfig.get_paths()["purelib"]!r})
-spec = importlib.util.spec_from_file_location("app", {str(folder / "app.py")!r})
-app = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(app)
-print(json.dumps(sorted(m for m in sys.modules if m.startswith("etikett."))))
-"""
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "AWS_REGION": "eu-central-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-    }
-    result = subprocess.run(
-        [sys.executable, "-S", "-B", "-c", child],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    loaded = set(json.loads(result.stdout.splitlines()[-1]))
+    after = 'print(json.dumps(sorted(m for m in sys.modules if m.startswith("etikett."))))'
+    loaded = set(import_entry(repo, layer, group, after=after))
     assert f"etikett.api.{group}" in loaded
     assert not loaded & NOT_LOADED[group], sorted(loaded & NOT_LOADED[group])
 
@@ -153,32 +143,14 @@ def test_an_entry_loads_first_only_libraries_it_would_load_anyway(
 ) -> None:
     # `coldstart.libraries` changes when the entry's libraries load, never which: with it doing
     # nothing, the entry's import still loads every package it names.
-    folder = repo / "functions" / group
-    child = f"""
-import importlib.util, json, sys
-sys.path[:0] = [{str(folder)!r}, {str(layer)!r}]
-sys.path.append({sysconfig.get_paths()["purelib"]!r})
+    before = """
 from etikett import coldstart
 named = []
 coldstart.libraries = lambda *packages: named.extend(packages)
-spec = importlib.util.spec_from_file_location("app", {str(folder / "app.py")!r})
-app = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(app)
-print(json.dumps({{"named": named, "unused": [p for p in named if p not in sys.modules]}}))
 """
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "AWS_REGION": "eu-central-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-    }
-    result = subprocess.run(
-        [sys.executable, "-S", "-B", "-c", child],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
+    after = (
+        'print(json.dumps({"named": named, "unused": [p for p in named if p not in sys.modules]}))'
     )
-    assert result.returncode == 0, result.stderr
-    loaded = json.loads(result.stdout.splitlines()[-1])
+    loaded = import_entry(repo, layer, group, before=before, after=after)
     assert loaded["named"], "the entry names the libraries it loads first"
     assert loaded["unused"] == []
