@@ -6,8 +6,6 @@ theirs (`AWS_REGION`, `AWS_ENDPOINT_URL_DYNAMODB`). Resources a function's templ
 give it are None, and `required(name)` says so clearly where one is needed.
 """
 
-from __future__ import annotations
-
 from functools import cache
 from pathlib import Path
 from typing import Any

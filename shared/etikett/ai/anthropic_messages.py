@@ -1,8 +1,6 @@
 """The Messages wire format (`anthropic-messages`): POST `{endpoint}/v1/messages` with `x-api-key`
 and `anthropic-version`; tool use as `tool_use` content blocks, results as `tool_result` blocks."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -3,8 +3,6 @@
 conversation is flattened into one prompt; a tool becomes an instruction to answer with a JSON
 object of the tool's input schema, which the caller may or may not get back."""
 
-from __future__ import annotations
-
 import json
 from typing import Any
 

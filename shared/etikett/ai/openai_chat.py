@@ -3,8 +3,6 @@ servers speak): POST `{endpoint}/chat/completions` with `Authorization: Bearer`,
 being an OpenAI client's base URL (e.g. `…/v1`). Tools are `function` tools; a call's arguments
 arrive as a JSON string."""
 
-from __future__ import annotations
-
 import json
 from typing import Any, Literal
 

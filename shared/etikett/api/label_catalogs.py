@@ -1,8 +1,6 @@
 """Routes of the Labels group that start a label: the Vorlagen and media presets catalogs, and
 the import of ZPL and gLabels files."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from fastapi import File, Query, UploadFile

@@ -1,8 +1,6 @@
 """Routes of the Labels group for a label's documents: reading and patching the label and form
 documents, previews, and the versions they are saved as."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from fastapi import Query, Response

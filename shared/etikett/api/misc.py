@@ -1,7 +1,5 @@
 """Routes of the Miscellaneous group: version, OpenAPI document, CEL evaluation and policies."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from fastapi.responses import JSONResponse

@@ -1,7 +1,5 @@
 """RFC 9457 problem details: every failure of every route becomes one, in this one place."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Any

@@ -10,8 +10,6 @@ once (`create_app` puts the routes themselves into the app, where `include_route
 second copy of every route on the first request).
 """
 
-from __future__ import annotations
-
 import threading
 import warnings
 from collections.abc import Callable, Iterator

@@ -1,7 +1,5 @@
 """Routes of the Users group: user management by admins."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from fastapi import Response

@@ -8,12 +8,10 @@ under many numbers are `Generic` with no part number. Continuous media gets a de
 (stated in its description).
 """
 
-from __future__ import annotations
-
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -54,7 +52,7 @@ class MediaPreset(Model):
     )
 
     @model_validator(mode="after")
-    def _gap_only_die_cut(self) -> MediaPreset:
+    def _gap_only_die_cut(self) -> Self:
         if self.media == "continuous" and self.gap_mm is not None:
             raise ValueError("continuous media has no gap")
         return self

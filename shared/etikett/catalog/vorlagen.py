@@ -12,8 +12,6 @@ barcodes keep their quiet zones clear (10 modules beside linear codes) and every
 preflight with no error at 203, 300 and 600 dpi.
 """
 
-from __future__ import annotations
-
 import json
 from functools import cache
 from pathlib import Path

@@ -1,8 +1,6 @@
 """Reading the audit log back: an entry by id, and entries filtered by who, which operation,
 which target and when, as the audit API and log questions show them."""
 
-from __future__ import annotations
-
 from datetime import UTC, datetime
 from typing import Any, Literal
 

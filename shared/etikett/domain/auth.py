@@ -1,7 +1,5 @@
 """Signing in and out: first-time setup, login with its throttle, logout, own password, whoami."""
 
-from __future__ import annotations
-
 import hmac
 import ipaddress
 import math

@@ -5,8 +5,6 @@ when it does not validate, the model is told why once and may answer again. The 
 proposal with its findings (and a preview for labels). A Copilot never saves anything: saving is
 `patchLabelDocument`/`patchFlowDocument`/`patchLabelForm` with the proposal's operations."""
 
-from __future__ import annotations
-
 import base64
 from collections.abc import Callable
 from functools import cache

@@ -3,8 +3,6 @@ only when labels are printed, a whole job's block in one atomic DynamoDB update,
 ever handed out twice — not under concurrency and not when a request is retried. Taking,
 peeking at and formatting values is in `counter_values`; here the counters themselves."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator

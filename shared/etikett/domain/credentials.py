@@ -3,8 +3,6 @@ secrets (for flows' HTTP nodes). Admin only; creating and deleting is audited. A
 before it is stored (`credential_vault`) and is never in a list, an answer, a log line, an audit
 entry or an error: answers say `has_secret`."""
 
-from __future__ import annotations
-
 import time
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit

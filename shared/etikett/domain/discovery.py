@@ -3,8 +3,6 @@ Runner of a group to probe targets (each target checked by `printer_addresses`),
 that keeps it from becoming a port scan (`discovery_burst` at once, then one per
 `discovery_interval_seconds`), and the findings a Runner reports, which createPrinter adopts."""
 
-from __future__ import annotations
-
 import math
 from datetime import timedelta
 from typing import Any

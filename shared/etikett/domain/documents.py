@@ -6,8 +6,6 @@ document's size is accounted after every operation (what an `add`, `replace` or 
 what a `remove` takes out), so a `copy` that doubles the document is refused at the operation
 that crosses `MAX_PATCHED_DOCUMENT_CHARS`, before the next one can double it again."""
 
-from __future__ import annotations
-
 import copy
 import json
 from collections.abc import Sequence

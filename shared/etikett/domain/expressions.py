@@ -1,7 +1,5 @@
 """Trying CEL expressions against sample data: the variable editor's evaluate button."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any
 

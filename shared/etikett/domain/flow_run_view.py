@@ -1,8 +1,6 @@
 """A recorded run of a flow as the API shows it, apart from `flow_runs` (dry runs, the engine),
 so that the agent channel, which records runs, declares its routes without the flow engine."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from etikett.model import Model

@@ -5,10 +5,8 @@ creates a job, never calls out, never writes a file and never takes a counter va
 it says what would be printed: the label version, the printer alias, the resolved variables, the
 copies and the counter values the labels would take (read, not taken)."""
 
-from __future__ import annotations
-
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -78,7 +76,7 @@ class DryRunRequest(Model):
     )
 
     @model_validator(mode="after")
-    def _one_runner(self) -> DryRunRequest:
+    def _one_runner(self) -> Self:
         if self.runner_id is not None and self.runner is not None:
             raise ValueError("give runner_id or runner, not both")
         return self

@@ -2,8 +2,6 @@
 and patched exactly like label documents (ids kept, `base_version` conflicts, author, comment).
 Every saved document is linted; the findings come with the answer."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field

@@ -7,8 +7,6 @@ leaves none. That bounds a file to the labels one transaction holds (`MAX_LABELS
 `MAX_IMPORT_DOCUMENT_BYTES` of stored documents). What could not be carried over is in `report`.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

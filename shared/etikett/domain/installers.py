@@ -3,8 +3,6 @@ on), its configuration (server URLs, the CA bundle), a fresh one-time enrollment
 install scripts for Linux (systemd) and Windows (a service), stored in S3 and handed out as a
 short-lived presigned URL."""
 
-from __future__ import annotations
-
 import io
 import json
 import zipfile

@@ -1,8 +1,6 @@
 """Jobs handed to Runners: creation onto the Runner's queue, reading, listing and cancelling.
 The Runner's side (claiming, reporting) is in `runner_agent`; raw jobs are in `raw_jobs`."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 

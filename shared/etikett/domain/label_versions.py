@@ -6,8 +6,6 @@ Approving makes a version the released one (the previous one is retired) and rec
 `label.approved` event in the outbox, in the same transaction.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field

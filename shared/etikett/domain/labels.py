@@ -1,8 +1,6 @@
 """Labels: creation (blank, from a Vorlage, a media preset or dimensions), reading and listing,
 renaming, archiving, copying and deleting. Documents and versions live in `label_versions`."""
 
-from __future__ import annotations
-
 from typing import Any, Literal, NamedTuple
 
 from pydantic import ConfigDict, Field

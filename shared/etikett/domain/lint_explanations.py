@@ -2,8 +2,6 @@
 operations that were checked to apply to the document the finding is about.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal

@@ -2,8 +2,6 @@
 the question's filters, and its answer may cite only those.
 """
 
-from __future__ import annotations
-
 import re
 from datetime import datetime
 from typing import Any, Literal

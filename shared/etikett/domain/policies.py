@@ -1,8 +1,6 @@
 """Service-wide policies. `aiFreigabePflicht` (on by default): versions authored by agents stay
 drafts until a person approves them, and only a person may deploy or approve what agents made."""
 
-from __future__ import annotations
-
 from pydantic import ConfigDict, Field
 
 from etikett import clock

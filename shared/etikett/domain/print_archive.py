@@ -1,8 +1,6 @@
 """The print archive: one entry per printed label record; each entry's outcome is the last
 outcome of the job that carried it."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any, Literal
 

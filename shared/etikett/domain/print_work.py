@@ -2,8 +2,6 @@
 turning it into the printer's bytes — every distinct record rendered once, in order. Small
 requests do this at once; large ones in the print-render function."""
 
-from __future__ import annotations
-
 import json
 from datetime import datetime
 from typing import Any

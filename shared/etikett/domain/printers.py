@@ -3,9 +3,7 @@ addresses a Runner may reach (`printer_addresses`), listed and deleted. A printe
 other aggregates read it, and the status Runners report, are in `printer_records`; raw jobs to a
 printer in `raw_jobs`."""
 
-from __future__ import annotations
-
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -51,7 +49,7 @@ class NewPrinter(Model):
     model: str | None = Field(default=None, max_length=200)
 
     @model_validator(mode="after")
-    def _one_way(self) -> NewPrinter:
+    def _one_way(self) -> Self:
         declared = (self.runner_id, self.uri, self.language, self.dpi)
         if self.finding_id is None and any(v is None for v in declared):
             raise ValueError("give finding_id, or runner_id, uri, language and dpi")

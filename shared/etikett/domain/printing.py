@@ -8,10 +8,8 @@ printer's language. Small requests render at once; large ones render in the prin
 function (an SQS consumer), so a request never waits for ten thousand rasters.
 """
 
-from __future__ import annotations
-
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -56,7 +54,7 @@ class PrintRequest(Model):
     )
 
     @model_validator(mode="after")
-    def _one_source(self) -> PrintRequest:
+    def _one_source(self) -> Self:
         if self.variables is not None and self.data is not None:
             raise ValueError("give `variables` (one label) or `data` (a stream), not both")
         if self.data is not None and not self.data:

@@ -1,8 +1,6 @@
 """Raw jobs: bytes in a printer's language sent as they are to one of a Runner's printers,
 refused unless they are printer data (`etikett.printer_data`)."""
 
-from __future__ import annotations
-
 import base64
 from typing import Literal
 

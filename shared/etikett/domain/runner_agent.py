@@ -5,8 +5,6 @@ A Runner is identified by its client certificate, never by a user token. Only th
 whose serial its record holds is accepted, so a removed Runner is refused at once.
 """
 
-from __future__ import annotations
-
 import base64
 import contextlib
 import re

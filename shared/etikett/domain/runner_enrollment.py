@@ -1,8 +1,6 @@
 """Enrolling Runners: one-time enrollment tokens per group, the exchange of a token and a CSR for
 a client certificate, and approval of enrollments that need it."""
 
-from __future__ import annotations
-
 import hashlib
 import secrets
 from datetime import datetime, timedelta

@@ -2,8 +2,6 @@
 run (document, effective context, printer aliases), its progress reports, its runs, and its
 prints — which go through the ordinary print path, so a flow prints exactly as the API does."""
 
-from __future__ import annotations
-
 import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -70,7 +68,7 @@ class FlowPrint(Model):
     idempotency_key: str = Field(min_length=1, max_length=200)
 
 
-def _targets(runner: RunnerRecord) -> list[deployment_store.GroupFlowRecord]:
+def _targets(runner: RunnerRecord) -> "list[deployment_store.GroupFlowRecord]":
     # The deployments' tables load with the flow requests, not with every heartbeat.
     from etikett.store import deployments as deployment_store
 
@@ -156,7 +154,9 @@ def _secrets(document: dict[str, Any], problems: list[str]) -> dict[str, str]:
     return opened
 
 
-def _deployment_for(runner: RunnerRecord, deployment_id: str) -> deployment_store.DeploymentRecord:
+def _deployment_for(
+    runner: RunnerRecord, deployment_id: str
+) -> "deployment_store.DeploymentRecord":
     record = deployments.load(deployment_id)
     groups = {g for stage in record.stages for g in stage["group_ids"]}
     if runner.group_id not in groups:

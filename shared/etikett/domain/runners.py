@@ -1,8 +1,6 @@
 """Runner groups, Runners and their context parameters. Enrollment is in `runner_enrollment`;
 what other aggregates read of Runners (loading, status, printer ports) in `runner_records`."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field

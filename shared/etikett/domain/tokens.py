@@ -4,8 +4,6 @@ A token is a recognisable prefix plus 32 random bytes (URL-safe base64); only it
 so a leaked table reveals no usable token and secret scanners can spot a leaked token by its prefix.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 import secrets

@@ -1,7 +1,5 @@
 """Users and their roles: create, read, list, grant and revoke roles, passwords, (de)activation."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any
 

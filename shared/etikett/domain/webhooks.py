@@ -1,8 +1,6 @@
 """Webhook receivers: registering (with a signing secret shown once), listing, removing, and
 their delivery logs."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Literal
 from urllib.parse import urlsplit

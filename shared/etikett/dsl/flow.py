@@ -7,8 +7,6 @@ node's fields fit its type, its CEL compiles and its graph makes sense is lint
 (`etikett.flows.lint`), so a designer can save a draft that is still wrong and see why.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -3,8 +3,6 @@ fields (whose JSON Schema `getFlowRegistry` and svc://registry/flows publish), w
 its records go, and which of its fields hold CEL. The engine and lint look types up in
 `NODE_SPECS`; the document itself is `etikett.dsl.flow`."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field

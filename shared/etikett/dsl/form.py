@@ -1,8 +1,6 @@
 """The form document: the fields a person fills in to print a label, one per entered variable."""
 
-from __future__ import annotations
-
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -34,7 +32,7 @@ class FormField(Strict):
     options: list[Option] | None = Field(default=None, max_length=500)
 
     @model_validator(mode="after")
-    def _options_for_select(self) -> FormField:
+    def _options_for_select(self) -> Self:
         if self.kind == "select" and not self.options:
             raise ValueError("a select field needs options")
         return self
@@ -44,7 +42,7 @@ class FormDocument(Strict):
     fields: list[FormField] = Field(default_factory=list, max_length=500)
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> FormDocument:
+    def _unique_ids(self) -> Self:
         seen: set[str] = set()
         for index, item in enumerate(self.fields):
             if item.id in seen:

@@ -4,10 +4,8 @@ A `text` or `barcode` object takes its value from `content` (a literal) or `expr
 the variables, `counters` and `now`), exactly one of them. Unknown fields are refused everywhere.
 """
 
-from __future__ import annotations
-
 import typing
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -74,7 +72,7 @@ class Valued(Placed):
     expression: str | None = Field(default=None, max_length=4000, description="A CEL expression.")
 
     @model_validator(mode="after")
-    def _one_source(self) -> Valued:
+    def _one_source(self) -> Self:
         if (self.content is None) == (self.expression is None):
             raise ValueError("exactly one of `content` and `expression` is required")
         return self
@@ -123,7 +121,7 @@ class BarcodeObject(Valued):
     text_size_pt: float = Field(default=8, gt=0, le=72)
 
     @model_validator(mode="after")
-    def _one_module_unit(self) -> BarcodeObject:
+    def _one_module_unit(self) -> Self:
         if self.module_width_mm is not None and self.module_width_dots is not None:
             raise ValueError("give the module width in mm or in dots, not both")
         if self.height_mm is not None and self.height_dots is not None:
@@ -187,7 +185,7 @@ class LabelDocument(Strict):
     objects: list[LabelObject] = Field(default_factory=list, max_length=2000)
 
     @model_validator(mode="after")
-    def _unique_names(self) -> LabelDocument:
+    def _unique_names(self) -> Self:
         seen: set[str] = set()
         for index, obj in enumerate(self.objects):
             if obj.id in seen:

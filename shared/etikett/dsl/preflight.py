@@ -5,8 +5,6 @@ stop a version from being approved or printed (`label.has_errors`); warnings onl
 `etikett.render.preflight` computes them.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import Field

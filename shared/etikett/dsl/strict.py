@@ -2,8 +2,6 @@
 refuses unknown fields, and the patterns of names and object ids. Apart from the label document,
 so that a flow or a form declares its models without the label's."""
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"

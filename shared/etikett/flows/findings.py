@@ -1,7 +1,5 @@
 """Lint findings: one shape for flows (and label preflight), each pointing into the document."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field

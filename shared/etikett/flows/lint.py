@@ -4,8 +4,6 @@ Structural checks need nothing but the document. Label references (`action.print
 against a `LabelCatalog` the caller supplies: the service reads its labels table, a test a dict.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol

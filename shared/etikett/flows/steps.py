@@ -3,8 +3,6 @@ version, with the CEL expressions it evaluates compiled once and the side effect
 recorded in the record's context.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field

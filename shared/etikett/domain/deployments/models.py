@@ -2,9 +2,7 @@
 states, and the statuses they go through.
 """
 
-from __future__ import annotations
-
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -49,7 +47,7 @@ class NewDeployment(Model):
     )
 
     @model_validator(mode="after")
-    def _fits_one_change(self) -> NewDeployment:
+    def _fits_one_change(self) -> Self:
         groups = sum(len(stage.group_ids) for stage in self.stages)
         if groups > MAX_GROUPS:
             raise ValueError(f"{groups} groups in all stages; at most {MAX_GROUPS}")

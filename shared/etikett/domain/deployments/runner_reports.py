@@ -1,8 +1,6 @@
 """What a Runner reports of a deployment over the agent channel (applying, active or failed):
 apart from the deployment's own models, which the agent channel does not need."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import ConfigDict, Field
