@@ -1,7 +1,7 @@
 """Reading the audit log back: an entry by id, and entries filtered by who, which operation,
 which target and when, as the audit API and log questions show them."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from etikett import clock
@@ -41,13 +41,6 @@ def _view(entry: AuditRecord) -> AuditEntry:
     )
 
 
-def _utc(moment: datetime | None) -> datetime | None:
-    """A time without an offset is read as UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
-
-
 def get_entry(entry_id: str) -> AuditEntry:
     found = audit_log.get(entry_id)
     if found is None:
@@ -68,7 +61,8 @@ def list_entries(
     cursor: str | None,
 ) -> Page[AuditEntry]:
     """Newest first, filtered by who, which operation, which target and when."""
-    since, until = _utc(since), _utc(until)
+    since = clock.as_utc(since) if since else None
+    until = clock.as_utc(until) if until else None
     if since and until and since > until:
         raise InvalidRequest(
             "`since` is after `until`.", since=clock.rfc3339(since), until=clock.rfc3339(until)

@@ -13,7 +13,6 @@ loads.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import types
 from collections.abc import Iterator
@@ -246,13 +245,6 @@ def _plain_list(value: Any) -> Any:
 
 def _plain_tuple(value: Any) -> Any:
     return tuple(_plain(inner) for inner in value or [])
-
-
-def utc(moment: dt.datetime | None) -> dt.datetime | None:
-    """Stored times are UTC; a naive one (from older items) is read as UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=dt.UTC)
 
 
 def changes(model: type[Model], before: Any, after: Any) -> list[Any]:
