@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from etikett.cel.errors import CelInvalid, eval_message
 from etikett.cel.library import celpy
-from etikett.clock import as_utc
 
 if TYPE_CHECKING:
     from etikett.dsl.label import VariableType
@@ -68,6 +67,14 @@ def _parse_date(text: str) -> dt.datetime:
     raise ValueError(f"expected a date (2026-11-22) or an RFC 3339 timestamp, got {show(text)}")
 
 
+def utc(value: dt.datetime) -> dt.datetime:
+    # A naive datetime is taken as UTC: the service keeps every time in UTC. (`clock.as_utc`
+    # does the same; the engine the Runner ships carries no `etikett.clock`.)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
+
+
 def coerce(value: Any, declared_type: VariableType) -> Any:
     """Validate and convert one JSON input value (print data) for a declared variable type.
 
@@ -109,7 +116,7 @@ def coerce(value: Any, declared_type: VariableType) -> Any:
         raise ValueError(f"expected true or false, got {show(value)}")
     if declared_type == "date":
         if isinstance(value, dt.datetime):
-            return as_utc(value)
+            return utc(value)
         if isinstance(value, dt.date):
             return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
         if isinstance(value, str):
@@ -145,7 +152,7 @@ def to_cel(value: Any, declared_type: VariableType | None = None) -> Any:
     if isinstance(value, bytes):
         return ct.BytesType(value)
     if isinstance(value, dt.datetime):
-        return ct.TimestampType(as_utc(value))
+        return ct.TimestampType(utc(value))
     if isinstance(value, dt.date):
         return ct.TimestampType(dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC))
     if isinstance(value, dt.timedelta):
@@ -269,7 +276,7 @@ def to_python(value: Any, source: str) -> Any:
             value.microsecond,
             tzinfo=value.tzinfo,
         )
-        return as_utc(plain)
+        return utc(plain)
     if isinstance(value, dt.timedelta):
         return dt.timedelta(days=value.days, seconds=value.seconds, microseconds=value.microseconds)
     if isinstance(value, Mapping):
