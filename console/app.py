@@ -21,6 +21,8 @@ STATIC = Path(__file__).with_name("static")
 BASE = "/console"
 ASSETS = f"{BASE}/assets/"
 PAGE_FILE = "index.html"
+# Vendored libraries (console/vendor.json) are classic scripts loaded on first use, not preloaded.
+VENDOR = "vendor/"
 IMMUTABLE = "public, max-age=31536000, immutable"
 # The page may load and call only its own origin; blob: and data: are the previews it draws.
 CONTENT_SECURITY_POLICY = (
@@ -63,7 +65,7 @@ class Console:
         modules = "\n".join(
             f'<link rel="modulepreload" href="{self.asset_base}/{name}">'
             for name in files
-            if name.endswith(".js")
+            if name.endswith(".js") and not name.startswith(VENDOR)
         )
         page = template.replace("{{assets}}", self.asset_base).replace("{{modules}}", modules)
         self.page = page.encode()
