@@ -22,12 +22,13 @@ from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.context import JobContext, message
 from etikett_runner.flow_host import FlowHost
-from etikett_runner.flow_triggers import HttpTriggers
+from etikett_runner.http_triggers import HttpTriggers
 from etikett_runner.journal import CLAIMED, Journal
 from etikett_runner.leases import Lease, Leases
 from etikett_runner.outbox import Outbox
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.reporter import Reporter
+from etikett_runner.roots import AllowedRoots
 from etikett_runner.state import StateDir
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
@@ -49,6 +50,7 @@ class Agent:
         *,
         data_dir: Path | None = None,
         http: HttpTriggers | None = None,
+        roots: AllowedRoots | None = None,
     ) -> None:
         self.state = state
         self.channel = channel
@@ -80,6 +82,7 @@ class Agent:
             self._on_removed,
             http=http,
             tuning=self.tuning,
+            roots=roots,
         )
 
     # --- lifecycle ------------------------------------------------------------------------------
