@@ -224,12 +224,14 @@ class Agent:
             "printers": self.printers.statuses(),
         }
 
-    def _refresh_config(self) -> None:
+    def _refresh_config(self) -> bool:
+        """False if the configuration could not be fetched (asked again at the next beat)."""
         config = self._call("configuration", self.channel.config)
         if config is None:
-            return
+            return False
         ports = config.get("printer_ports")
         reach.allow_group_ports(ports if isinstance(ports, list) else [])
+        reach.allow_storage(config.get("data_origin"))
         targets = []
         for item in config.get("printers", []):
             try:
@@ -237,6 +239,7 @@ class Agent:
             except ValueError as exc:
                 log.warning("configuration: printer %s ignored: %s", item.get("printer_id"), exc)
         self.printers.configure(targets)
+        return True
 
     def _heartbeat_loop(self) -> None:
         next_config = time.monotonic() + self.tuning.config_seconds
@@ -251,7 +254,8 @@ class Agent:
             delay = interval
             if time.monotonic() >= next_config:
                 next_config = time.monotonic() + self.tuning.config_seconds
-                self._refresh_config()
+                if not self._refresh_config():
+                    next_config = time.monotonic()  # without it, large jobs cannot be fetched
 
     def _extend(self, lease: Lease) -> dict[str, Any] | None:
         return self.reporter.report(lease.job_id, {"receipt": lease.receipt}, durable=False)

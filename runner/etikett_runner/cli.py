@@ -260,6 +260,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
         # The enrollment answer names the agent channel (and its CA is now in the state).
         settings = resolve(state, name=args.name)
         log.info("agent channel %s (from the enrollment)", settings.agent_url)
+    reach.set_service(settings.agent_url)
     tuning = Tuning(
         heartbeat_seconds=args.heartbeat_seconds,
         unreachable_seconds=args.unreachable_seconds,

@@ -491,6 +491,44 @@ def test_job_bytes_travel_in_the_message_or_through_s3(
         )
 
 
+def test_large_job_bytes_come_from_the_storage_the_configuration_names(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Over INLINE_DATA_BYTES the claim carries a presigned URL; its origin is the one the
+    Runner's configuration names, the only place a Runner fetches job bytes from."""
+    from urllib.parse import urlsplit
+
+    from etikett.domain.runner_agent import INLINE_DATA_BYTES
+
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    printer = operator.post(
+        "/printers",
+        json={
+            "name": unique("large"),
+            "runner_id": runner_id,
+            "uri": "tcp://127.0.0.1:9100",
+            "language": "zpl",
+            "dpi": 203,
+        },
+    ).json()
+    data = b"^XA^FD" + b"A" * INLINE_DATA_BYTES + b"^FS^XZ"
+    job = operator.post(
+        f"/runners/{runner_id}/jobs",
+        json={"printer_id": printer["id"], "data_base64": base64.b64encode(data).decode()},
+    ).json()
+    claimed = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"][0]
+    assert claimed["job_id"] == job["id"] and claimed["data_base64"] is None
+    url = urlsplit(claimed["data_url"])
+    origin = agent.get("/config").json()["data_origin"]
+    assert origin == f"{url.scheme}://{url.netloc}"
+    assert httpx.get(claimed["data_url"], timeout=30).content == data
+    agent.post(
+        f"/jobs/{job['id']}/report",
+        json={"receipt": claimed["receipt"], "status": "failed", "final": True},
+    )
+
+
 def test_cancelled_jobs_never_reach_the_runner(
     admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
 ) -> None:
