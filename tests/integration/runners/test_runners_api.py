@@ -605,8 +605,11 @@ def test_installer_contains_package_config_ca_and_a_fresh_token(
     assert archive.read("etikett-runner/ca.pem").decode() == dev_server.ca_file.read_text()
     token = archive.read("etikett-runner/enrollment-token").decode().strip()
     assert archive.getinfo("etikett-runner/enrollment-token").external_attr >> 16 == 0o600
-    assert "systemctl enable" in archive.read("etikett-runner/install.sh").decode()
-    assert "Start-Service EtikettRunner" in archive.read("etikett-runner/install.ps1").decode()
+    scripts = Path(__file__).resolve().parents[3] / "runner" / "installer"
+    for name in ("install.sh", "install.ps1"):  # the scripts as they are, not twice
+        assert archive.read(f"etikett-runner/{name}") == (scripts / name).read_bytes()
+        assert f"etikett-runner/runner/installer/{name}" not in names
+    assert archive.getinfo("etikett-runner/install.sh").external_attr >> 16 == 0o755
     pending = FakeSite(tmp_path, "installed").enroll(admin, token)
     assert pending.status_code == 201 and pending.json()["status"] == "pending"
 
