@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from etikett_runner.flow_runs import RUN_ID, EventFile, new_run_id
-from etikett_runner.roots import PATH_REFUSED, AllowedRoots, PathRefused
+from etikett_runner.roots import PATH_NOT_REGULAR, AllowedRoots, PathRefused
 from etikett_runner.site_folders import Entry, Folder
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class FolderWatch:
             return
         self._skipped[entry.name] = told
         why = (
-            f"{PATH_REFUSED}: {self.folder / entry.name} is {entry.kind}; a Runner takes only "
+            f"{PATH_NOT_REGULAR}: {self.folder / entry.name} is {entry.kind}; a Runner takes only "
             "regular files from a watched folder and never follows a link: skipped, nothing "
             "read or moved"
         )

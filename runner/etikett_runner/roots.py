@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PATH_OUTSIDE_ROOTS = "flow.path_outside_roots"
-PATH_REFUSED = "flow.path_refused"  # inside the roots, but not a folder or file a flow may use
+# Inside the roots, but a link, pipe, device or hard-linked file: never followed, read or moved.
+PATH_NOT_REGULAR = "flow.path_not_regular"
 WATCH_ROOTS_ENV = "ETIKETT_RUNNER_WATCH_ROOTS"
 DATA_FOLDER = "data"  # the state directory's one subfolder that holds no state
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from etikett_runner.roots import PATH_OUTSIDE_ROOTS, PATH_REFUSED, AllowedRoots, PathRefused
+from etikett_runner.roots import PATH_NOT_REGULAR, PATH_OUTSIDE_ROOTS, AllowedRoots, PathRefused
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -58,7 +58,7 @@ def kind_of(info: os.stat_result) -> str:
 
 def _name(name: str) -> str:
     if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
-        raise PathRefused(PATH_REFUSED, f"{name!r} is not a file name")
+        raise PathRefused(PATH_NOT_REGULAR, f"{name!r} is not a file name")
     return name
 
 
@@ -87,7 +87,7 @@ class Folder:
                 except OSError as error:
                     if error.errno == errno.ELOOP:
                         raise PathRefused(
-                            PATH_REFUSED,
+                            PATH_NOT_REGULAR,
                             f"{what} changed while it was opened: {part} became a symbolic link",
                         ) from None
                     raise
@@ -142,7 +142,7 @@ class Folder:
         if not PINNED:
             kind = kind_of(self.lstat(name))
             if kind != "folder":
-                raise PathRefused(PATH_REFUSED, f"{where} is {_article(kind)}, not a folder")
+                raise PathRefused(PATH_NOT_REGULAR, f"{where} is {_article(kind)}, not a folder")
             return Folder(where, None)
         try:
             fd = os.open(self._at(name), _DIRECTORY, dir_fd=self._dir_fd())
@@ -150,7 +150,7 @@ class Folder:
             if error.errno in (errno.ELOOP, errno.ENOTDIR):
                 kind = kind_of(self.lstat(name))
                 raise PathRefused(
-                    PATH_REFUSED,
+                    PATH_NOT_REGULAR,
                     f"{where} is {_article(kind)}, not a folder; a Runner never follows a "
                     "symbolic link",
                 ) from None
@@ -180,19 +180,19 @@ class Folder:
         if not PINNED:
             kind = kind_of(self.lstat(name))
             if kind != "file":
-                raise PathRefused(PATH_REFUSED, f"{name} is {_article(kind)}; nothing read")
+                raise PathRefused(PATH_NOT_REGULAR, f"{name} is {_article(kind)}; nothing read")
         try:
             fd = os.open(self._at(name), flags, dir_fd=self._dir_fd())
         except OSError as error:
             if error.errno == errno.ELOOP:
                 raise PathRefused(
-                    PATH_REFUSED, f"{name} is a symbolic link; nothing read"
+                    PATH_NOT_REGULAR, f"{name} is a symbolic link; nothing read"
                 ) from None
             raise
         with os.fdopen(fd, "rb") as handle:
             kind = kind_of(os.fstat(handle.fileno()))
             if kind != "file":
-                raise PathRefused(PATH_REFUSED, f"{name} is {_article(kind)}; nothing read")
+                raise PathRefused(PATH_NOT_REGULAR, f"{name} is {_article(kind)}; nothing read")
             data = handle.read(limit + 1)
         if len(data) > limit:
             raise ValueError(f"more than {limit} bytes")

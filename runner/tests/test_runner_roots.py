@@ -168,7 +168,7 @@ def test_links_pipes_and_hard_links_are_skipped_and_told_once(site: Site, tmp_pa
     ):
         run = runs[name]
         assert run["outcome"] == "failed" and run["records"] == 0
-        assert run["trace"]["problem"].startswith("flow.path_refused: ")
+        assert run["trace"]["problem"].startswith("flow.path_not_regular: ")
         assert (
             kind in run["trace"]["problem"] and "nothing read or moved" in run["trace"]["problem"]
         )
@@ -197,7 +197,7 @@ def test_a_subfolder_that_is_a_link_stops_the_flow(site: Site) -> None:
     (inbox / "left.csv").write_text("n\n1\n")
     site.deploy(folder_flow("in"))
     status, detail = eventually(site.last_status, 10)
-    assert status == "failed" and str(detail).startswith("flow.path_refused: "), detail
+    assert status == "failed" and str(detail).startswith("flow.path_not_regular: "), detail
     assert "processing is a symbolic link, not a folder" in str(detail)
     polls()
     site.key_untouched()
@@ -234,7 +234,7 @@ def test_action_file_never_writes_through_a_link_or_outside(tmp_path: Path) -> N
     (data / "out").symlink_to(state, target_is_directory=True)
     (data / "key.txt").symlink_to(key)
     effects = SiteEffects(data)
-    with pytest.raises(EffectFailed, match=r"^flow\.path_refused: .*out is a symbolic link"):
+    with pytest.raises(EffectFailed, match=r"^flow\.path_not_regular: .*out is a symbolic link"):
         effects.file(FileIntent("f", "out/key.pem", "overwritten"))
     for escape in ("../key.pem", "/etc/passwd", "C:/x", "a/../../key.pem", "."):
         with pytest.raises(EffectFailed, match=r"^flow\.path_outside_roots: .*outside"):

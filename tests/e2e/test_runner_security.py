@@ -157,7 +157,7 @@ def test_a_watch_root_works_and_a_link_to_the_key_in_it_is_skipped(admin: Api, s
     assert by_source["orders.csv"]["outcome"] == "succeeded"
     skipped = by_source["key.csv"]
     assert skipped["outcome"] == "failed" and skipped["records"] == 0
-    assert skipped["trace"]["problem"].startswith("flow.path_refused: ")
+    assert skipped["trace"]["problem"].startswith("flow.path_not_regular: ")
     assert "a symbolic link" in skipped["trace"]["log"][0]["message"]
     time.sleep(1)  # looked at again and again: told once
     assert len(runs(admin, flow_id)) == 2
