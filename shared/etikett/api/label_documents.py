@@ -1,10 +1,11 @@
 """Routes of the Labels group for a label's documents: reading and patching the label and form
-documents, previews, and the versions they are saved as."""
+documents, previews (of saved versions, and layouts of documents being designed), and the
+versions they are saved as."""
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
-from pydantic import ConfigDict, Field
+from fastapi import Depends, Query, Request, Response
+from pydantic import ConfigDict, Field, WithJsonSchema
 
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
@@ -119,6 +120,103 @@ def preview(
             "X-Label-Findings": str(result.findings),
         },
     )
+
+
+class LayoutRequest(Model):
+    model_config = ConfigDict(extra="forbid")
+    document: Annotated[
+        dict[str, Any], WithJsonSchema({"allOf": [{"$ref": "#/components/schemas/LabelDocument"}]})
+    ] = Field(description="A label document (svc://schema/label), saved or not.")
+    variables: dict[str, Any] | None = Field(
+        default=None,
+        description="Values for the declared variables, as print data gives them; missing "
+        "ones (and all, when omitted) take their default, then their sample.",
+    )
+
+
+LAYOUT_EXAMPLE = {
+    "document": {
+        "size": {"width_mm": 50, "height_mm": 30},
+        "dpi": 203,
+        "variables": [{"name": "sku", "type": "string", "sample": "A-1042"}],
+        "objects": [
+            {"id": "title", "type": "text", "x_mm": 3, "y_mm": 3, "content": "Lager"},
+            {
+                "id": "code",
+                "type": "barcode",
+                "symbology": "code128",
+                "x_mm": 5,
+                "y_mm": 12,
+                "height_mm": 10,
+                "expression": "sku",
+            },
+        ],
+    }
+}
+
+
+async def body_length(request: Request) -> int:
+    """The request body's length (Starlette keeps the body it read)."""
+    return len(await request.body())
+
+
+@routes.post(
+    "/labels/layout",
+    operation_id="postLabelLayout",
+    response_model=previews.Layout,
+    summary="Lay out a label document, saved or not: raster, object boxes and findings",
+    description="The designer's round trip: the document as it is being edited (nothing is "
+    "saved) becomes the 1-bit print raster (`png_base64`, exactly the dots the printer gets), "
+    "every object's box in dots after rotation from that very layout, the preflight findings "
+    "of that layout and the values it used. Nothing here blocks: an object that cannot be "
+    "drawn is left out with a finding, variables that do not resolve are left empty. Missing "
+    "variables take their default, then their sample; counters show their next value. "
+    "Bounded like a saved version: the label schema (`document.invalid` with JSON paths), at "
+    "most what a version may store (`document.too_large`), CEL by its limits, the raster by "
+    "the renderer's (`label.too_large`).",
+    openapi_extra={
+        "requestBody": {"content": {"application/json": {"example": LAYOUT_EXAMPLE}}},
+    },
+    responses={
+        200: {
+            "description": "The layout",
+            "content": {
+                "application/json": {
+                    "example": {
+                        "width_dots": 400,
+                        "height_dots": 240,
+                        "dpi": 203,
+                        "png_base64": "iVBORw0KGgo…",
+                        "objects": [
+                            {
+                                "id": "title",
+                                "index": 0,
+                                "type": "text",
+                                "box": [24, 24, 103, 57],
+                                "ink": [24, 27, 102, 50],
+                                "drawn": True,
+                                "text": "Lager",
+                            }
+                        ],
+                        "findings": [],
+                        "values": {"sku": "A-1042"},
+                    }
+                }
+            },
+        },
+        413: {"description": "Larger than a version may store (`document.too_large`)"},
+        422: {
+            "description": "`document.invalid` (params.errors name JSON paths), "
+            "`label.variables_invalid` (given variables that do not fit), `label.too_large`"
+        },
+    },
+)
+def layout(
+    body: LayoutRequest,
+    invocation: Anyone,
+    length: Annotated[int, Depends(body_length)],
+) -> previews.Layout:
+    return previews.layout(body.document, body.variables, size_hint=length)
 
 
 @routes.get(

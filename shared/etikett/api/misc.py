@@ -1,7 +1,9 @@
-"""Routes of the Miscellaneous group: version, OpenAPI document, CEL evaluation and policies."""
+"""Routes of the Miscellaneous group: version, OpenAPI document, document schemas, CEL evaluation
+and policies."""
 
 from typing import Annotated, Any
 
+from fastapi import Path
 from fastapi.responses import JSONResponse
 
 from etikett import API_VERSION
@@ -9,6 +11,7 @@ from etikett.api.access import any_caller, public, requires
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain import expressions, policies
 from etikett.domain.actors import Invocation
+from etikett.dsl.schemas import SchemaKind
 from etikett.model import Model
 from etikett.settings import get_settings
 
@@ -61,6 +64,44 @@ def evaluate(
     body: expressions.CelEvaluation, invocation: Annotated[Invocation, any_caller()]
 ) -> expressions.CelResult:
     return expressions.evaluate(body)
+
+
+@routes.get(
+    "/schemas/{kind}",
+    operation_id="getSchema",
+    response_model=dict[str, Any],
+    summary="The JSON Schema of a label, flow or form document",
+    description="JSON Schema 2020-12, the same as the MCP resource svc://schema/{kind} and the "
+    "OpenAPI components LabelDocument, FlowDocument and FormDocument. Besides validation "
+    "keywords it carries what forms need: `title`s, `x-unit` (mm, pt, dots, degrees, dpi), "
+    "`x-group` (the section a field belongs in), `x-cel` (a CEL expression), "
+    "`x-enum-titles` (names of an enum's values, in its order) and `x-accept` (media types "
+    "of an upload). Fonts and symbologies are enums: exactly what the renderer has.",
+    responses={
+        200: {
+            "description": "The schema",
+            "content": {
+                "application/json": {
+                    "example": {
+                        "$schema": "https://json-schema.org/draft/2020-12/schema",
+                        "$id": "svc://schema/label",
+                        "title": "LabelDocument",
+                        "type": "object",
+                        "properties": {"size": {"$ref": "#/$defs/Size"}},
+                        "$defs": {"Size": {"type": "object"}},
+                    }
+                }
+            },
+        }
+    },
+)
+def get_schema(
+    kind: Annotated[SchemaKind, Path(description="`label`, `flow` or `form`.")],
+    invocation: Annotated[Invocation, any_caller()],
+) -> JSONResponse:
+    from etikett.dsl.schemas import schema
+
+    return JSONResponse(schema(kind))
 
 
 @routes.get(

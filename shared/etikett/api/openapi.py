@@ -93,6 +93,7 @@ def build() -> dict[str, Any]:
     )
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
+    _document_schemas(schemas)
     components["securitySchemes"] = {
         "bearer": {
             "type": "http",
@@ -118,6 +119,17 @@ def build() -> dict[str, Any]:
     # As JSON carries it: what the build writes and what a live build answers are the same.
     published: dict[str, Any] = json.loads(json.dumps(spec))
     return published
+
+
+def _document_schemas(schemas: dict[str, Any]) -> None:
+    """The label, flow and form document schemas (those of getSchema and svc://schema/*) as
+    components, so that operations taking a document refer to them by name."""
+    from etikett.dsl.schemas import components
+
+    for name, schema in components().items():
+        if name in schemas and schemas[name] != schema:
+            raise ValueError(f"the component {name} is also a document schema's part")
+        schemas[name] = schema
 
 
 def _ai_examples(spec: dict[str, Any]) -> None:

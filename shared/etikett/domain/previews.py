@@ -1,10 +1,23 @@
-"""Previews: a label version rendered with variables to the 1-bit raster its printer will print."""
+"""Previews: a label rendered with variables to the 1-bit raster its printer will print. A saved
+version as a PNG (`preview`), or any document, saved or not, laid out for a designer (`layout`):
+the raster, each object's box in dots from that very layout, the findings and the values."""
 
-from __future__ import annotations
+import base64
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from typing import Any, NamedTuple
+from pydantic import Field
 
-from etikett.domain import counter_values, label_versions
+from etikett import clock
+from etikett.domain import counter_values, documents, label_versions
+from etikett.dsl.label import LabelDocument
+from etikett.dsl.preflight import LabelFinding
+from etikett.errors import PayloadTooLarge, ProblemCode
+from etikett.model import Model
+from etikett.store.labels import MAX_DOCUMENT_BYTES, pack
+
+if TYPE_CHECKING:
+    from etikett.render.preflight import Placed
 
 
 class Preview(NamedTuple):
@@ -34,3 +47,135 @@ def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Pr
         version=number,
         findings=len(findings),
     )
+
+
+# --- layouts for designers -------------------------------------------------------------------
+
+DotBox = list[int]
+
+
+class ObjectBox(Model):
+    id: str
+    index: int = Field(description="Position in `objects` (drawing order).")
+    type: str
+    box: DotBox = Field(
+        description="[left, top, right, bottom] in label dots (right and bottom exclusive): "
+        "the object's box after rotation, where the renderer placed it. For an object that "
+        "could not be drawn (`drawn: false`), its declared size at its anchor.",
+        examples=[[81, 41, 425, 97]],
+    )
+    ink: DotBox | None = Field(
+        description="Where it prints any dot (same form), or null when it prints none."
+    )
+    drawn: bool = Field(description="False when it could not be laid out (see the findings).")
+    text: str | None = Field(
+        default=None, description="What a text or barcode object shows with these values."
+    )
+
+
+class Layout(Model):
+    width_dots: int
+    height_dots: int
+    dpi: int
+    png_base64: str = Field(
+        description="The 1-bit PNG print raster, the very dots the printer gets (base64)."
+    )
+    objects: list[ObjectBox] = Field(description="Every object, in document order.")
+    findings: list[LabelFinding] = Field(
+        description="Preflight findings of exactly this layout, errors first."
+    )
+    values: dict[str, Any] | None = Field(
+        description="The variables the label was laid out with (computed ones included), or "
+        "null when they do not resolve (a finding says why)."
+    )
+
+
+def layout(
+    document: dict[str, Any], variables: dict[str, Any] | None, size_hint: int | None = None
+) -> Layout:
+    """Lay out `document` (saved or not) with `variables` (else the samples and defaults); the
+    counters show their next value. Bounded like a saved document: its schema (every length,
+    count and range), at most what a version may store, CEL by its limits, the raster by
+    the renderer's. `size_hint`: the request body's length, which spares measuring small ones."""
+    from etikett.render import to_png
+    from etikett.render.preflight import lay_out_for_design
+
+    _ensure_storable(document, size_hint)
+    parsed = documents.validate(LabelDocument, document)
+    serials = counter_values.next_values(parsed)
+    laid_out = lay_out_for_design(parsed, variables, counters=serials)
+    image = laid_out.image
+    placed = {item.index: item for item in laid_out.placed}
+    return Layout(
+        width_dots=image.width,
+        height_dots=image.height,
+        dpi=parsed.dpi,
+        png_base64=base64.b64encode(to_png(image)).decode(),
+        objects=[
+            _object_box(index, obj, placed.get(index), parsed.dpi)
+            for index, obj in enumerate(parsed.objects)
+        ],
+        findings=laid_out.findings,
+        values=None
+        if laid_out.values is None
+        else {k: _json(v) for k, v in laid_out.values.items()},
+    )
+
+
+def _ensure_storable(document: dict[str, Any], size_hint: int | None) -> None:
+    """No larger than a version may be: compressed as stored, at most `MAX_DOCUMENT_BYTES`.
+    A body no longer than that cannot compress to more, so only larger ones are compressed."""
+    if size_hint is not None and size_hint <= MAX_DOCUMENT_BYTES:
+        return
+    size = len(pack(document))
+    if size > MAX_DOCUMENT_BYTES:
+        raise PayloadTooLarge(
+            f"The document is {size} bytes compressed; a version holds at most "
+            f"{MAX_DOCUMENT_BYTES}.",
+            ProblemCode.DOCUMENT_TOO_LARGE,
+            size=size,
+            limit=MAX_DOCUMENT_BYTES,
+        )
+
+
+def _object_box(index: int, obj: Any, item: "Placed | None", dpi: int) -> ObjectBox:
+    if item is not None:
+        return ObjectBox(
+            id=obj.id,
+            index=index,
+            type=obj.type,
+            box=list(item.box),
+            ink=None if item.tight is None else list(item.tight),
+            drawn=True,
+            text=item.text,
+        )
+    return ObjectBox(
+        id=obj.id, index=index, type=obj.type, box=_declared_box(obj, dpi), ink=None, drawn=False
+    )
+
+
+def _declared_box(obj: Any, dpi: int) -> DotBox:
+    """An object that was not drawn: the size it declares (or 5 mm) at its anchor, turned."""
+    from etikett.render.units import length_dots, mm_to_dots
+
+    width = getattr(obj, "width_mm", None) or getattr(obj, "length_mm", None) or 5.0
+    height = getattr(obj, "height_mm", None) or getattr(obj, "thickness_mm", None) or 5.0
+    w, h = length_dots(width, dpi), length_dots(height, dpi)
+    if obj.rotation in (90, 270):
+        w, h = h, w
+    left, top = mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)
+    return [left, top, left + w, top + h]
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return clock.rfc3339(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list | tuple):
+        return [_json(item) for item in value]
+    if isinstance(value, dict):
+        return {str(k): _json(v) for k, v in value.items()}
+    return value

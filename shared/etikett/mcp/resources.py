@@ -33,22 +33,13 @@ def _flow_registry() -> dict[str, Any]:
     return {**flow_registry.registry(), "schema": "svc://schema/flow"}
 
 
-def _label_schema() -> dict[str, Any]:
-    from etikett.dsl import label
+def _schema(kind: str) -> Callable[[], dict[str, Any]]:
+    def read() -> dict[str, Any]:
+        from etikett.dsl.schemas import schema
 
-    return label.json_schema()
+        return schema(kind)
 
-
-def _form_schema() -> dict[str, Any]:
-    from etikett.dsl import form
-
-    return form.json_schema()
-
-
-def _flow_schema() -> dict[str, Any]:
-    from etikett.dsl import flow
-
-    return flow.json_schema()
+    return read
 
 
 def _openapi() -> dict[str, Any]:
@@ -78,21 +69,21 @@ RESOURCES: tuple[ResourceSpec, ...] = (
         "label-schema",
         "Label document schema",
         "JSON Schema 2020-12 of the label document (getLabelDocument, patchLabelDocument).",
-        _label_schema,
+        _schema("label"),
     ),
     ResourceSpec(
         "svc://schema/flow",
         "flow-schema",
         "Flow document schema",
         "JSON Schema 2020-12 of the flow document: nodes with stable ids, a type and wires.",
-        _flow_schema,
+        _schema("flow"),
     ),
     ResourceSpec(
         "svc://schema/form",
         "form-schema",
         "Form document schema",
         "JSON Schema 2020-12 of a label's print form (getLabelForm, patchLabelForm).",
-        _form_schema,
+        _schema("form"),
     ),
     ResourceSpec(
         "svc://openapi",

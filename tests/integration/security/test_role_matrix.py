@@ -37,6 +37,10 @@ BEYOND_CONTRACT = {
     "deleteRunner": "removing a Runner (README, Runners and printers); admin only",
     "putRunnerGroupPrinterPorts": "the printer ports a group's Runners may reach besides 9100, "
     "6101 and 515 (README, Security); admin only",
+    "getSchema": "the document schemas of svc://schema/* over REST, for forms generated from "
+    "them (issue 24, the label designer); any caller",
+    "postLabelLayout": "an unsaved label document laid out for the designer: raster, object "
+    "boxes, findings (issue 24); any caller, as a preview",
 }
 AGENT_CHANNEL = "/api/v1/runner-agent/"  # "added": the Runner's channel, shape by design
 

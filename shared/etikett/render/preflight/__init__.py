@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from PIL import Image
 
@@ -24,12 +24,20 @@ from etikett.render.errors import ensure_renderable
 from etikett.render.preflight.expressions import expression_findings, preview_values
 from etikett.render.preflight.findings import ordered
 from etikett.render.preflight.layout import geometry, lay_out
+from etikett.render.preflight.objects import Placed
 from etikett.render.units import BLACK, WHITE, label_dots
 
 if TYPE_CHECKING:
     from etikett.dsl.label import LabelDocument
 
-__all__ = ["count_errors", "preflight", "render_checked"]
+__all__ = [
+    "LaidOut",
+    "Placed",
+    "count_errors",
+    "lay_out_for_design",
+    "preflight",
+    "render_checked",
+]
 
 
 def preflight(
@@ -68,6 +76,49 @@ def render_checked(
     for item in placed:
         canvas.paste(BLACK, item.box[:2], item.ink)
     return canvas, ordered(findings + geometry(document, placed, size))
+
+
+class LaidOut(NamedTuple):
+    """A label as a designer sees it: the raster, where each object landed, the findings and
+    the values it was laid out with (None when the variables did not resolve)."""
+
+    image: Image.Image
+    placed: list[Placed]
+    findings: list[LabelFinding]
+    values: dict[str, Any] | None
+
+
+def lay_out_for_design(
+    document: LabelDocument,
+    provided: Mapping[str, Any] | None = None,
+    *,
+    counters: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> LaidOut:
+    """The raster `render_checked` draws, but nothing stops it: an object that cannot be drawn
+    (bad barcode data, CEL that fails) is left out and becomes a finding, and variables that do
+    not resolve are left empty, so a designer always sees the rest of the label. `provided`:
+    values to lay out with (missing ones take their default, then their sample); a value that
+    does not fit its variable is an error (`label.variables_invalid`), as in a preview."""
+    from etikett.render.values import resolve_variables
+
+    findings = list(expression_findings(document))
+    if provided:
+        values: dict[str, Any] | None = resolve_variables(
+            document, provided, use_samples=True, now=now, counters=counters
+        )
+    else:
+        values = preview_values(document, counters, now, findings)
+    dpi = document.dpi
+    size = label_dots(document.size.width_mm, document.size.height_mm, dpi)
+    ensure_renderable(*size)
+    canvas = Image.new("1", size, WHITE)
+    if values is None:
+        return LaidOut(canvas, [], ordered(findings), None)
+    placed = lay_out(document, values, counters, now, findings, strict=False)
+    for item in placed:
+        canvas.paste(BLACK, item.box[:2], item.ink)
+    return LaidOut(canvas, placed, ordered(findings + geometry(document, placed, size)), values)
 
 
 def count_errors(findings: list[LabelFinding]) -> int:

@@ -79,9 +79,9 @@ def lay_out(
             if rotation:
                 tight = turn_box(tight, ink.width, ink.height, rotation)
             tight = (left + tight[0], top + tight[1], left + tight[2], top + tight[3])
-        placed.append(
-            Placed(index, obj, ink, turned, (left, top, left + width, top + height), tight)
-        )
+        box = (left, top, left + width, top + height)
+        shows = text if isinstance(obj, TextObject | BarcodeObject) else None
+        placed.append(Placed(index, obj, ink, turned, box, tight, shows))
         if isinstance(obj, TextObject):
             if obj.width_mm is not None or obj.height_mm is not None or obj.max_lines is not None:
                 findings += text_findings(index, obj, text, dpi, ink)

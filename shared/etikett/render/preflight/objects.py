@@ -35,6 +35,7 @@ class Placed:
     ink: Image.Image  # as placed: rotated
     box: Box
     tight: Box | None  # where it prints any dot, in label dots
+    text: str | None = None  # what a text or barcode object shows
 
 
 def font_loads(obj: TextObject) -> bool:
