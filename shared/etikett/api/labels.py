@@ -58,14 +58,44 @@ def create_label(body: labels.NewLabel, invocation: Designer) -> labels.Label:
 @routes.post(
     "/labels/from-vorlage",
     operation_id="createLabelFromVorlage",
-    response_model=labels.Label,
+    response_model=labels.CreatedFromVorlage,
     status_code=201,
-    summary="Create a label from a template (Vorlage)",
-    description="Copies the Vorlage's document into version 1 of a new label. Keep the "
-    "returned id; read the document with getLabelDocument.",
-    responses={404: {"description": "Unknown Vorlage (`vorlage.not_found`)"}},
+    summary="Create a label from a template (Vorlage), on its own stock or another",
+    description="Copies the Vorlage's document into version 1 of a new label. With "
+    "`preset_id` (or `size` and `dpi`) it is laid out on that stock: `fit: keep` leaves every "
+    "object where it is, `scale` scales the layout to fit and centres it; sizes in dots keep "
+    "their length at the new density. The answer's `findings` say what does not fit. Keep "
+    "the returned id; read the document with getLabelDocument.",
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "application/json": {
+                    "examples": {
+                        "own": {
+                            "summary": "On the Vorlage's own stock",
+                            "value": {"vorlageId": "shipping-label", "name": "Versand DE"},
+                        },
+                        "preset": {
+                            "summary": "On a media preset, scaled to fit",
+                            "value": {
+                                "vorlageId": "shipping-label",
+                                "name": "Versand 4 × 4",
+                                "preset_id": "zebra-4x4-203",
+                                "fit": "scale",
+                            },
+                        },
+                    }
+                }
+            }
+        }
+    },
+    responses={
+        404: {"description": "Unknown Vorlage or preset (`vorlage.not_found`, `preset.not_found`)"}
+    },
 )
-def create_from_vorlage(body: labels.NewLabelFromVorlage, invocation: Designer) -> labels.Label:
+def create_from_vorlage(
+    body: labels.NewLabelFromVorlage, invocation: Designer
+) -> labels.CreatedFromVorlage:
     return labels.create_from_vorlage(invocation, body)
 
 

@@ -9,10 +9,13 @@ computed variables in CEL where the domain has a rule (GS1 check digits, element
 best-before dates, unit prices), and a layout in mm that fits its media preset. GS1 data is written
 in `(AI)value` notation; the samples carry valid check digits. Positions are top-left anchors;
 barcodes keep their quiet zones clear (10 modules beside linear codes) and every Vorlage passes
-preflight with no error at 203, 300 and 600 dpi.
+preflight with no error at 203, 300 and 600 dpi. `on_stock` lays a Vorlage out on other stock
+(a media preset or any size), as it is or scaled to fit.
 """
 
+import copy
 import json
+import math
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -103,3 +106,64 @@ def __getattr__(name: str) -> Any:
     if name == "VORLAGEN":  # the catalog as a tuple, read on first use
         return vorlagen()
     raise AttributeError(name)
+
+
+# --- a Vorlage on other stock ------------------------------------------------------------------
+
+Fit = Literal["keep", "scale"]
+MM_PER_INCH = 25.4
+# Every length of an object in mm (positions apart): what `scale` multiplies.
+_LENGTHS_MM = ("width_mm", "height_mm", "length_mm", "thickness_mm", "line_mm", "corner_radius_mm")
+_SIZES_PT = ("size_pt", "text_size_pt")
+
+
+def on_stock(
+    document: dict[str, Any], width_mm: float, height_mm: float, dpi: int, fit: Fit = "keep"
+) -> dict[str, Any]:
+    """The label document laid out on stock of this size and density (a new dict).
+
+    `keep`: every object stays where it is, in mm, as a designer changing the stock would see it;
+    what no longer fits is for preflight to report. `scale`: the whole layout is scaled by one
+    factor to fit the stock (the smaller of width and height ratios) and centred on it; text
+    sizes, lines, boxes and barcode modules scale with it. Either way a size given in dots
+    (a barcode's module, its bar height) keeps its length in mm at the new density, in whole
+    dots, at least one: preflight says when a module becomes too narrow to print. Scaled modules
+    are rounded down to whole dots, so a barcode never grows past its scaled place (and its quiet
+    zones past theirs)."""
+    size = document["size"]
+    factor = 1.0
+    offset_x = offset_y = 0.0
+    if fit == "scale":
+        factor = min(width_mm / size["width_mm"], height_mm / size["height_mm"])
+        offset_x = (width_mm - size["width_mm"] * factor) / 2
+        offset_y = (height_mm - size["height_mm"] * factor) / 2
+    density = dpi / document.get("dpi", 203)
+    placed = copy.deepcopy(document)
+    placed["size"] = {"width_mm": width_mm, "height_mm": height_mm}
+    placed["dpi"] = dpi
+    for obj in placed.get("objects", []):
+        obj["x_mm"] = _mm(obj["x_mm"] * factor + offset_x)
+        obj["y_mm"] = _mm(obj["y_mm"] * factor + offset_y)
+        for key in _LENGTHS_MM:
+            if obj.get(key) is not None:
+                obj[key] = max(0.01, _mm(obj[key] * factor))
+        for key in _SIZES_PT:
+            if obj.get(key) is not None:
+                obj[key] = max(0.5, round(obj[key] * factor, 2))
+        if obj.get("height_dots") is not None:
+            obj["height_dots"] = max(1, round(obj["height_dots"] * density * factor))
+        _module(obj, density, factor, dpi)
+    return placed
+
+
+def _module(obj: dict[str, Any], density: float, factor: float, dpi: int) -> None:
+    if obj.get("module_width_dots") is not None:
+        exact = obj["module_width_dots"] * density * factor
+        obj["module_width_dots"] = max(1, math.floor(exact + 1e-6) if factor != 1 else round(exact))
+    elif obj.get("module_width_mm") is not None and factor != 1:
+        dots = max(1, math.floor(obj["module_width_mm"] * factor / MM_PER_INCH * dpi + 1e-6))
+        obj["module_width_mm"] = round(dots * MM_PER_INCH / dpi, 4)
+
+
+def _mm(value: float) -> float:
+    return round(value, 3)

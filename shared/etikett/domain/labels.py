@@ -1,15 +1,17 @@
-"""Labels: creation (blank, from a Vorlage, a media preset or dimensions), reading and listing,
+"""Labels: creation (blank, from a Vorlage on its own or other stock, a media preset or dimensions),
+reading and listing,
 renaming, archiving, copying and deleting. Documents and versions live in `label_versions`."""
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Self
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import audit, label_validation, label_versions
 from etikett.domain.actors import Invocation
 from etikett.domain.label_records import load_label
 from etikett.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
+from etikett.dsl.preflight import LabelFinding
 from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.model import Model
@@ -64,6 +66,38 @@ class NewLabelFromVorlage(Model):
     model_config = ConfigDict(extra="forbid")
     vorlageId: str = Field(description="An id from listLabelVorlagen.")
     name: str = NAME
+    preset_id: str | None = Field(
+        default=None,
+        description="Lay the Vorlage out on this media preset (its size and density) instead "
+        "of its own stock; an id from listMediaPresets.",
+    )
+    size: SizeIn | None = Field(
+        default=None, description="Or on stock of this size (not with `preset_id`)."
+    )
+    dpi: DPI | None = Field(
+        default=None,
+        description="The density (not with `preset_id`); default the Vorlage's. Sizes in dots "
+        "are converted to keep their length in mm.",
+    )
+    fit: Literal["keep", "scale"] = Field(
+        default="keep",
+        description="`keep`: objects stay where they are in mm, and the answer's findings say "
+        "what no longer fits; `scale`: the layout is scaled to fit the stock and centred.",
+    )
+
+    @model_validator(mode="after")
+    def _one_stock(self) -> Self:
+        if self.preset_id is not None and (self.size is not None or self.dpi is not None):
+            raise ValueError("give `preset_id`, or `size` and/or `dpi`, not both")
+        return self
+
+
+class CreatedFromVorlage(Label):
+    findings: list[LabelFinding] = Field(
+        default_factory=list,
+        description="Preflight findings of version 1 on its stock: what does not fit, clipped "
+        "barcodes, narrow modules.",
+    )
 
 
 class NewLabelFromPreset(Model):
@@ -254,8 +288,9 @@ def create_from_preset(invocation: Invocation, request: NewLabelFromPreset) -> L
     return create(invocation, request.name, document, comment=f"from preset {preset.id}")
 
 
-def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) -> Label:
-    from etikett.catalog.vorlagen import get_vorlage
+def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) -> CreatedFromVorlage:
+    from etikett.catalog.presets import get_preset
+    from etikett.catalog.vorlagen import get_vorlage, on_stock
 
     vorlage = get_vorlage(request.vorlageId)
     if vorlage is None:
@@ -264,12 +299,36 @@ def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) ->
             ProblemCode.VORLAGE_NOT_FOUND,
             vorlageId=request.vorlageId,
         )
-    return create(
-        invocation,
-        request.name,
-        vorlage.document,
-        vorlage_id=vorlage.id,
-        comment=f"from Vorlage {vorlage.id}",
+    document = vorlage.document
+    own = document["size"]
+    width, height, dpi = own["width_mm"], own["height_mm"], document.get("dpi", 203)
+    stock = None
+    if request.preset_id is not None:
+        preset = get_preset(request.preset_id)
+        if preset is None:
+            raise NotFound(
+                f"No media preset {request.preset_id!r}.",
+                ProblemCode.PRESET_NOT_FOUND,
+                preset_id=request.preset_id,
+            )
+        width, height, dpi, stock = preset.width_mm, preset.height_mm, preset.dpi, preset.id
+    if request.size is not None:
+        width, height = request.size.width_mm, request.size.height_mm
+        stock = f"{width:g} × {height:g} mm"
+    if request.dpi is not None:
+        dpi = request.dpi
+    if stock is not None or dpi != document.get("dpi", 203):
+        document = on_stock(document, width, height, dpi, request.fit)
+    comment = f"from Vorlage {vorlage.id}" + (f" on {stock}" if stock else "")
+    if request.fit == "scale" and stock:
+        comment += ", scaled to fit"
+    created = create(invocation, request.name, document, vorlage_id=vorlage.id, comment=comment)
+    from etikett.domain import preflight
+    from etikett.dsl.label import LabelDocument
+
+    parsed = LabelDocument.model_validate(document)
+    return CreatedFromVorlage(
+        **created.model_dump(), findings=preflight.findings(created.id, 1, parsed)
     )
 
 

@@ -97,6 +97,45 @@ def test_a_label_from_a_vorlage_keeps_the_vorlage_s_document() -> None:
     assert [o["id"] for o in document["objects"]] == [o["id"] for o in vorlage.document["objects"]]
 
 
+def test_a_vorlage_on_a_preset_or_a_size_with_the_findings_of_its_stock() -> None:
+    kept = labels.create_from_vorlage(
+        human("createLabelFromVorlage", "designer"),
+        labels.NewLabelFromVorlage(
+            vorlageId="shipping-label", name="Versand 4 x 4", preset_id="zebra-4x4-203"
+        ),
+    )
+    assert (kept.size.width_mm, kept.size.height_mm, kept.size.dpi) == (101.6, 101.6, 203)
+    assert {f.code for f in kept.findings} & {"label.object_outside", "label.barcode_clipped"}
+    assert kept.findings == label_versions.get_document(kept.id, with_findings=True).findings
+    (entry,) = label_versions.list_versions(kept.id, "label", 5, None).items
+    assert entry.comment == "from Vorlage shipping-label on zebra-4x4-203"
+
+    scaled = labels.create_from_vorlage(
+        human("createLabelFromVorlage", "designer"),
+        labels.NewLabelFromVorlage.model_validate(
+            {
+                "vorlageId": "shipping-label",
+                "name": "Versand klein",
+                "size": {"width_mm": 80, "height_mm": 80},
+                "dpi": 203,
+                "fit": "scale",
+            }
+        ),
+    )
+    assert (scaled.size.width_mm, scaled.size.height_mm) == (80, 80)
+    assert [f for f in scaled.findings if f.severity == "error"] == []
+    with pytest.raises(ValueError, match="not both"):
+        labels.NewLabelFromVorlage.model_validate(
+            {"vorlageId": "shipping-label", "name": "x", "preset_id": "zebra-4x4-203", "dpi": 300}
+        )
+    with pytest.raises(EtikettError) as unknown:
+        labels.create_from_vorlage(
+            human("createLabelFromVorlage"),
+            labels.NewLabelFromVorlage(vorlageId="shipping-label", name="x", preset_id="nope"),
+        )
+    assert _code(unknown) == ProblemCode.PRESET_NOT_FOUND
+
+
 def test_unknown_vorlagen_and_presets_are_refused_by_code() -> None:
     with pytest.raises(EtikettError) as vorlage:
         labels.create_from_vorlage(
