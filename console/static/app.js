@@ -16,6 +16,7 @@ export const ROUTES = [
   ["/labels", "labels.js"],
   ["/labels/:id", "label.js"],
   ["/labels/:id/print", "print.js"],
+  ["/labels/:id/design", "designer.js"],
   ["/jobs/:id", "job.js"],
   ["/flows", "flows.js"],
   ["/flows/:id", "flow.js"],

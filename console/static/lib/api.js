@@ -38,16 +38,19 @@ async function problemOf(response) {
 }
 
 /**
- * request("POST", "/labels", {json: {...}}) → parsed JSON (or null for 204).
+ * request("POST", "/labels", {json: {...}}) → parsed JSON (or null for 204); `form` sends a
+ * FormData (an upload) instead.
  * `raw: true` answers the Response itself (previews).
  */
-export async function request(method, path, { json, query, raw = false, signal } = {}) {
+export async function request(method, path, { json, form, query, raw = false, signal } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET" && method !== "HEAD") headers[CSRF_HEADER] = "1";
   const init = { method, headers, credentials: "same-origin", signal, cache: "no-store" };
   if (json !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(json);
+  } else if (form !== undefined) {
+    init.body = form; // FormData: the browser writes the multipart type and its boundary
   }
   let response;
   try {

@@ -104,6 +104,7 @@ export async function render(main, { id }) {
       actions.push(h("a", { class: "button primary", href: `${ROOT}/labels/${id}/print` }, "Print"));
     }
     if (can("designer")) {
+      actions.unshift(h("a", { class: "button primary", href: `${ROOT}/labels/${id}/design` }, "Design"));
       actions.push(button("Duplicate", duplicate));
       actions.push(button(label.archived ? "Restore from archive" : "Archive", archive));
     }

@@ -1,13 +1,14 @@
-// Labels: thumbnails, search and filters, and a new label from a Vorlage, a preset or a size.
+// Labels: thumbnails, search and filters, and a new label (designer/start.js: from a Vorlage, a
+// preset, a size, an imported file or a copy), which opens in the designer.
 
-import { navigate, ROOT } from "../app.js";
-import { listAll, post, preview } from "../lib/api.js";
-import { add, h, nextId, replace } from "../lib/dom.js";
+import { ROOT } from "../app.js";
+import { newLabelDialog } from "../designer/start.js";
+import { listAll, preview } from "../lib/api.js";
+import { add, h, replace } from "../lib/dom.js";
 import { ago, mm } from "../lib/format.js";
 import { previewImage } from "../lib/raster.js";
-import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
-import { badge, button, dialog, field, form, input, loading, pageHeader, select, showError, tabs } from "../lib/ui.js";
+import { badge, button, field, input, loading, pageHeader, select, showError } from "../lib/ui.js";
 
 const STATUS_FILTERS = [
   ["", "Any status"],
@@ -149,82 +150,4 @@ export async function render(main, _params, query) {
   );
   await load();
   return () => thumbs.stop();
-}
-
-async function newLabelDialog() {
-  const [vorlagen, presets, rules] = await Promise.all([listAll("/label-vorlagen"), listAll("/media-presets"), apiRules()]);
-  const name = rules.constrain(input({ name: "name", required: true, placeholder: "e.g. Versandetikett Halle 1" }), "createLabel", "name");
-  let mode = "vorlage";
-  const vorlageName = nextId("vorlage");
-  const vorlageList = h(
-    "fieldset",
-    { class: "choices" },
-    h("legend", "Vorlage"),
-    vorlagen.map((v, index) => {
-      const id = nextId("v");
-      return h(
-        "div",
-        { class: "choice" },
-        h("input", { type: "radio", name: vorlageName, id, value: v.id, checked: index === 0 }),
-        h(
-          "label",
-          { for: id },
-          h("strong", v.name),
-          h("span", { class: "muted small" }, ` ${v.width_mm} × ${v.height_mm} mm · ${v.category}`),
-          h("span", { class: "small block" }, v.description),
-        ),
-      );
-    }),
-  );
-  const preset = select(
-    presets.map((p) => [p.id, `${p.brand} ${p.part_number || ""} — ${p.description} (${p.width_mm} × ${p.height_mm} mm, ${p.dpi} dpi)`]),
-    { name: "preset" },
-  );
-  const size = (name, value) =>
-    rules.constrain(input({ name, type: "number", min: "1", step: "0.1", value, required: true }), "createLabelFromDimensions", name);
-  const width = size("width_mm", "100");
-  const height = size("height_mm", "50");
-  const dpi = select([["203", "203 dpi"], ["300", "300 dpi"], ["600", "600 dpi"]], { name: "dpi" });
-  const sources = tabs(
-    [
-      { id: "vorlage", label: "From a Vorlage", render: (p) => add(p, vorlageList) },
-      { id: "preset", label: "Media preset", render: (p) => add(p, field("Label stock", preset)) },
-      {
-        id: "dimensions",
-        label: "Size",
-        render: (p) => add(p, h("div", { class: "row" }, field("Width (mm)", width), field("Height (mm)", height), field("Density", dpi))),
-      },
-      { id: "blank", label: "Blank", render: (p) => add(p, h("p", "An empty label of the default size, to design from scratch.")) },
-    ],
-    { label: "Start from", onChange: (id) => (mode = id) },
-  );
-  const { close } = dialog(
-    "New label",
-    form(
-      [field("Name", name), sources],
-      async () => {
-        let created;
-        const label = name.value.trim();
-        if (mode === "vorlage") {
-          const chosen = vorlageList.querySelector("input:checked");
-          created = await post("/labels/from-vorlage", { vorlageId: chosen.value, name: label });
-        } else if (mode === "preset") {
-          created = await post("/labels/from-preset", { preset_id: preset.value, name: label });
-        } else if (mode === "dimensions") {
-          created = await post("/labels/from-dimensions", {
-            name: label,
-            width_mm: Number(width.value),
-            height_mm: Number(height.value),
-            dpi: Number(dpi.value),
-          });
-        } else {
-          created = await post("/labels", { name: label });
-        }
-        close();
-        navigate(`${ROOT}/labels/${created.id}`);
-      },
-      { submitLabel: "Create label" },
-    ),
-    { wide: true },
-  );
 }

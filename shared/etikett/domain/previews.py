@@ -71,6 +71,12 @@ class ObjectBox(Model):
     text: str | None = Field(
         default=None, description="What a text or barcode object shows with these values."
     )
+    module_dots: int | None = Field(
+        default=None, description="Barcodes: the module (narrow bar) width the renderer used."
+    )
+    bar_height_dots: int | None = Field(
+        default=None, description="Linear barcodes: the bars' height, without the text under them."
+    )
 
 
 class Layout(Model):
@@ -148,10 +154,22 @@ def _object_box(index: int, obj: Any, item: "Placed | None", dpi: int) -> Object
             ink=None if item.tight is None else list(item.tight),
             drawn=True,
             text=item.text,
+            **_barcode_sizes(obj, dpi),
         )
     return ObjectBox(
         id=obj.id, index=index, type=obj.type, box=_declared_box(obj, dpi), ink=None, drawn=False
     )
+
+
+def _barcode_sizes(obj: Any, dpi: int) -> dict[str, int]:
+    if obj.type != "barcode":
+        return {}
+    from etikett.render.barcode import SPECS, bar_height_dots, module_dots
+
+    sizes = {"module_dots": module_dots(obj, dpi)}
+    if SPECS[obj.symbology].kind == "linear":
+        sizes["bar_height_dots"] = bar_height_dots(obj, dpi)
+    return sizes
 
 
 def _declared_box(obj: Any, dpi: int) -> DotBox:

@@ -243,7 +243,7 @@ class BarcodeObject(Valued):
         default=None,
         ge=1,
         le=100,
-        title="Module width in dots",
+        title="Module width",
         description="Narrow bar / module size in dots.",
         json_schema_extra=ui("Barcode", "dots"),
     )
@@ -259,7 +259,7 @@ class BarcodeObject(Valued):
         default=None,
         ge=1,
         le=10000,
-        title="Bar height in dots",
+        title="Bar height",
         json_schema_extra=ui("Barcode", "dots"),
     )
     human_readable: bool = Field(

@@ -96,6 +96,9 @@ def test_an_unsaved_document_comes_back_as_its_raster_boxes_findings_and_values(
     title = boxes["title"]
     assert ink_in(image, title["box"]) == tuple(title["ink"])
     assert title["text"] == "Lager 7" and boxes["code"]["text"] == "SKU-A-1042"
+    # What resizing a barcode needs: the module and the bars' height the renderer used.
+    assert (boxes["code"]["module_dots"], boxes["code"]["bar_height_dots"]) == (2, 64)
+    assert boxes["title"]["module_dots"] is None
     # A quarter turn: the text's box stands upright, taller than wide.
     side = boxes["side"]["box"]
     assert side[3] - side[1] > side[2] - side[0]
