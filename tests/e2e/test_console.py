@@ -115,11 +115,15 @@ def test_sign_in_create_a_label_from_a_vorlage_and_see_its_preview(
     dialog.get_by_role("radio", name=re.compile("^Shelf-edge label")).check()
     dialog.get_by_role("button", name="Create label").click()
 
+    # A new label opens in the designer; its own page shows the preview with the form.
     expect(page.get_by_role("heading", level=1, name="Regal Milch")).to_be_visible()
-    label_id = page.url.rsplit("/", 1)[1]
-    assert label_id.startswith("lbl_")
+    found = re.search(r"/labels/(lbl_[^/]+)/design$", page.url)
+    assert found, page.url
+    label_id = found.group(1)
     label = admin.get(f"/labels/{label_id}").json()
     assert label["vorlage_id"] == "shelf-label" and label["latest_version"] == 1
+    page.get_by_role("link", name="Regal Milch", exact=True).click()
+    expect(page.get_by_role("heading", level=1, name="Regal Milch")).to_be_visible()
 
     picture = page.get_by_role("img", name=re.compile("^Preview of version 1"))
     expect(picture).to_be_visible()

@@ -320,7 +320,9 @@ def test_sign_in_and_create_a_label_with_the_keyboard(
     chosen = dialog.get_by_role("radio").nth(1).get_attribute("value")
     page.keyboard.press("Enter")  # submits the form
     expect(page.get_by_role("heading", level=1, name="Tastatur")).to_be_visible()
-    label = admin.get(f"/labels/{page.url.rsplit('/', 1)[1]}").json()
+    found = re.search(r"/labels/(lbl_[^/]+)/design$", page.url)  # a new label opens to design
+    assert found, page.url
+    label = admin.get(f"/labels/{found.group(1)}").json()
     assert label["vorlage_id"] == chosen
 
 

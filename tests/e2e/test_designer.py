@@ -366,3 +366,191 @@ def test_a_copilot_proposal_is_shown_as_a_diff_and_accepted(
     expect(
         page.get_by_role("listbox", name="Objects on the label").get_by_role("option")
     ).to_have_count(3)
+
+
+def test_unsaved_work_survives_a_reload_and_a_version_saved_meanwhile_is_not_overwritten(
+    console: Session, server: DevServer, human: Api, admin: Api
+) -> None:
+    page = console.page
+    label_id = a_label(human, TITLE, BARCODE)
+    open_designer(page, server, label_id)
+    objects = page.get_by_role("listbox", name="Objects on the label")
+    objects.get_by_role("option", name=re.compile("^title")).click()
+    objects.focus()
+    for _ in range(3):  # three dots to the right, with the keyboard
+        after(page, lambda: page.keyboard.press("ArrowRight"))
+    expect(page.locator(".dz-state")).to_contain_text("unsaved changes")
+
+    page.reload()
+    painted(page, 1)
+    expect(page.locator(".dz-banner")).to_contain_text("Your unsaved changes")
+    expect(page.locator(".dz-state")).to_contain_text("unsaved changes")
+
+    # Meanwhile an agent saves version 3: the barcode moves down.
+    agent = admin.as_token(admin.service_token("designer")["token"])
+    patched = agent.request(
+        "PATCH",
+        f"/labels/{label_id}/document",
+        json={"operations": [{"op": "replace", "path": "/objects/1/y_mm", "value": 12}]},
+    )
+    assert patched.status_code == 200 and patched.json()["version"] == 3, patched.text
+
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.get_by_role("dialog", name="Save as version 3").get_by_role(
+        "button", name="Save version"
+    ).click()
+    conflict = page.get_by_role("dialog", name="Someone saved meanwhile")
+    expect(conflict).to_contain_text("Version 3 was saved by agent")
+    conflict.get_by_role("button", name="Compare their version with my changes").click()
+    expect(conflict.locator(".diff-summary")).to_contain_text("only in version 3")
+    expect(conflict.get_by_role("list", name="Document changes")).to_contain_text(
+        "object title changed: x_mm"
+    )
+    assert len(human.get(f"/labels/{label_id}/versions").json()["items"]) == 3  # nothing yet
+    after(
+        page, lambda: conflict.get_by_role("button", name="Apply my changes to version 3").click()
+    )
+    expect(page.locator(".dz-banner")).to_contain_text("applied to version 3")
+    page.locator(".dz-banner").get_by_role("button", name="Save").click()
+    page.get_by_role("dialog", name="Save as version 4").get_by_role(
+        "button", name="Save version"
+    ).click()
+    expect(page.get_by_text("Saved as version 4.")).to_be_visible()
+    saved = {
+        o["id"]: o for o in human.get(f"/labels/{label_id}/document").json()["document"]["objects"]
+    }
+    assert abs(saved["title"]["x_mm"] - (6 + 3 * DOT_MM)) < DOT_MM / 2  # mine
+    assert saved["code"]["y_mm"] == 12  # theirs
+    page.reload()
+    painted(page, 1)
+    expect(page.locator(".dz-banner")).to_be_hidden()  # nothing left unsaved
+
+
+def test_objects_are_copied_from_one_label_into_another(
+    console: Session, server: DevServer, human: Api
+) -> None:
+    page = console.page
+    variable = {"name": "lot", "type": "string", "sample": "L-42"}
+    source = a_label(human, TITLE)
+    lot_code = {**BARCODE, "expression": "'LOT ' + lot"}
+    del lot_code["content"]
+    patched = human.request(
+        "PATCH",
+        f"/labels/{source}/document",
+        json={
+            "operations": [
+                {"op": "add", "path": "/variables/-", "value": variable},
+                {"op": "add", "path": "/objects/-", "value": lot_code},
+            ]
+        },
+    )
+    assert patched.status_code == 200, patched.text
+    target = a_label(human, TITLE)
+    open_designer(page, server, source)
+    objects = page.get_by_role("listbox", name="Objects on the label")
+    objects.get_by_role("option", name=re.compile("^code")).click()
+    objects.focus()
+    page.keyboard.press("Control+c")
+    open_designer(page, server, target)
+    page.get_by_role("listbox", name="Objects on the label").focus()
+    after(page, lambda: page.keyboard.press("Control+v"))
+    pasted = page.get_by_role("listbox", name="Objects on the label").get_by_role("option")
+    expect(pasted).to_have_count(2)
+    expect(pasted.first).to_contain_text("LOT L-42")  # its variable came along
+    page.keyboard.press("Control+s")
+    page.get_by_role("dialog", name="Save as version 3").get_by_role(
+        "button", name="Save version"
+    ).click()
+    expect(page.get_by_text("Saved as version 3.")).to_be_visible()
+    document = human.get(f"/labels/{target}/document").json()["document"]
+    assert [o["id"] for o in document["objects"]] == ["title", "code"]
+    assert document["variables"] == [{**variable, "required": False}]
+
+
+RULES = """async () => {
+  const base = document.querySelector('script[type=module][src$="/app.js"]').src
+    .replace(/app\\.js$/, '');
+  const load = (name) => import(base + 'designer/' + name + '.js');
+  const [units, history, merge, gs1, snapping, model] = await Promise.all(
+    ['units', 'history', 'merge', 'gs1', 'snapping', 'model'].map(load));
+  const out = {};
+  // Every dot, at every density, comes back from the mm the designer writes.
+  let wrong = 0;
+  for (const dpi of [203, 300, 600]) {
+    for (let dots = -400; dots < 4000; dots += 1) {
+      if (units.mmToDots(units.dotsToMm(dots, dpi), dpi) !== dots) wrong += 1;
+    }
+  }
+  out.roundTrips = wrong;
+  out.tidy = [units.dotsToMm(120, 203), units.dotsToMm(81, 203), units.dotsToMm(59, 300)];
+  // History: 150 steps undone to the start; typing in one field is one step.
+  const h = new history.History({ n: 0 });
+  for (let n = 1; n <= 150; n += 1) h.push({ n }, `step ${n}`);
+  let undone = 0;
+  while (h.undo()) undone += 1;
+  const typed = new history.History({ v: '' });
+  ['a', 'ab', 'abc'].forEach((v, i) => typed.push({ v }, 'Type', 'field:x', 1000 + i * 100));
+  out.history = [undone, h.document.n, typed.steps.length, typed.undo().v];
+  // A three-way merge by object id.
+  const base0 = { size: {width_mm: 50, height_mm: 30}, dpi: 203, variables: [],
+    objects: [{id: 'a', x_mm: 1}, {id: 'b', x_mm: 2}, {id: 'c', x_mm: 3}] };
+  const mine = { ...base0, objects: [{id: 'a', x_mm: 9}, {id: 'b', x_mm: 2}, {id: 'n', x_mm: 5}] };
+  const theirs = { ...base0,
+    objects: [{id: 'a', x_mm: 1}, {id: 'b', x_mm: 7}, {id: 'c', x_mm: 3, y_mm: 1}] };
+  const merged = merge.mergeDocuments(base0, mine, theirs);
+  out.merged = [merged.document.objects, merged.conflicts];
+  out.operations = merge.operations(base0, mine);
+  // GS1: names, check digits, dates.
+  out.gs1 = gs1.parseElementString('(01)09501101530003(17)271301(10)AB12').parts.map(
+    (p) => [p.ai, p.title, p.problem]);
+  out.check = [gs1.checkDigit('0950110153000'), gs1.withCheckDigit('340123451234567891')];
+  // Snapping: to another object's edge within the threshold, else to the grid.
+  out.snap = [
+    snapping.snap({moving: [0, 0, 10, 10], dx: 47, dy: 0, others: [[60, 40, 80, 50]],
+      label: [200, 100], grid: 8, threshold: 4}),
+    snapping.snap({moving: [0, 0, 10, 10], dx: 30, dy: 2, others: [], label: [200, 100],
+      grid: 8, threshold: 4}),
+  ];
+  // Arranging: align to the left edge, distribute three boxes evenly.
+  const doc = { dpi: 203, size: {width_mm: 50, height_mm: 30}, objects: [
+    {id: 'p', x_mm: 2, y_mm: 0}, {id: 'q', x_mm: 10, y_mm: 0}, {id: 'r', x_mm: 30, y_mm: 0}] };
+  const boxes = new Map([['p', [16, 0, 36, 8]], ['q', [80, 0, 90, 8]], ['r', [240, 0, 260, 8]]]);
+  out.align = model.align(doc, ['p', 'q', 'r'], boxes, 'left', [400, 240])
+    .objects.map((o) => o.x_mm);
+  out.distribute = model.distribute(doc, ['p', 'q', 'r'], boxes, 'horizontal')
+    .objects.map((o) => units.mmToDots(o.x_mm, 203));
+  out.front = model.reorder(doc, ['p'], 'front').objects.map((o) => o.id);
+  return out;
+}"""
+
+
+def test_the_designers_own_rules_in_the_browser(console: Session) -> None:
+    found = console.page.evaluate(RULES)
+    assert found["roundTrips"] == 0
+    assert found["tidy"] == [15, 10.1, 5]  # the mm a person would write, to the very dot
+    assert found["history"] == [150, 0, 2, ""]
+    objects, conflicts = found["merged"]
+    assert objects == [
+        {"id": "a", "x_mm": 9},  # mine
+        {"id": "b", "x_mm": 7},  # theirs
+        {"id": "c", "x_mm": 3, "y_mm": 1},  # I deleted it, they changed it: kept, and said so
+        {"id": "n", "x_mm": 5},  # mine, new
+    ]
+    assert conflicts == ["object c: you deleted what the other side changed; it is kept"]
+    assert found["operations"] == [
+        {"op": "remove", "path": "/objects/2"},
+        {"op": "replace", "path": "/objects/0", "value": {"id": "a", "x_mm": 9}},
+        {"op": "add", "path": "/objects/-", "value": {"id": "n", "x_mm": 5}},
+    ]
+    assert found["gs1"] == [
+        ["01", "GTIN (trade item)", None],
+        ["17", "Expiration date", "Not a date (YYMMDD)."],
+        ["10", "Batch or lot number", None],
+    ]
+    assert found["check"] == ["3", "340123451234567895"]
+    to_edge, to_grid = found["snap"]
+    assert (to_edge["dx"], to_edge["guides"]) == (50, [{"axis": "x", "at": 60}])
+    assert (to_grid["dx"], to_grid["dy"]) == (32, 2)  # y hardly moved: it stays
+    assert found["align"] == [2, 2, 2]
+    assert found["distribute"] == [16, 133, 240]  # equal gaps of 97 dots between the boxes
+    assert found["front"] == ["q", "r", "p"]

@@ -623,7 +623,7 @@ export class Designer {
       notify("Nothing to save: the label is as saved.");
       return;
     }
-    const comment = await askComment(this.label.latest_version + 1);
+    const comment = await askComment(Math.max(this.label.latest_version, this.baseVersion) + 1);
     if (comment === null) return;
     const document = this.document;
     try {
@@ -645,6 +645,7 @@ export class Designer {
       notify(`Version ${outcome.version} is open; your changes were discarded.`);
     } else if (outcome.action === "merged") {
       this.baseVersion = outcome.version;
+      this.label = { ...this.label, latest_version: Math.max(this.label.latest_version, outcome.version) };
       this.base = outcome.theirs;
       this.hideBanner();
       this.change(outcome.document, `Apply my changes to version ${outcome.version}`, { immediate: true });
