@@ -12,6 +12,8 @@
 - print p50 ≤ 60 ms back to back: `POST /print` → label decoded at the simulator via a real
   Runner, each print as soon as the previous label is out (print_bench.py).
 - stream ≥ 300 labels/s: 1,000 records in one request → last label at the simulator.
+- designer p50 ≤ 80 ms: from the end of a drag to the new raster painted, in Chromium against
+  `etikett dev`, a 4 × 6 in label at 203 dpi with 20 objects (designer_bench.py).
 - cold start ≤ 1.15× floor: each function's handler import ÷ its modules outside etikett alone
   (cold_start.py).
 
@@ -121,6 +123,21 @@ def print_goals(singles: int, stream: int) -> list[Goal]:
     ]
 
 
+def designer_goal(drags: int) -> list[Goal]:
+    import designer_bench
+
+    result = designer_bench.measure(drags)
+    return [
+        Goal(
+            "designer: end of drag → raster painted, p50 (Chromium)",
+            f"{result['paint_p50']:.1f} ms, p95 {result['paint_p95']:.1f} "
+            f"(request {result['request_p50']:.1f})",
+            result["paint_p50"] / designer_bench.GOAL_MS,
+            1.0,
+        )
+    ]
+
+
 def cold_start_goals(repeat: int) -> list[Goal]:
     import cold_start
 
@@ -181,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         ("render: Z64 against zebrafy, preview", lambda: render_goals(50 if quick else 200)),
         ("MCP against REST through etikett dev", lambda: mcp_goal(50 if quick else 150)),
         ("print path: Runner and simulator", lambda: print_goals(15 if quick else 40, 1000)),
+        ("designer: drag → painted in Chromium", lambda: designer_goal(15 if quick else 40)),
         ("cold start of every function", lambda: cold_start_goals(2 if quick else 3)),
     ]
     try:

@@ -11,7 +11,6 @@ export const ZOOM_MIN = 0.25;
 export const ZOOM_MAX = 8;
 export const ZOOM_STEPS = [0.25, 0.33, 0.5, 0.67, 0.75, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8];
 const MARGIN_PX = 48;
-const INK_MULTIPLY = "multiply"; // ink over paper and grid: the grid shows only where no dot is
 const COLORS = {
   grid: "#dbe4ef",
   gridMajor: "#b9c8da",
@@ -51,21 +50,21 @@ export class DesignCanvas {
     this.paperLayer = new Konva.Layer({ listening: false, imageSmoothingEnabled: false });
     this.marksLayer = new Konva.Layer({ listening: false });
     this.stage.add(this.paperLayer, this.marksLayer);
-    this.paper = new Konva.Rect({
-      x: 0,
-      y: 0,
-      fill: "#ffffff",
-      shadowColor: "rgba(16, 24, 40, 0.35)",
-      shadowBlur: 10,
-      shadowOffset: { x: 0, y: 2 },
-      shadowForStrokeEnabled: false,
-    });
+    // A hard shadow: a blurred one costs a software canvas milliseconds on every frame.
+    this.shadow = new Konva.Rect({ fill: "rgba(16, 24, 40, 0.18)" });
+    this.paper = new Konva.Rect({ x: 0, y: 0, fill: "#ffffff" });
     this.grid = new Konva.Shape({ sceneFunc: (ctx, shape) => this.drawGrid(ctx, shape), listening: false });
-    this.raster = new Konva.Image({ x: 0, y: 0, globalCompositeOperation: INK_MULTIPLY });
+    this.raster = new Konva.Image({ x: 0, y: 0 });
     this.overlay = new Konva.Image({ x: 0, y: 0, visible: false });
-    this.ghosts = new Konva.Group();
     this.edge = new Konva.Rect({ x: 0, y: 0, stroke: COLORS.paperEdge, strokeWidth: 1, strokeScaleEnabled: false });
-    this.paperLayer.add(this.paper, this.grid, this.raster, this.overlay, this.ghosts, this.edge);
+    this.paperLayer.add(this.shadow, this.paper, this.grid, this.raster, this.overlay, this.edge);
+    // What a drag lifts off the raster moves on a layer of its own: the label is not drawn again
+    // for every pointer move.
+    this.ghostLayer = new Konva.Layer({ listening: false, imageSmoothingEnabled: false });
+    this.ghosts = new Konva.Group();
+    this.ghostLayer.add(this.ghosts);
+    this.stage.add(this.ghostLayer);
+    this.marksLayer.moveToTop();
     this.findingMarks = new Konva.Group();
     this.guides = new Konva.Group();
     this.marksLayer.add(this.findingMarks, this.guides);
@@ -95,16 +94,18 @@ export class DesignCanvas {
     this.dpi = dpi;
     const [w, h] = labelSize;
     this.paper.size({ width: w, height: h });
+    this.shadow.size({ width: w, height: h });
     this.edge.size({ width: w, height: h });
     this.raster.size({ width: w, height: h });
     this.layoutSizer();
   }
 
-  /** The raster the service answered, painted on the paper. */
-  setRaster(bitmap) {
-    this.bitmap = bitmap;
-    this.raster.image(bitmap);
-    this.raster.size({ width: bitmap.width, height: bitmap.height });
+  /** The raster the service answered, painted on the paper: `ink` is its dots on a
+   * transparent sheet (layout.js inkOf). */
+  setRaster(ink) {
+    this.bitmap = ink;
+    this.raster.image(ink);
+    this.raster.size({ width: ink.width, height: ink.height });
     this.paperLayer.batchDraw();
   }
 
@@ -154,6 +155,8 @@ export class DesignCanvas {
     this.stage.position({ x: this.margins.marginX - left, y: this.margins.marginY - top });
     // Magnified, every dot stays a crisp square; reduced, averaging shows thin lines at all.
     this.paperLayer.imageSmoothingEnabled(s < 1);
+    this.ghostLayer.imageSmoothingEnabled(s < 1);
+    this.shadow.position({ x: 2 / s, y: 3 / s });
     this.rescaleMarks();
     this.stage.batchDraw();
     this.emit("view", this);
@@ -344,39 +347,42 @@ export class DesignCanvas {
     if (!this.bitmap) return;
     for (const box of boxes) {
       const [l, t, r, b] = box;
-      if (r <= l || b <= t) continue;
-      const crop = { x: Math.max(0, l), y: Math.max(0, t), width: Math.min(r, this.bitmap.width) - Math.max(0, l), height: Math.min(b, this.bitmap.height) - Math.max(0, t) };
+      const crop = {
+        x: Math.max(0, l),
+        y: Math.max(0, t),
+        width: Math.min(r, this.bitmap.width) - Math.max(0, l),
+        height: Math.min(b, this.bitmap.height) - Math.max(0, t),
+      };
       if (crop.width <= 0 || crop.height <= 0) continue;
-      this.ghosts.add(new this.Konva.Rect({ ...crop, fill: "#ffffff", opacity: 0.8 }));
-      const ghost = new this.Konva.Image({
-        image: this.bitmap,
-        crop,
-        x: crop.x,
-        y: crop.y,
-        width: crop.width,
-        height: crop.height,
-        globalCompositeOperation: INK_MULTIPLY,
-        name: "ghost",
-      });
+      this.ghosts.add(new this.Konva.Rect({ ...crop, fill: "#ffffff", opacity: 0.75 }));
+      const ghost = new this.Konva.Image({ image: this.bitmap, crop, ...crop, name: "ghost", opacity: 0.85 });
       ghost.origin = [crop.x, crop.y];
       this.ghosts.add(ghost);
     }
-    this.paperLayer.batchDraw();
+    this.ghostLayer.batchDraw();
   }
 
   moveGhosts(dx, dy) {
     for (const ghost of this.ghosts.find(".ghost")) ghost.position({ x: ghost.origin[0] + dx, y: ghost.origin[1] + dy });
-    this.paperLayer.batchDraw();
+    this.ghostLayer.batchDraw();
   }
 
   clearGhosts() {
+    if (!this.ghosts.hasChildren()) return;
     this.ghosts.destroyChildren();
-    this.paperLayer.batchDraw();
+    this.ghostLayer.batchDraw();
   }
 
-  /** Resolves once the browser has painted what was drawn (for the drag → paint timing). */
+  /** Resolves once the browser has painted what was drawn (for the drag → paint timing): the
+   * frame Konva draws in, then a task, which runs after that frame is painted. */
   painted() {
-    return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    return new Promise((resolve) =>
+      requestAnimationFrame(() => {
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => resolve();
+        channel.port2.postMessage(null);
+      }),
+    );
   }
 
   destroy() {

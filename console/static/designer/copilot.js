@@ -10,7 +10,6 @@ import { diff } from "../lib/raster.js";
 import { button, errorBox, field, loading } from "../lib/ui.js";
 import { documentChanges } from "../pages/label.js";
 import { layOut } from "./layout.js";
-import { dotsOfBitmap } from "./saving.js";
 
 export class CopilotPanel {
   /**
@@ -64,7 +63,7 @@ export class CopilotPanel {
       });
       const proposed = await layOut(answer.proposal.document);
       const current = state.layout;
-      const changes = diff(dotsOfBitmap(current.bitmap), dotsOfBitmap(proposed.bitmap), "The Copilot's proposal against the label");
+      const changes = diff(current.raster, proposed.raster, "The Copilot's proposal against the label");
       this.proposal = { answer, proposed, changes };
       this.editor.showProposal(changes.canvas, proposed);
       const lines = documentChanges(state.document, answer.proposal.document);

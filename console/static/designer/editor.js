@@ -167,7 +167,7 @@ export class Designer {
         label: "Designer panels",
         onChange: (id) => {
           this.sideTab = id;
-          if (id === "operator" && this.formPreview.authored !== undefined && this.formPreview.form) this.formPreview.show(this.document);
+          if (this.canvas) this.refreshPanel();
         },
       },
     );
@@ -213,7 +213,11 @@ export class Designer {
   // --- state ---------------------------------------------------------------------------------
 
   get dirty() {
-    return !same(this.document, this.base);
+    // Asked several times per change; a document with pictures is megabytes of JSON.
+    if (this.dirtyOf?.[0] !== this.document || this.dirtyOf[1] !== this.base) {
+      this.dirtyOf = [this.document, this.base, !same(this.document, this.base)];
+    }
+    return this.dirtyOf[2];
   }
 
   state() {
@@ -251,7 +255,7 @@ export class Designer {
       this.variables.showErrors([]);
     }
     this.problem = null;
-    this.canvas.setRaster(layout.bitmap);
+    this.canvas.setRaster(layout.ink);
     this.canvas.clearGhosts();
     this.canvas.setFindings(layout.findings, layout.boxes);
     this.interaction.setLayout(layout, document);
@@ -259,6 +263,7 @@ export class Designer {
     this.canvas.painted().then(() => {
       if (performance.getEntriesByName("designer:dragend").length) {
         performance.measure("designer:drag-to-paint", "designer:dragend");
+        performance.measure("designer:answer-to-paint", "designer:answer");
         performance.clearMarks("designer:dragend");
       }
       this.root.dataset.painted = String(Number(this.root.dataset.painted || 0) + 1);
@@ -282,9 +287,7 @@ export class Designer {
 
   refresh() {
     this.objectList.render(this.document, this.layout, this.selection, this.layout?.findings);
-    this.properties.show(this.document, this.selection, this.layout);
-    this.variables.show(this.document, this.layout);
-    if (this.sideTab === "operator" && this.formPreview.form) this.formPreview.show(this.document);
+    this.refreshPanel();
     const dirty = this.dirty;
     replace(
       this.stateBadge,
@@ -301,6 +304,14 @@ export class Designer {
     this.findingsText.className = `dz-findings-count ${errors ? "bad" : findings.length ? "warn" : "ok"}`;
     if (!this.problem) this.setStatus("");
     this.refreshTools();
+  }
+
+  /** The panel in view follows the document; the others catch up when they are shown. */
+  refreshPanel() {
+    const tab = this.sideTab || "properties";
+    if (tab === "properties") this.properties.show(this.document, this.selection, this.layout);
+    else if (tab === "variables") this.variables.show(this.document, this.layout);
+    else if (tab === "operator" && this.formPreview.form) this.formPreview.show(this.document);
   }
 
   refreshTools() {

@@ -6,6 +6,7 @@
 import { ApiError, request } from "../lib/api.js";
 
 const TYPING_MS = 120;
+const INK = 0xff000000; // opaque black as one little-endian RGBA word; paper stays transparent
 
 function bytesOf(base64) {
   const text = atob(base64);
@@ -14,18 +15,111 @@ function bytesOf(base64) {
   return bytes;
 }
 
-/** The layout's PNG as something a canvas can draw. */
-export async function decodeRaster(base64) {
-  const blob = new Blob([bytesOf(base64)], { type: "image/png" });
-  return createImageBitmap(blob);
+async function inflate(data) {
+  const stream = new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-/** One layout answer with its raster decoded and its boxes by object id. */
-export async function laidOut(answer) {
-  const bitmap = await decodeRaster(answer.png_base64);
+/**
+ * A raster's dots: {width, height, pixels} where `pixels` (one RGBA word per dot) is opaque
+ * black where a dot prints and transparent paper elsewhere, ready for a canvas; `black` (1 per
+ * printed dot) is worked out on first use (the visual diff reads it).
+ */
+function rasterOf(width, height, pixels) {
+  let black = null;
+  return {
+    width,
+    height,
+    pixels,
+    get black() {
+      if (!black) {
+        black = new Uint8Array(pixels.length);
+        for (let i = 0; i < pixels.length; i += 1) black[i] = pixels[i] ? 1 : 0;
+      }
+      return black;
+    },
+  };
+}
+
+/** The service's 1-bit PNG (filter 0 rows, one zlib stream: shared/etikett/render/png.py) read
+ * directly into dots; any other PNG through the browser's decoder. */
+async function dotsOfPng(png) {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  let at = 8;
+  let width = 0;
+  let height = 0;
+  let simple = false;
+  const parts = [];
+  while (at + 8 <= png.length) {
+    const length = view.getUint32(at);
+    const kind = String.fromCharCode(...png.subarray(at + 4, at + 8));
+    const body = png.subarray(at + 8, at + 8 + length);
+    if (kind === "IHDR") {
+      width = view.getUint32(at + 8);
+      height = view.getUint32(at + 12);
+      // 1 bit, greyscale, no interlace: what the service writes.
+      simple = body[8] === 1 && body[9] === 0 && body[12] === 0;
+    } else if (kind === "IDAT") parts.push(body);
+    at += 12 + length;
+  }
+  if (simple && parts.length) {
+    const rows = await inflate(parts.length === 1 ? parts[0] : new Uint8Array(await new Blob(parts).arrayBuffer()));
+    const stride = Math.ceil(width / 8) + 1;
+    let unfiltered = rows.length === stride * height;
+    for (let y = 0; unfiltered && y < height; y += 1) unfiltered = rows[y * stride] === 0;
+    if (unfiltered) {
+      const pixels = new Uint32Array(width * height);
+      for (let y = 0; y < height; y += 1) {
+        const row = y * stride + 1;
+        const out = y * width;
+        for (let x = 0; x < width; x += 1) {
+          // PNG grey 0 is black: a printed dot.
+          if (!((rows[row + (x >> 3)] >> (7 - (x & 7))) & 1)) pixels[out + x] = INK;
+        }
+      }
+      return rasterOf(width, height, pixels);
+    }
+  }
+  const bitmap = await createImageBitmap(new Blob([png], { type: "image/png" }));
+  const canvas = document.createElement("canvas");
+  canvas.width = bitmap.width;
+  canvas.height = bitmap.height;
+  const context = canvas.getContext("2d", { willReadFrequently: true });
+  context.drawImage(bitmap, 0, 0);
+  const data = new Uint32Array(context.getImageData(0, 0, bitmap.width, bitmap.height).data.buffer);
+  const pixels = new Uint32Array(data.length);
+  for (let i = 0; i < data.length; i += 1) if ((data[i] & 0xff) < 128) pixels[i] = INK;
+  return rasterOf(bitmap.width, bitmap.height, pixels);
+}
+
+/** The raster's dots from the layout's PNG (base64). */
+export function decodeRaster(base64) {
+  return dotsOfPng(bytesOf(base64));
+}
+
+/**
+ * The dots on a transparent sheet (a canvas): painted over paper and grid with plain
+ * compositing, and a dragged object's dots can be lifted off it. `canvas` is reused when given
+ * (the live preview paints one label many times a second).
+ */
+export function inkOf(raster, canvas = document.createElement("canvas")) {
+  if (canvas.width !== raster.width || canvas.height !== raster.height) {
+    canvas.width = raster.width;
+    canvas.height = raster.height;
+  }
+  const data = new ImageData(new Uint8ClampedArray(raster.pixels.buffer), raster.width, raster.height);
+  canvas.getContext("2d").putImageData(data, 0, 0);
+  return canvas;
+}
+
+/** One layout answer with its raster decoded (`raster`: the dots; `ink`: them on a canvas) and
+ * its boxes by object id. */
+export async function laidOut(answer, canvas) {
+  const raster = await decodeRaster(answer.png_base64);
   return {
     ...answer,
-    bitmap,
+    raster,
+    ink: inkOf(raster, canvas),
     boxes: new Map(answer.objects.map((item) => [item.id, item.box])),
     byId: new Map(answer.objects.map((item) => [item.id, item])),
   };
@@ -50,6 +144,7 @@ export class LiveLayout {
     this.timer = null;
     this.controller = null;
     this.variables = null;
+    this.canvas = document.createElement("canvas");
   }
 
   /** Lay `document` out: at once (`immediate`), else when typing pauses. */
@@ -69,7 +164,9 @@ export class LiveLayout {
       const body = { document };
       if (this.variables) body.variables = this.variables;
       const answer = await request("POST", "/labels/layout", { json: body, signal: controller.signal });
-      const result = await laidOut(answer);
+      if (sequence !== this.sequence) return;
+      performance.mark("designer:answer"); // the bench splits the round trip here
+      const result = await laidOut(answer, this.canvas);
       if (sequence !== this.sequence) return; // superseded while it decoded
       this.onResult(result, document);
     } catch (error) {

@@ -40,6 +40,14 @@ export class ObjectList {
     const objects = [...document.objects].reverse();
     this.ids = objects.map((obj) => obj.id);
     if (!this.ids.includes(this.active)) this.active = [...selection][0] || this.ids[0] || null;
+    // Drawn again only when what it shows changed (a drag changes none of it).
+    const key = JSON.stringify([
+      objects.map((obj) => [obj.id, obj.type, obj.symbology, layout?.byId.get(obj.id)?.text ?? obj.content ?? obj.expression, worst.get(obj.id)]),
+      [...selection],
+      this.active,
+    ]);
+    if (key === this.shown) return;
+    this.shown = key;
     replace(
       this.list,
       objects.map((obj) => {

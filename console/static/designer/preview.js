@@ -73,10 +73,10 @@ export class FormPreview {
     try {
       const variables = this.form.values();
       const result = await layOut(this.document, { variables, signal: this.controller.signal });
-      const canvas = h("canvas", { class: "raster", role: "img", "aria-label": `Print preview: ${result.width_dots} × ${result.height_dots} dots at ${result.dpi} dpi` });
-      canvas.width = result.bitmap.width;
-      canvas.height = result.bitmap.height;
-      canvas.getContext("2d").drawImage(result.bitmap, 0, 0);
+      const canvas = result.ink; // a canvas of its own (layOut)
+      canvas.className = "raster";
+      canvas.setAttribute("role", "img");
+      canvas.setAttribute("aria-label", `Print preview: ${result.width_dots} × ${result.height_dots} dots at ${result.dpi} dpi`);
       const errors = result.findings.filter((finding) => finding.severity === "error").length;
       replace(
         this.picture,

@@ -13,19 +13,6 @@ import { documentChanges } from "../pages/label.js";
 import { layOut } from "./layout.js";
 import { mergeDocuments, operations } from "./merge.js";
 
-/** The raster of a layout as the visual diff reads it. */
-export function dotsOfBitmap(bitmap) {
-  const canvas = document.createElement("canvas");
-  canvas.width = bitmap.width;
-  canvas.height = bitmap.height;
-  const context = canvas.getContext("2d", { willReadFrequently: true });
-  context.drawImage(bitmap, 0, 0);
-  const pixels = context.getImageData(0, 0, bitmap.width, bitmap.height).data;
-  const black = new Uint8Array(bitmap.width * bitmap.height);
-  for (let i = 0; i < black.length; i += 1) black[i] = pixels[i * 4] < 128 ? 1 : 0;
-  return { width: bitmap.width, height: bitmap.height, black };
-}
-
 /** Save `document` (started from `baseVersion`) as a new version; answers the API's answer, or
  * throws the ApiError (a 409 is `document.version_conflict`). */
 export async function saveVersion(labelId, base, document, baseVersion, comment) {
@@ -62,12 +49,9 @@ export function askComment(version) {
 /** Their version against these changes: both rasters, the changed dots, the changed objects. */
 async function comparison(theirs, mine, theirVersion) {
   const [a, b] = await Promise.all([layOut(theirs), layOut(mine)]);
-  const changes = diff(dotsOfBitmap(a.bitmap), dotsOfBitmap(b.bitmap), `Changed dots from version ${theirVersion} to your changes`);
+  const changes = diff(a.raster, b.raster, `Changed dots from version ${theirVersion} to your changes`);
   const picture = (layout, name) => {
-    const canvas = document.createElement("canvas");
-    canvas.width = layout.bitmap.width;
-    canvas.height = layout.bitmap.height;
-    canvas.getContext("2d").drawImage(layout.bitmap, 0, 0);
+    const canvas = layout.ink; // a canvas of its own (layOut)
     canvas.className = "raster";
     canvas.setAttribute("role", "img");
     canvas.setAttribute("aria-label", name);
