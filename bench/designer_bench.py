@@ -50,7 +50,8 @@ CENTRE = """(id) => {
 LAST = """() => {
   const paint = performance.getEntriesByName('designer:drag-to-paint');
   const client = performance.getEntriesByName('designer:answer-to-paint');
-  const layouts = performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/labels/layout'));
+  const layouts = performance.getEntriesByType('resource')
+    .filter((e) => e.name.endsWith('/labels/layout'));
   return {paint: paint.length ? paint[paint.length - 1].duration : null,
           client: client.length ? client[client.length - 1].duration : null,
           request: layouts.length ? layouts[layouts.length - 1].duration : null,
