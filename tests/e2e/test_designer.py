@@ -256,6 +256,11 @@ def test_a_barcode_dragged_past_the_edge_shows_its_finding_on_the_canvas(
     ).to_contain_text("code")
 
 
+SVG = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" width="240" height="120">'
+    b'<rect x="10" y="10" width="220" height="100" fill="none" stroke="black" stroke-width="12"/>'
+    b'<circle cx="120" cy="60" r="30" fill="black"/></svg>'
+)
 ZPL = """^XA
 ^FO40,40^A0N,40,40^FDLager Halle 3^FS
 ^FO40,100^BY2^BCN,80,Y,N,N^FDHALLE-3-07^FS
@@ -284,6 +289,22 @@ def test_a_zpl_file_is_imported_and_its_report_shown(
     painted(page, 1)
     names = page.get_by_role("listbox", name="Objects on the label").get_by_role("option")
     expect(names).to_have_count(2)  # the text and the Code 128; Code 93 was not carried over
+
+    # An SVG logo becomes an image object; the canvas shows the dots the renderer makes of it.
+    with page.expect_file_chooser() as chooser:
+        page.get_by_role("button", name="Add Image").click()
+    count = paints(page)
+    chooser.value.set_files({"name": "logo.svg", "mimeType": "image/svg+xml", "buffer": SVG})
+    painted(page, count + 1)
+    expect(names).to_have_count(3)
+    expect(names.first).to_contain_text("logo")
+    ink = page.evaluate(
+        """() => {
+            const stage = window.Konva.stages.find((s) => s.container().closest('.dz'));
+            return stage.find('.object').find((r) => r.objectId === 'logo').size();
+        }"""
+    )
+    assert ink["width"] > 50 and ink["height"] > 20  # its box, as the renderer placed it
 
 
 def copilot_adds_a_frame(seen: Seen) -> Any:

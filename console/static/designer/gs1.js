@@ -145,8 +145,13 @@ export function gs1Assistant({ read, write, shown }) {
       }),
     ),
   );
+  const addRow = element.querySelector(".dz-gs1-add");
+  const note = h("p", { class: "muted small" }, "Computed by the expression: change the variables it reads.");
+  element.append(note);
   const refresh = () => {
     const written = read();
+    addRow.hidden = written === null; // an expression's data is not written here
+    note.hidden = written !== null;
     const data = written ?? shown() ?? "";
     const { parts, error } = parseElementString(data);
     if (error) {

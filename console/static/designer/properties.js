@@ -103,9 +103,13 @@ export class PropertiesPanel {
         this.onObjectChange(obj.id, changes, [...new Set(cleared)], field);
       },
     });
-    this.stopChecks = checkCel(this.form.element, this.context);
-    if (obj.type === "barcode" && GS1.has(obj.symbology)) this.addGs1(obj.id);
-    if (obj.type === "image") this.addImage(obj);
+    const form = this.form;
+    form.ready.then(() => {
+      if (this.form !== form) return; // another selection meanwhile
+      this.stopChecks = checkCel(form.element, this.context);
+      if (obj.type === "barcode" && GS1.has(obj.symbology)) this.addGs1(obj.id);
+      if (obj.type === "image") this.addImage(obj);
+    });
   }
 
   addGs1(id) {
@@ -116,6 +120,7 @@ export class PropertiesPanel {
     });
     const content = this.form.element.querySelector("[data-schemapath$='.content']");
     (content?.closest(".dz-form-section") || this.form.element).append(assistant);
+    assistant.refresh();
     this.helpers.push(assistant);
   }
 

@@ -174,6 +174,7 @@ export class SchemaForm {
     this.quiet = 0;
     this.element = h("div", { class: "dz-form" });
     host.append(this.element);
+    const built = [];
     for (const { group, schema } of sectionList) {
       const headingId = nextId("sec");
       const holder = h("div", { class: "dz-form-body" });
@@ -190,13 +191,20 @@ export class SchemaForm {
       const entry = { editor, schema, root, last: JSON.stringify(start), section, ready: false };
       // json-editor builds asynchronously and fills in the schema's defaults: what it holds
       // once ready is the starting point, not a change someone made.
-      editor.on("ready", () => {
-        entry.ready = true;
-        entry.last = JSON.stringify(editor.getValue() || {});
-      });
+      built.push(
+        new Promise((resolve) => {
+          editor.on("ready", () => {
+            entry.ready = true;
+            entry.last = JSON.stringify(editor.getValue() || {});
+            resolve();
+          });
+        }),
+      );
       editor.on("change", () => entry.ready && this.changed(entry));
       this.editors.push(entry);
     }
+    /** json-editor builds its fields asynchronously: helpers beside them wait for this. */
+    this.ready = Promise.all(built);
   }
 
   /** The section's part of `value`, every field present: json-editor shows only the fields a

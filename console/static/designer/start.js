@@ -165,6 +165,8 @@ export async function newLabelDialog() {
         upload.append("file", chosen, chosen.name);
         const answer = await request("POST", "/import", { form: upload, query: { dpi: importDpi.value } });
         replace(report, importReport(answer));
+        // Opening a label leaves the dialog (the router follows the link).
+        for (const link of report.querySelectorAll("a")) link.addEventListener("click", () => close());
         report.querySelector("a")?.focus();
         return;
       }

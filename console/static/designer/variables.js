@@ -86,7 +86,15 @@ export class VariablesPanel {
           headings: false,
           onChange: (changes, removed) => this.edit(index, changes, removed),
         });
-        const stop = checkCel(form.element, this.context);
+        let stopped = false;
+        let stopCel = null;
+        form.ready.then(() => {
+          if (!stopped) stopCel = checkCel(form.element, this.context);
+        });
+        const stop = () => {
+          stopped = true;
+          stopCel?.();
+        };
         body.append(
           h(
             "div",
