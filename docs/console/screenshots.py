@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
@@ -21,6 +22,7 @@ from playwright.sync_api import Page, expect  # noqa: E402
 
 from support.browser import console_session, running_browser  # noqa: E402
 from support.client import PASSWORD, Api  # noqa: E402
+from support.model_server import ModelServer, Seen, tool_answer  # noqa: E402
 from support.server import DevServer  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
@@ -119,6 +121,111 @@ def seed(server: DevServer, simulator: PrinterSimulator, workdir: Path) -> dict[
     return made
 
 
+def copilot_adds_a_handling_mark(seen: Seen) -> Any:
+    """What the screenshots' language model proposes: a "this side up" box above the SSCC."""
+    return tool_answer(
+        seen,
+        "propose_patch",
+        {
+            "operations": [
+                {
+                    "op": "add",
+                    "path": "/objects/-",
+                    "value": {
+                        "id": "handling_box",
+                        "type": "box",
+                        "x_mm": 66,
+                        "y_mm": 3,
+                        "width_mm": 32,
+                        "height_mm": 9,
+                        "line_mm": 0.6,
+                        "corner_radius_mm": 1.5,
+                    },
+                },
+                {
+                    "op": "add",
+                    "path": "/objects/-",
+                    "value": {
+                        "id": "handling_text",
+                        "type": "text",
+                        "x_mm": 66,
+                        "y_mm": 4.5,
+                        "width_mm": 32,
+                        "align": "center",
+                        "content": "THIS SIDE UP",
+                        "size_pt": 9,
+                        "weight": 800,
+                    },
+                },
+            ],
+            "explanation": "A boxed THIS SIDE UP mark in the top right corner, clear of the "
+            "sender block.",
+        },
+    )
+
+
+def designer_labels(ines: Api) -> dict[str, str]:
+    """A label for each designer screenshot: one to design, one with a barcode past the edge."""
+    made = {}
+    design = ines.post(
+        "/labels/from-vorlage", json={"vorlageId": "gs1-logistic-label", "name": "SSCC Halle 1"}
+    ).json()
+    made["design"] = design["id"]
+    clipped = ines.post(
+        "/labels/from-vorlage",
+        json={"vorlageId": "product-label-ean13", "name": "Artikel Apfelsaft"},
+    ).json()
+    document = ines.get(f"/labels/{clipped['id']}/document").json()["document"]
+    index = next(i for i, o in enumerate(document["objects"]) if o["type"] == "barcode")
+    ines.request(
+        "PATCH",
+        f"/labels/{clipped['id']}/document",
+        json={
+            "operations": [
+                {
+                    "op": "replace",
+                    "path": f"/objects/{index}/y_mm",
+                    "value": document["objects"][index]["y_mm"] + 14,
+                }
+            ],
+            "comment": "Moved the EAN down",
+        },
+    )
+    made["clipped"] = clipped["id"]
+    made["clipped_barcode"] = document["objects"][index]["id"]
+    return made
+
+
+def painted(page: Page) -> None:
+    page.wait_for_function("() => Number(document.querySelector('.dz')?.dataset.painted || 0) >= 1")
+
+
+def shoot_designer(page: Page, server: DevServer, made: dict[str, str]) -> None:
+    """The designer: a GS1 logistics label with its SSCC barcode selected, a clipped barcode's
+    finding, and a Copilot proposal as a diff on the canvas."""
+    page.goto(f"{server.url}/console/labels/{made['design']}/design")
+    painted(page)
+    objects = page.get_by_role("listbox", name="Objects on the label")
+    objects.get_by_role("option", name=re.compile("^sscc_barcode")).click()
+    page.locator(".dz-gs1").wait_for()
+    page.locator(".dz-right").evaluate("(panel) => panel.scrollTo(0, 170)")
+    shoot(page, "designer")
+
+    page.goto(f"{server.url}/console/labels/{made['clipped']}/design")
+    painted(page)
+    page.get_by_role("tab", name=re.compile("^Findings")).click()
+    page.locator(".dz-finding.sev-error").get_by_role("button").first.click()
+    shoot(page, "designer-findings")
+
+    page.goto(f"{server.url}/console/labels/{made['design']}/design")
+    painted(page)
+    page.get_by_role("tab", name="Copilot").click()
+    page.get_by_label("Instruction").fill("Add a THIS SIDE UP handling mark top right")
+    page.get_by_role("button", name="Propose a change").click()
+    expect(page.get_by_role("region", name="Proposal")).to_be_visible()
+    shoot(page, "designer-copilot")
+
+
 def shoot(page: Page, name: str) -> None:
     page.wait_for_load_state("networkidle")
     time.sleep(0.4)
@@ -130,8 +237,25 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="etikett-shots-"))
     server = DevServer(workdir / "home")
     server.start()
-    with PrinterSimulator(port=0, dpi=203, out_dir=None, model="ZT411-203dpi") as simulator:
+    with (
+        PrinterSimulator(port=0, dpi=203, out_dir=None, model="ZT411-203dpi") as simulator,
+        ModelServer(default=copilot_adds_a_handling_mark) as model,
+    ):
         made = seed(server, simulator, workdir)
+        anonymous = Api(server.url)
+        admin = anonymous.as_token(anonymous.login("admin"))
+        credential = admin.post(
+            "/credentials",
+            json={
+                "ref": "copilot",
+                "kind": "language-model",
+                "provider": "openai-chat",
+                "model": "local-model",
+                "endpoint": model.endpoint("openai-chat"),
+                "default": True,
+            },
+        )
+        assert credential.status_code == 201, credential.text
         try:
             with running_browser() as browser, console_session(browser, VIEWPORT) as session:
                 page = session.page
@@ -166,6 +290,10 @@ def main() -> None:
 
                 page.goto(f"{server.url}/console/audit")
                 shoot(page, "audit")
+
+                # After the labels page's picture: these labels would show on it.
+                designs = designer_labels(anonymous.as_token(anonymous.login("ines")))
+                shoot_designer(page, server, designs)
         finally:
             made["process"].stop()  # type: ignore[attr-defined]
             server.stop()

@@ -234,7 +234,7 @@ def test_a_barcode_dragged_past_the_edge_shows_its_finding_on_the_canvas(
     open_designer(page, server, label_id)
     expect(page.locator(".dz-findings-count")).to_have_text("no findings")
     drag_object(page, "code", 40)
-    expect(page.locator(".dz-findings-count")).to_have_text(re.compile(r"^1 errors"))
+    expect(page.locator(".dz-findings-count")).to_have_text(re.compile(r"^1 error, "))
     mark = page.evaluate(
         """() => {
             const stage = window.Konva.stages.find((s) => s.container().closest('.dz'));
@@ -244,7 +244,7 @@ def test_a_barcode_dragged_past_the_edge_shows_its_finding_on_the_canvas(
     )
     assert mark == "finding finding-error"
     page.get_by_role("tab", name=re.compile("^Findings")).click()
-    finding = page.locator(".dz-finding.error")
+    finding = page.locator(".dz-finding.sev-error")
     expect(finding).to_contain_text("label.barcode_clipped")
     expect(finding).to_contain_text("right edge")
     # A finding selects its object.

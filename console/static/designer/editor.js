@@ -195,10 +195,8 @@ export class Designer {
       onBusy: (busy) => this.root.classList.toggle("dz-busy", busy),
     });
     this.stopKeys = bindKeys(this.root, this.keyActions(), () => this.editingKeysHere());
-    this.onLeave = (event) => {
-      this.drafts.flush();
-      if (this.dirty) event.preventDefault();
-    };
+    // Unsaved work is kept in the browser, so leaving asks nothing: the draft is written now.
+    this.onLeave = () => this.drafts.flush();
     window.addEventListener("beforeunload", this.onLeave);
   }
 
@@ -300,7 +298,8 @@ export class Designer {
     this.sizeText.textContent = `${size.width_mm} × ${size.height_mm} mm · ${dpi} dpi · ${labelDots(this.document).join(" × ")} dots`;
     const findings = this.layout?.findings || [];
     const errors = findings.filter((f) => f.severity === "error").length;
-    this.findingsText.textContent = findings.length ? `${errors} errors, ${findings.length - errors} warnings` : "no findings";
+    const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    this.findingsText.textContent = findings.length ? `${count(errors, "error")}, ${count(findings.length - errors, "warning")}` : "no findings";
     this.findingsText.className = `dz-findings-count ${errors ? "bad" : findings.length ? "warn" : "ok"}`;
     if (!this.problem) this.setStatus("");
     this.refreshTools();

@@ -122,7 +122,7 @@ export class FindingList {
       findings.map((finding) =>
         h(
           "li",
-          { class: ["dz-finding", finding.severity] },
+          { class: ["dz-finding", `sev-${finding.severity}`] },
           badge(finding.severity),
           " ",
           finding.object_id
