@@ -167,6 +167,12 @@ class ProblemCode(StrEnum):
         "An image object's data is not a readable PNG or JPEG.",
     )
     LABEL_TOO_LARGE = ("label.too_large", 422, "The label is too large to render at its density.")
+    LABEL_TOO_COMPLEX = (
+        "label.too_complex",
+        422,
+        "Laying the label out would shape or encode more characters, or draw more dots, than "
+        "one layout may (params.limit).",
+    )
     LABEL_HAS_ERRORS = (
         "label.has_errors",
         422,

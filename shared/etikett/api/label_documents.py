@@ -173,7 +173,7 @@ async def body_length(request: Request) -> int:
     "variables take their default, then their sample; counters show their next value. "
     "Bounded like a saved version: the label schema (`document.invalid` with JSON paths), at "
     "most what a version may store (`document.too_large`), CEL by its limits, the raster by "
-    "the renderer's (`label.too_large`).",
+    "the renderer's (`label.too_large`); and the work across objects (`label.too_complex`).",
     openapi_extra={
         "requestBody": {"content": {"application/json": {"example": LAYOUT_EXAMPLE}}},
     },
@@ -207,7 +207,9 @@ async def body_length(request: Request) -> int:
         413: {"description": "Larger than a version may store (`document.too_large`)"},
         422: {
             "description": "`document.invalid` (params.errors name JSON paths), "
-            "`label.variables_invalid` (given variables that do not fit), `label.too_large`"
+            "`label.variables_invalid` (given variables that do not fit), `label.too_large`, "
+            "`label.too_complex` (more than 20,000 characters of text and barcode data, or "
+            "four rasters' worth of ink, across its objects)"
         },
     },
 )

@@ -50,6 +50,19 @@ class LabelTooLarge(EtikettError):
         )
 
 
+class LayoutTooComplex(EtikettError):
+    code, title = ProblemCode.LABEL_TOO_COMPLEX, "Label too complex to lay out"
+
+    def __init__(self, what: str, limit: int, object_id: str) -> None:
+        super().__init__(
+            f"Laying this label out would take more than {limit:,} {what} (at {object_id!r}); "
+            "a label this heavy cannot be laid out in one go.",
+            what=what,
+            limit=limit,
+            object_id=object_id,
+        )
+
+
 # One raster or object tile: 64 M dots is 64 MB in Pillow's mode "1" (a byte per dot), more than
 # an 8.5 x 14 in label at 600 dpi (43 M dots); beyond it a preview would exhaust a function.
 MAX_DOTS = 64_000_000

@@ -181,6 +181,23 @@ def test_the_document_is_bounded_like_a_saved_version(operator: Api, anonymous: 
         operator.post("/labels/layout", json={"document": large}), 413, "document.too_large"
     )
     assert body["params"]["limit"] == 350_000
+    # Any caller may ask: the work across objects is bounded too, the same way on every machine.
+    heavy = [
+        {**CODE, "id": f"qr{n}", "symbology": "qr", "content": f"{n:04d}" + "X" * 996}
+        for n in range(30)
+    ]
+    for code in heavy:
+        del code["expression"], code["height_mm"]
+    body = problem(
+        operator.post("/labels/layout", json={"document": document(*heavy)}),
+        422,
+        "label.too_complex",
+    )
+    assert body["params"] == {
+        "what": "characters of text and barcode data",
+        "limit": 20_000,
+        "object_id": "qr20",
+    }
     huge = {**document(), "size": {"width_mm": 1000, "height_mm": 1000}, "dpi": 600}
     problem(operator.post("/labels/layout", json={"document": huge}), 422, "label.too_large")
     problem(

@@ -23,7 +23,7 @@ from etikett.dsl.preflight import LabelFinding
 from etikett.render.errors import ensure_renderable
 from etikett.render.preflight.expressions import expression_findings, preview_values
 from etikett.render.preflight.findings import ordered
-from etikett.render.preflight.layout import geometry, lay_out
+from etikett.render.preflight.layout import Budget, geometry, lay_out
 from etikett.render.preflight.objects import Placed
 from etikett.render.units import BLACK, WHITE, label_dots
 
@@ -99,7 +99,9 @@ def lay_out_for_design(
     (bad barcode data, CEL that fails) is left out and becomes a finding, and variables that do
     not resolve are left empty, so a designer always sees the rest of the label. `provided`:
     values to lay out with (missing ones take their default, then their sample); a value that
-    does not fit its variable is an error (`label.variables_invalid`), as in a preview."""
+    does not fit its variable is an error (`label.variables_invalid`), as in a preview. Anyone
+    may ask for this with any document, so its work is bounded across objects (`Budget`:
+    `label.too_complex`) besides each object's own bounds."""
     from etikett.render.values import resolve_variables
 
     findings = list(expression_findings(document))
@@ -115,7 +117,7 @@ def lay_out_for_design(
     canvas = Image.new("1", size, WHITE)
     if values is None:
         return LaidOut(canvas, [], ordered(findings), None)
-    placed = lay_out(document, values, counters, now, findings, strict=False)
+    placed = lay_out(document, values, counters, now, findings, strict=False, budget=Budget())
     for item in placed:
         canvas.paste(BLACK, item.box[:2], item.ink)
     return LaidOut(canvas, placed, ordered(findings + geometry(document, placed, size)), values)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from etikett.dsl.preflight import LabelFinding, pointer
 from etikett.errors import EtikettError
 from etikett.render.barcode import render_barcode
+from etikett.render.errors import MAX_DOTS, LayoutTooComplex
 from etikett.render.preflight.findings import label_finding
 from etikett.render.preflight.objects import (
     Placed,
@@ -32,6 +33,29 @@ if TYPE_CHECKING:
     from etikett.dsl.label import LabelDocument, TextObject
 
 
+class Budget:
+    """What one layout may do across its objects, counted as it goes (every single object is
+    bounded by the schema and the renderer already): characters shaped or encoded, and dots of
+    ink drawn. Deterministic: the same document is refused the same way on every machine.
+    20,000 characters is ten times a dense label's; wrapping long text costs the most."""
+
+    CHARACTERS = 20_000
+    DOTS = 4 * MAX_DOTS
+
+    def __init__(self, characters: int = CHARACTERS, dots: int = DOTS) -> None:
+        self.limits = (characters, dots)
+        self.characters = characters
+        self.dots = dots
+
+    def spend(self, obj_id: str, characters: int = 0, dots: int = 0) -> None:
+        self.characters -= characters
+        self.dots -= dots
+        if self.characters < 0:
+            raise LayoutTooComplex("characters of text and barcode data", self.limits[0], obj_id)
+        if self.dots < 0:
+            raise LayoutTooComplex("dots of ink", self.limits[1], obj_id)
+
+
 def lay_out(
     document: LabelDocument,
     values: Mapping[str, Any],
@@ -40,9 +64,11 @@ def lay_out(
     findings: list[LabelFinding],
     *,
     strict: bool,
+    budget: Budget | None = None,
 ) -> list[Placed]:
     """Each object's ink where it lands, in document order; per-object findings on the way.
-    Unless `strict`, an object that cannot be drawn becomes a finding instead of an error.
+    Unless `strict`, an object that cannot be drawn becomes a finding instead of an error. With
+    a `budget`, the layout stops (`label.too_complex`) once it is spent.
 
     This runs on every preview, so what a check needs is read from the ink where the renderer
     noted it (its dot box, a text's overflow) and checks that cannot apply are not called."""
@@ -59,17 +85,25 @@ def lay_out(
                     findings.append(_font_unknown(index, obj))
                     continue
                 text = object_text(obj, values, declared, now=now, counters=counters)
+                if budget is not None:
+                    budget.spend(obj.id, characters=len(text))
                 ink = render_text(obj, text, dpi)
             elif isinstance(obj, BarcodeObject):
                 text = object_text(obj, values, declared, now=now, counters=counters)
+                if budget is not None:
+                    budget.spend(obj.id, characters=len(text))
                 ink = render_barcode(obj, text, dpi)
             else:
                 ink = object_ink(obj, values, declared, dpi)
+        except LayoutTooComplex:
+            raise  # never a finding: the whole layout stops
         except EtikettError as error:
             if strict:
                 raise
             findings.append(unrenderable(index, obj, error))
             continue
+        if budget is not None:
+            budget.spend(obj.id, dots=ink.width * ink.height)
         rotation = obj.rotation
         turned = ink.transpose(_TURN[rotation]) if rotation else ink
         left, top = mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)
