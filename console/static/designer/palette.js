@@ -13,7 +13,7 @@ export const SAMPLE_DATA = {
   upca: "036000291452",
   code39: "CODE39",
   itf14: "1540014128876",
-  qr: "https://example.com/etikett",
+  qr: "ETIKETT QR 0001",
   datamatrix: "ETIKETT-0001",
   "gs1-datamatrix": "(01)09501101530003(17)270101(10)AB12",
   pdf417: "Etikett PDF417",
