@@ -541,6 +541,30 @@ RULES = """async () => {
   out.distribute = model.distribute(doc, ['p', 'q', 'r'], boxes, 'horizontal')
     .objects.map((o) => units.mmToDots(o.x_mm, 203));
   out.front = model.reorder(doc, ['p'], 'front').objects.map((o) => o.id);
+  // The service's PNG read directly gives the dots the browser's own decoder gives.
+  const layout = await load('layout');
+  const small = {size: {width_mm: 31.1, height_mm: 20}, dpi: 203, objects: [
+    {id: 't', type: 'text', x_mm: 1, y_mm: 1, content: 'Etikett 123'},
+    {id: 'q', type: 'barcode', symbology: 'qr', x_mm: 18, y_mm: 2, content: 'Q'}]};
+  const answer = await (await fetch('/api/v1/labels/layout', {method: 'POST',
+    headers: {'content-type': 'application/json', 'X-Etikett-CSRF': '1'},
+    body: JSON.stringify({document: small})})).json();
+  const raster = await layout.decodeRaster(answer.png_base64);
+  const bytes = Uint8Array.from(atob(answer.png_base64), (c) => c.charCodeAt(0));
+  const bitmap = await createImageBitmap(new Blob([bytes], {type: 'image/png'}));
+  const canvas = document.createElement('canvas');
+  canvas.width = bitmap.width;
+  canvas.height = bitmap.height;
+  const context = canvas.getContext('2d');
+  context.drawImage(bitmap, 0, 0);
+  const data = context.getImageData(0, 0, bitmap.width, bitmap.height).data;
+  let differ = 0;
+  let ink = 0;
+  for (let i = 0; i < raster.black.length; i += 1) {
+    ink += raster.black[i];
+    if (raster.black[i] !== (data[i * 4] < 128 ? 1 : 0)) differ += 1;
+  }
+  out.decoded = [raster.width, raster.height, bitmap.width, bitmap.height, differ, ink > 100];
   return out;
 }"""
 
@@ -575,3 +599,6 @@ def test_the_designers_own_rules_in_the_browser(console: Session) -> None:
     assert found["align"] == [2, 2, 2]
     assert found["distribute"] == [16, 133, 240]  # equal gaps of 97 dots between the boxes
     assert found["front"] == ["q", "r", "p"]
+    width, height, *browser, differ, inked = found["decoded"]
+    assert (width, height) == tuple(browser) == (249, 160)  # 31.1 mm: a width not whole bytes
+    assert differ == 0 and inked

@@ -69,12 +69,18 @@ async function dotsOfPng(png) {
     for (let y = 0; unfiltered && y < height; y += 1) unfiltered = rows[y * stride] === 0;
     if (unfiltered) {
       const pixels = new Uint32Array(width * height);
+      const bytes = stride - 1;
       for (let y = 0; y < height; y += 1) {
         const row = y * stride + 1;
         const out = y * width;
-        for (let x = 0; x < width; x += 1) {
-          // PNG grey 0 is black: a printed dot.
-          if (!((rows[row + (x >> 3)] >> (7 - (x & 7))) & 1)) pixels[out + x] = INK;
+        for (let i = 0; i < bytes; i += 1) {
+          const byte = rows[row + i];
+          if (byte === 0xff) continue; // eight dots of paper: most of a label
+          const x0 = i * 8;
+          const last = Math.min(8, width - x0);
+          for (let bit = 0; bit < last; bit += 1) {
+            if (!((byte >> (7 - bit)) & 1)) pixels[out + x0 + bit] = INK; // PNG grey 0: a dot
+          }
         }
       }
       return rasterOf(width, height, pixels);
