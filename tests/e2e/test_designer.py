@@ -247,13 +247,16 @@ def test_a_barcode_dragged_past_the_edge_shows_its_finding_on_the_canvas(
     finding = page.locator(".dz-finding.sev-error")
     expect(finding).to_contain_text("label.barcode_clipped")
     expect(finding).to_contain_text("right edge")
-    # A finding selects its object.
+    # A finding selects its object; its field in the properties puts it right.
     finding.get_by_role("button", name="code").click()
-    expect(
-        page.get_by_role("listbox", name="Objects on the label").get_by_role(
-            "option", selected=True
-        )
-    ).to_contain_text("code")
+    objects = page.get_by_role("listbox", name="Objects on the label")
+    expect(objects.get_by_role("option", selected=True)).to_contain_text("code")
+    page.get_by_role("tab", name="Properties").click()
+    x = page.locator(".dz-properties").get_by_label("X (mm)", exact=True)
+    expect(x).to_have_value("46")
+    x.fill("6")  # typing, without leaving the field: the canvas follows
+    expect(page.locator(".dz-findings-count")).to_have_text("no findings")
+    assert abs(geometry(page, "code")["box"]["x"] - geometry(page, "title")["box"]["x"]) < 1
 
 
 SVG = (

@@ -142,6 +142,8 @@ export function sections(root, name, { dpi = 203, only = null } = {}) {
   }));
 }
 
+const TYPING_PAUSE_MS = 250;
+
 function isEmpty(value) {
   return value === undefined || value === null || value === "" || (typeof value === "number" && Number.isNaN(value));
 }
@@ -205,6 +207,15 @@ export class SchemaForm {
     }
     /** json-editor builds its fields asynchronously: helpers beside them wait for this. */
     this.ready = Promise.all(built);
+    // json-editor takes a field's value when it changes (on leaving it); the canvas should
+    // follow the typing: a pause in typing counts as a change.
+    const pauses = new WeakMap();
+    this.element.addEventListener("input", (event) => {
+      const field = event.target;
+      if (!(field instanceof HTMLTextAreaElement || (field instanceof HTMLInputElement && !["checkbox", "radio"].includes(field.type)))) return;
+      clearTimeout(pauses.get(field));
+      pauses.set(field, setTimeout(() => field.dispatchEvent(new Event("change", { bubbles: true })), TYPING_PAUSE_MS));
+    });
   }
 
   /** The section's part of `value`, every field present: json-editor shows only the fields a
