@@ -80,13 +80,14 @@ export class Designer {
     this.pointerText = h("span", { class: "dz-pointer" });
     this.sizeText = h("span", { class: "dz-size" });
     this.findingsText = h("span", { class: "dz-findings-count" });
+    this.selectionText = h("span", { class: "dz-selection-size" });
     this.banner = h("div", { class: "dz-banner", hidden: true });
     const centre = h(
       "div",
       { class: "dz-centre" },
       this.banner,
       h("div", { class: "dz-stage-grid" }, h("div", { class: "dz-ruler-corner", "aria-hidden": "true" }), rulerTop, rulerLeft, this.canvasHost),
-      h("footer", { class: "dz-statusbar" }, this.sizeText, this.pointerText, this.findingsText, this.status),
+      h("footer", { class: "dz-statusbar" }, this.sizeText, this.pointerText, this.selectionText, this.findingsText, this.status),
     );
 
     this.objectList = new ObjectList({
@@ -164,6 +165,7 @@ export class Designer {
       onMove: (ids, dx, dy) => this.moved(ids, dx, dy),
       onResize: (id, box) => this.resized(id, box),
       onPointer: (x, y) => this.pointerAt(x, y),
+      onActivate: (id) => this.activate(id),
     });
     this.canvas.on("view", () => this.refreshTools());
     this.live = new LiveLayout({
@@ -295,6 +297,9 @@ export class Designer {
   }
 
   refreshTools() {
+    const box = this.selection.size === 1 ? this.layout?.boxes.get([...this.selection][0]) : null;
+    const dpi = this.document.dpi;
+    this.selectionText.textContent = box ? `${[...this.selection][0]}: ${dotsToMm(box[2] - box[0], dpi)} × ${dotsToMm(box[3] - box[1], dpi)} mm` : "";
     this.tools.update({
       canUndo: this.history.canUndo,
       canRedo: this.history.canRedo,
@@ -329,6 +334,19 @@ export class Designer {
     this.interaction.setSelection(ids);
     if (reveal && ids.length === 1 && this.layout?.boxes.has(ids[0])) this.canvas.scrollIntoView(this.layout.boxes.get(ids[0]));
     this.refresh();
+  }
+
+  /** A double click: edit the object's content (or its first field) in the properties. */
+  activate(id) {
+    this.select([id]);
+    this.sideTabs.select("properties");
+    this.properties.form?.ready.then(() => {
+      const field = this.properties.form?.input("expression") && model.objectById(this.document, id)?.expression
+        ? this.properties.form.input("expression")
+        : this.properties.form?.input("content") || this.properties.form?.input("x_mm");
+      field?.focus();
+      field?.select?.();
+    });
   }
 
   editingKeysHere() {

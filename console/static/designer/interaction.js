@@ -106,6 +106,7 @@ export class Interaction {
     rect.on("dragmove", () => this.onDragMove(rect));
     rect.on("dragend", () => this.onDragEnd(rect));
     rect.on("transformend", () => this.onTransformEnd(rect));
+    rect.on("dblclick dbltap", () => this.handlers.onActivate?.(rect.objectId));
     return rect;
   }
 
