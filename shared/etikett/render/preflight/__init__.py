@@ -24,7 +24,8 @@ from etikett.render.errors import ensure_renderable
 from etikett.render.preflight.expressions import expression_findings, preview_values
 from etikett.render.preflight.findings import ordered
 from etikett.render.preflight.layout import geometry, lay_out
-from etikett.render.units import BLACK, WHITE, label_dots
+from etikett.render.raster import paint
+from etikett.render.units import WHITE, label_dots
 
 if TYPE_CHECKING:
     from etikett.dsl.label import LabelDocument
@@ -66,7 +67,7 @@ def render_checked(
     ensure_renderable(*size)
     canvas = Image.new("1", size, WHITE)
     for item in placed:
-        canvas.paste(BLACK, item.box[:2], item.ink)
+        paint(canvas, item.obj, item.ink, item.box[:2])
     return canvas, ordered(findings + geometry(document, placed, size))
 
 
