@@ -136,6 +136,12 @@ class BarcodeObject(Valued):
         default=None, gt=0, le=MAX_MM, description="Bar height of linear symbologies."
     )
     height_dots: int | None = Field(default=None, ge=1, le=10000)
+    row_height_dots: int | None = Field(
+        default=None,
+        ge=1,
+        le=100,
+        description="PDF417 row height in dots (absent: 3 modules).",
+    )
     human_readable: bool = Field(default=True, description="Print the text under linear codes.")
     text_size_pt: float = Field(default=8, gt=0, le=72)
 

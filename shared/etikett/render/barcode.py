@@ -6,8 +6,9 @@ width. The object's box holds the symbol without quiet zones (leave them clear a
 linear codes with `human_readable`, the text centered under the bars. Module width: the object's
 `module_width_dots`, else `module_width_mm` in whole dots (at least 1), else `DEFAULT_MODULE_MM`
 for the symbology in whole dots. Bar height of linear codes: `height_dots`/`height_mm`, else
-15 mm; PDF417 rows are 3 modules high, matrix codes square modules. GS1 data is written in
-parentheses notation, `(01)09501101530003(17)270101`; bad GS1 check digits and dates are errors.
+15 mm; PDF417 rows are `row_height_dots` high (else 3 modules), matrix codes square modules.
+GS1 data is written in parentheses notation, `(01)09501101530003(17)270101`; bad GS1 check
+digits and dates are errors.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def bar_height_dots(obj: BarcodeObject, dpi: int) -> int:
 def render_barcode(obj: BarcodeObject, data: str, dpi: int) -> Image.Image:
     """The object's ink (mode "1", 255 = black dot), unrotated. Raises `BarcodeInvalid`."""
     module, height = module_dots(obj, dpi), bar_height_dots(obj, dpi)
+    row = obj.row_height_dots or PDF417_ROW_MODULES * module
     key = (
         "barcode",
         obj.symbology,
@@ -96,11 +98,18 @@ def render_barcode(obj: BarcodeObject, data: str, dpi: int) -> Image.Image:
         obj.human_readable,
         obj.text_size_pt,
         dpi,
+        row,
     )
     return INK_CACHE.get(
         key,
         lambda: _draw(
-            obj.id, obj.symbology, data, module, height, obj.human_readable, obj.text_size_pt, dpi
+            obj.id,
+            obj.symbology,
+            data,
+            (module, height, row),
+            obj.human_readable,
+            obj.text_size_pt,
+            dpi,
         ),
     )
 
@@ -109,12 +118,12 @@ def _draw(
     object_id: str,
     symbology: Symbology,
     data: str,
-    module: int,
-    height: int,
+    sizes: tuple[int, int, int],  # module, bar height, PDF417 row height: dots
     human_readable: bool,
     text_pt: float,
     dpi: int,
 ) -> Image.Image:
+    module, height, row = sizes
     spec = SPECS[symbology]
     symbol = _encode(object_id, symbology, spec, data)
     rows, columns = symbol.rows, symbol.width
@@ -124,9 +133,7 @@ def _draw(
     packed = encoded.tobytes()[: rows * row_bytes]
     matrix = Image.frombytes("1", (row_bytes * 8, rows), packed, "raw", "1;R")
     matrix = matrix.crop((0, 0, columns, rows))
-    row_height = {"linear": height, "stacked": PDF417_ROW_MODULES * module, "matrix": module}[
-        spec.kind
-    ]
+    row_height = {"linear": height, "stacked": row, "matrix": module}[spec.kind]
     ensure_renderable(columns * module, rows * row_height, object_id)
     bars = matrix.resize((columns * module, rows * row_height), Image.Resampling.NEAREST)
     text = symbol.text if spec.kind == "linear" and human_readable else ""

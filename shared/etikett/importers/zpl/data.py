@@ -22,7 +22,10 @@ _INVOCATIONS = {">;": "", ">:": "", ">9": "", ">5": "", ">6": "", ">7": "", ">8"
 def code128(data: str, mode: str) -> tuple[str, str]:
     """(symbology, data) of a ^BC field: mode D and data that starts with FNC1 are GS1-128."""
     if mode == "D":
+        # The printer strips parentheses and spaces for encoding: (AI) notation stays readable.
         cleaned = re.sub(r">[;:9567]", "", data).replace(">8", "\x1d")
+        if "(" not in cleaned:
+            cleaned = cleaned.replace(" ", "")
         return "gs1-128", cleaned.lstrip("\x1d")
     if ">" not in data:
         return "code128", data

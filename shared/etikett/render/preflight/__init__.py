@@ -57,11 +57,14 @@ def render_checked(
     *,
     counters: Mapping[str, Any] | None = None,
     now: datetime | None = None,
+    lenient: bool = False,
 ) -> tuple[Image.Image, list[LabelFinding]]:
     """The raster `render` draws and the findings of exactly that layout, each object laid out
-    once (a preview's preflight costs only the checks). Render errors raise as in `render`."""
+    once (a preview's preflight costs only the checks). Render errors raise as in `render`;
+    `lenient`: an object that cannot be drawn is left out and becomes a finding on that object
+    (a preview shows the rest of the label; printing never is lenient)."""
     findings = list(expression_findings(document))
-    placed = lay_out(document, values, counters, now, findings, strict=True)
+    placed = lay_out(document, values, counters, now, findings, strict=not lenient)
     dpi = document.dpi
     size = label_dots(document.size.width_mm, document.size.height_mm, dpi)
     ensure_renderable(*size)
