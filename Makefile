@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint format bench bench-anatomy load fuzz build clean browser screenshots
+.PHONY: dev test lint format bench bench-anatomy load fuzz build clean browser screenshots corpus
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
@@ -31,7 +31,17 @@ browser:
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
 
-test: $(STAMP) browser
+# The import corpus's reference ZPL renderer (zebrash as WebAssembly, npm zpl-renderer-js pinned
+# with its integrity hash in the lock file), installed at setup time, never at test time.
+CORPUS_REF := tests/fixtures/import/corpus/reference
+corpus: $(CORPUS_REF)/node_modules/.installed
+$(CORPUS_REF)/node_modules/.installed: $(CORPUS_REF)/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; }
+	cd $(CORPUS_REF) && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+
+test: $(STAMP) browser corpus
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
