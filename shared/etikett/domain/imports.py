@@ -111,7 +111,7 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
         ready.append(labels.NewDocument(label.name, document, comment=comment))
     created = labels.create_together(invocation, ready)
     documents = []
-    for index, label in enumerate(created):
+    for index, made in enumerate(created):
         warnings = sum(
             1
             for note in conversion.report
@@ -119,9 +119,9 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
         )
         documents.append(
             ImportedDocument(
-                label_id=label.id,
+                label_id=made.id,
                 version=1,
-                name=label.name,
+                name=made.name,
                 fidelity="with_warnings" if warnings else "exact",
                 warnings=warnings,
             )

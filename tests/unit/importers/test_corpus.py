@@ -106,7 +106,7 @@ def test_the_corpus_imports_like_its_reference_pictures() -> None:
     references = _reference(jobs)
     with_data = decoded = readable = same = with_errors = 0
     overlaps: list[float] = []
-    for (name, _, image, errors, barcodes), reference in zip(labels, references, strict=True):
+    for (_, _, image, errors, barcodes), reference in zip(labels, references, strict=True):
         ours = _codes(image)
         with_data += barcodes
         decoded += min(barcodes, len(ours))
