@@ -144,6 +144,12 @@ class BarcodeObject(Valued):
     )
     human_readable: bool = Field(default=True, description="Print the text under linear codes.")
     text_size_pt: float = Field(default=8, gt=0, le=72)
+    code_set: Literal["A", "B", "C"] | None = Field(
+        default=None,
+        description="Code 128 only: every character in this code set, as a printer encodes "
+        "without its automatic mode (ZPL ^BC mode N: B), so the bars are as wide as it prints "
+        "them (absent: the shortest encoding).",
+    )
 
     @model_validator(mode="after")
     def _one_module_unit(self) -> Self:
@@ -151,6 +157,8 @@ class BarcodeObject(Valued):
             raise ValueError("give the module width in mm or in dots, not both")
         if self.height_mm is not None and self.height_dots is not None:
             raise ValueError("give the height in mm or in dots, not both")
+        if self.code_set is not None and self.symbology != "code128":
+            raise ValueError("`code_set` is for the code128 symbology only")
         return self
 
 

@@ -99,6 +99,7 @@ def render_barcode(obj: BarcodeObject, data: str, dpi: int) -> Image.Image:
         obj.text_size_pt,
         dpi,
         row,
+        obj.code_set,
     )
     return INK_CACHE.get(
         key,
@@ -110,6 +111,7 @@ def render_barcode(obj: BarcodeObject, data: str, dpi: int) -> Image.Image:
             obj.human_readable,
             obj.text_size_pt,
             dpi,
+            obj.code_set,
         ),
     )
 
@@ -122,10 +124,11 @@ def _draw(
     human_readable: bool,
     text_pt: float,
     dpi: int,
+    code_set: str | None = None,
 ) -> Image.Image:
     module, height, row = sizes
     spec = SPECS[symbology]
-    symbol = _encode(object_id, symbology, spec, data)
+    symbol = _encode(object_id, symbology, spec, data, code_set)
     rows, columns = symbol.rows, symbol.width
     # zint's module matrix: fixed-width rows of bytes, the first module in the lowest bit.
     encoded = symbol.encoded_data
@@ -158,21 +161,29 @@ def _with_text(bars: Image.Image, text: str, text_pt: float, dpi: int) -> Image.
     return ink
 
 
-def _encode(object_id: str, symbology: str, spec: Spec, data: str) -> Symbol:
+def _encode(
+    object_id: str, symbology: str, spec: Spec, data: str, code_set: str | None = None
+) -> Symbol:
     from zint import InputMode, Symbol, Symbology, WarningLevel
 
     data = _checked(object_id, symbology, data)
     symbol = Symbol()
     symbol.symbology = getattr(Symbology, spec.zint_name)
     symbol.warn_level = WarningLevel.FAIL_ALL  # GS1 check digits and dates: errors, not warnings
+    encoded = data
     if spec.gs1:
         symbol.input_mode = InputMode.GS1 | InputMode.GS1PARENS
     elif spec.text_mode:
         symbol.input_mode = InputMode.UNICODE
         if spec.eci and not _latin1(data):
             symbol.eci = 26
+        if code_set is not None:
+            # zint's manual code set (`\^B…`); a backslash of the data is written doubled.
+            symbol.input_mode = InputMode.UNICODE | InputMode.EXTRA_ESCAPE
+            encoded = f"\\^{code_set}" + data.replace("\\", "\\\\")
+            _fits_code_set(object_id, data, code_set)
     try:
-        symbol.encode(data)
+        symbol.encode(encoded)
     except RuntimeError as exc:
         raise BarcodeInvalid(object_id, symbology, _zint_message(exc)) from exc
     return symbol
@@ -197,6 +208,24 @@ def _checked(object_id: str, symbology: str, data: str) -> str:
             )
         return data[:13]
     return data
+
+
+def _fits_code_set(object_id: str, data: str, code_set: str) -> None:
+    """zint leaves a manual code set where the data needs another; a printer told one set
+    cannot, so a character outside it is an error of the label."""
+    fits = {
+        "A": lambda c: ord(c) < 96,
+        "B": lambda c: 32 <= ord(c) < 128,
+        "C": lambda c: c.isascii() and c.isdigit(),
+    }[code_set]
+    wrong = sorted({c for c in data if not fits(c)})
+    if wrong or (code_set == "C" and len(data) % 2):
+        reason = (
+            f"code set {code_set} cannot encode {''.join(wrong)!r}"
+            if wrong
+            else "code set C encodes digits in pairs; the data has an odd number of digits"
+        )
+        raise BarcodeInvalid(object_id, "code128", reason)
 
 
 def gs1_check_digit(digits: str) -> str:

@@ -13,13 +13,35 @@ from typing import Any
 
 from etikett.importers import dots_to_mm
 from etikett.importers.gs1 import element_string, with_check_digits
-from etikett.importers.zpl.data import code128, qr_data
+from etikett.importers.zpl.data import (
+    code128,
+    code128_modules,
+    code_set,
+    fits_code_set,
+    qr_data,
+)
 from etikett.importers.zpl.reader import Field, Format, Reader
 from etikett.importers.zpl.syntax import ROTATIONS, arg
 
 MATRIX = ("qr", "datamatrix", "gs1-datamatrix", "pdf417")
 # Digits before the check digit, and what zint takes, of the EAN/UPC codes ZPL prints.
 EAN_DIGITS = {"ean13": 12, "upca": 11}
+
+
+def recalled_code128(obj: dict[str, Any], data: str) -> str:
+    """A Code 128 field of a stored format gets its data when recalled: the printer reads the
+    recall's invocation codes, so its code set (mode N) follows that data. The sample is the
+    data without them."""
+    symbology, value = code128(data, "N")
+    if symbology != "code128":
+        return data
+    if "code_set" in obj:  # mode N: the start code of this data decides
+        chosen = code_set(data, "N")
+        if chosen is not None and fits_code_set(value, chosen):
+            obj["code_set"] = chosen
+        else:
+            del obj["code_set"]
+    return value
 
 
 class BarcodeReader(Reader):
@@ -36,6 +58,7 @@ class BarcodeReader(Reader):
         rotation = ROTATIONS.get(orientation, 0)
         module, _, default_height = fmt.module
         obj: dict[str, Any] = {"type": "barcode", "id": self.object_id(fmt, "barcode")}
+        printed: int | None = None
         height = default_height
         human = True
         value = text
@@ -45,7 +68,12 @@ class BarcodeReader(Reader):
             if (arg(args, 3) or "N").upper().startswith("Y"):
                 self.note(line, "^BC interpretation line above the code is printed below it.", fmt)
             mode = (arg(args, 5) or "N").upper()[:1]
-            symbology, value = code128(value, mode)
+            symbology, value = code128(text, mode)
+            chosen = code_set(text, mode) if symbology == "code128" else None
+            if chosen is not None and fits_code_set(value, chosen):
+                obj["code_set"] = chosen
+            elif symbology == "code128" and mode == "N" and variable is None:
+                printed = code128_modules(text)  # the file's own code set switches
             if mode == "U":
                 self.note(line, "^BC mode U (UCC case mode) is imported as plain Code 128.", fmt)
             if symbology == "gs1-128":
@@ -111,16 +139,19 @@ class BarcodeReader(Reader):
             human = False
         else:  # B7
             symbology = "pdf417"
-            row = self.int_arg(args, 1, 0)
-            if row:
-                obj["row_height_dots"] = max(1, min(100, row))
+            # Rows are h × the module high; without h the ^BY height is shared by the rows.
+            multiple = self.int_arg(args, 1, 0)
+            if multiple:
+                obj["row_height_dots"] = max(1, min(100, multiple * module))
+            else:
+                obj["row_height_dots"] = self.pdf417_rows(module, value, default_height)
             human = False
         if variable:
             obj["expression"] = variable
-            if symbology in ("gs1-128", "gs1-datamatrix") or symbology in EAN_DIGITS:
-                sample = fmt.variables[variable].get("sample")
-                if sample is not None:
-                    fmt.variables[variable]["sample"] = value
+            # The sample is what the code encodes: invocation codes, QR modes and check digits
+            # as the printer reads them.
+            if fmt.variables[variable].get("sample") is not None:
+                fmt.variables[variable]["sample"] = value
         else:
             if not value:
                 self.note(line, f"^{command} with empty data was dropped.", fmt)
@@ -131,7 +162,11 @@ class BarcodeReader(Reader):
         if symbology not in MATRIX:
             obj["height_dots"] = max(1, min(10000, height))
             obj["human_readable"] = human
+        if printed is not None:
+            self.compare_width(fmt, obj, value, printed, line)
         left, top = self.barcode_origin(fmt, current, obj, value, rotation)
+        if command == "BQ" and not current.typeset:
+            top += default_height  # the firmware sinks an ^FO QR code by the ^BY height
         obj["x_mm"] = dots_to_mm(left, self.dpi)
         obj["y_mm"] = dots_to_mm(top, self.dpi)
         if rotation:
@@ -170,6 +205,29 @@ class BarcodeReader(Reader):
             return 0, height, height
         bars = height if obj["symbology"] not in MATRIX else ink.height
         return ink.width, ink.height, min(bars, ink.height)
+
+    def pdf417_rows(self, module: int, value: str, height: int) -> int:
+        """The row height of a PDF417 whose rows share the ^BY height."""
+        probe = {"type": "barcode", "id": "probe", "symbology": "pdf417", "content": value}
+        rows = self.barcode_size(
+            {**probe, "module_width_dots": module, "row_height_dots": 1}, value
+        )[1]
+        return max(1, min(100, height // max(1, rows)))
+
+    def compare_width(
+        self, fmt: Format, obj: dict[str, Any], value: str, printed: int, line: int
+    ) -> None:
+        """Code 128 data that switches code sets itself is drawn in the shortest encoding; when
+        the printer's own choice of sets is wider, say so."""
+        width = self.barcode_size(obj, value)[0] // max(1, obj["module_width_dots"])
+        if width and width != printed:
+            self.note(
+                line,
+                f"^BC data switches code sets itself: the printer's bars are {printed} modules "
+                f"wide, the imported code {width} (its shortest encoding).",
+                fmt,
+                once=False,
+            )
 
     def ean_digits(self, fmt: Format, symbology: str, value: str, line: int) -> str:
         """The digits zint takes for EAN-13 / UPC-A: as the printer does, short data is padded

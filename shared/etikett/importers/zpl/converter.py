@@ -12,6 +12,7 @@ from typing import Any
 from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Imported, dots_to_mm, refuse
 from etikett.importers.gs1 import element_string
+from etikett.importers.zpl.barcodes import recalled_code128
 from etikett.importers.zpl.fields import FieldReader
 from etikett.importers.zpl.graphics import GraphicReader, stored_key
 from etikett.importers.zpl.reader import Field, Format
@@ -285,6 +286,11 @@ class Converter(FieldReader, GraphicReader):
             for obj in merged.objects
             if obj.get("symbology") in ("gs1-128", "gs1-datamatrix")
         }
+        code128s = {
+            obj.get("expression"): obj
+            for obj in merged.objects
+            if obj.get("symbology") == "code128"
+        }
         for name, number in merged.numbers.items():
             if number in fmt.field_data:
                 sample = fmt.field_data[number]
@@ -293,6 +299,8 @@ class Converter(FieldReader, GraphicReader):
                         sample = element_string(sample.replace(">8", "\x1d"))
                     except ValueError:
                         continue
+                elif name in code128s:
+                    sample = recalled_code128(code128s[name], sample)
                 merged.variables[name]["sample"] = sample
         merged.width = fmt.width or merged.width
         merged.length = fmt.length or merged.length
