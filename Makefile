@@ -31,15 +31,37 @@ browser:
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
 
-# The import corpus's reference ZPL renderer (zebrash as WebAssembly, npm zpl-renderer-js pinned
-# with its integrity hash in the lock file), installed at setup time, never at test time.
-CORPUS_REF := tests/fixtures/import/corpus/reference
-corpus: $(CORPUS_REF)/node_modules/.installed
+# The import corpus (tests/fixtures/import/corpus/README.md), installed at setup time, never at test
+# time: the reference ZPL renderer (zebrash as WebAssembly, npm zpl-renderer-js pinned with its
+# integrity hash); public ZPL files from the package registries (zebra-day's templates from PyPI,
+# pinned by hash; labelary's test label and Labelary's picture of it from npm); and the pictures
+# gLabels 3 itself prints of our gLabels documents (Debian's glabels and poppler-utils).
+CORPUS        := tests/fixtures/import/corpus
+CORPUS_REF    := $(CORPUS)/reference
+CORPUS_PUBLIC := $(CORPUS)/public
+GLABELS_DOCS  := $(wildcard $(CORPUS)/glabels/*-v3.glabels)
+GLABELS_PNGS  := $(patsubst $(CORPUS)/glabels/%.glabels,$(CORPUS)/rendered/%.png,$(GLABELS_DOCS))
+corpus: $(CORPUS_REF)/node_modules/.installed $(CORPUS_PUBLIC)/.installed $(GLABELS_PNGS)
 $(CORPUS_REF)/node_modules/.installed: $(CORPUS_REF)/package-lock.json
 	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; }
 	cd $(CORPUS_REF) && npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
+$(CORPUS_PUBLIC)/.installed: $(STAMP) $(CORPUS_PUBLIC)/requirements.txt $(CORPUS_PUBLIC)/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; }
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes --upgrade \
+	  --target $(CORPUS_PUBLIC)/site -r $(CORPUS_PUBLIC)/requirements.txt
+	cd $(CORPUS_PUBLIC) && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+$(CORPUS)/rendered/%.png: $(CORPUS)/glabels/%.glabels
+	@command -v glabels-3-batch >/dev/null && command -v pdftoppm >/dev/null || { \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  $(SUDO) apt-get install -y -qq glabels poppler-utils; }
+	@mkdir -p $(CORPUS)/rendered
+	cd $(CORPUS)/glabels && glabels-3-batch -o ../rendered/$*.pdf $*.glabels >/dev/null
+	pdftoppm -r 203 -mono -png -singlefile $(CORPUS)/rendered/$*.pdf $(CORPUS)/rendered/$*
+	@rm -f $(CORPUS)/rendered/$*.pdf
 
 test: $(STAMP) browser corpus
 	$(BIN)/ruff check .

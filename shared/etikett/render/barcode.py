@@ -210,15 +210,17 @@ def _checked(object_id: str, symbology: str, data: str) -> str:
     return data
 
 
+def _in_code_set(char: str, code_set: str) -> bool:
+    if code_set == "C":
+        return char.isascii() and char.isdigit()
+    low, high = (0, 96) if code_set == "A" else (32, 128)
+    return low <= ord(char) < high
+
+
 def _fits_code_set(object_id: str, data: str, code_set: str) -> None:
     """zint leaves a manual code set where the data needs another; a printer told one set
     cannot, so a character outside it is an error of the label."""
-    fits = {
-        "A": lambda c: ord(c) < 96,
-        "B": lambda c: 32 <= ord(c) < 128,
-        "C": lambda c: c.isascii() and c.isdigit(),
-    }[code_set]
-    wrong = sorted({c for c in data if not fits(c)})
+    wrong = sorted({c for c in data if not _in_code_set(c, code_set)})
     if wrong or (code_set == "C" and len(data) % 2):
         reason = (
             f"code set {code_set} cannot encode {''.join(wrong)!r}"

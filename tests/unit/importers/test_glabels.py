@@ -193,9 +193,25 @@ def test_white_fills_clear_and_version_3_sizes_valign_and_pixdata():
         ("image", None),
     ]
     text = objects[3]
-    assert text["size_pt"] == pytest.approx(9.0)  # 12 pt in gLabels 3 shows as 9 pt
+    assert text["size_pt"] == pytest.approx(12.0)  # gLabels 3 prints 12 pt at 12 pt (its picture)
     assert text["valign"] == "bottom"
     image = _render(conversion.labels[0].document)
     assert image.getpixel((_dots(10, 300), _dots(10, 300))) == 255  # cleared by the white fill
     assert image.getpixel((_dots(5.1, 300), _dots(10, 300))) == 0  # its frame
     assert image.getpixel((_dots(34, 300), _dots(26, 300))) == 0  # the embedded Pixdata image
+
+
+def test_a_turned_barcode_turns_about_its_origin_and_code39_keeps_its_check_character():
+    # gLabels turns an object's w × h box about its origin: at 270° the 35 mm wide code runs
+    # upward from y = 48 mm, from 13 to 48 mm; gLabels prints Code 39's modulo-43 character.
+    objects = (
+        '<Object-barcode x="50mm" y="48mm" w="35mm" h="12mm" style="code39" text="false" '
+        'checksum="true" data="ROT270" a0="0" a1="-1" a2="1" a3="0" a4="0" a5="0"/>'
+    )
+    conversion = _convert(_document(objects, width="100mm", height="70mm"), dpi=203)
+    [barcode] = conversion.labels[0].document["objects"]
+    assert barcode["content"] == "ROT2703"
+    assert barcode["rotation"] == 270
+    assert barcode["y_mm"] == pytest.approx(13.0)
+    image = _render(conversion.labels[0].document)
+    assert [r.text for r in zxingcpp.read_barcodes(image.convert("L"))] == ["ROT2703"]

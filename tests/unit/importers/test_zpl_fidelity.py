@@ -185,3 +185,22 @@ def test_ean_and_gs1_check_digits_are_recomputed_with_a_warning():
     texts = {r.text for r in _barcodes(_preview(conversion))}
     assert "4006381333931" in texts
     assert "(01)09501101530003(10)A1" in texts
+
+
+def test_code39_mod43_check_character_is_printed_as_the_printer_does():
+    conversion = _convert("^XA^PW800^LL200^FO20,20^BY2^B3N,Y,80,N,N^FDROT270^FS^XZ")
+    assert [r.text for r in _barcodes(_preview(conversion))] == ["ROT2703"]
+
+
+def test_qr_data_without_its_switches_loses_three_characters_as_on_the_printer():
+    conversion = _convert("^XA^PW400^LL400^FO20,20^BQN,2,4^FDNameLotPrep^FS^XZ")
+    assert [r.text for r in _barcodes(_preview(conversion))] == ["eLotPrep"]
+    assert any("without its switches" in w for w in _warnings(conversion))
+
+
+def test_an_empty_file_is_refused_as_empty():
+    from etikett.errors import EtikettError
+
+    with pytest.raises(EtikettError) as refused:
+        _convert("  \n")
+    assert refused.value.code == "import.empty"

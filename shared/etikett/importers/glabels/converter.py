@@ -145,7 +145,10 @@ class Converter(ObjectReader):
             return obj
         if obj["type"] == "line":  # gLabels strokes the path's middle: the line's box is offset
             return self.place_line(obj, node, x, y, where)
-        w, h = self.extent(obj)
+        # The matrix turns the object's box as gLabels gives it (w × h); a barcode's own extent
+        # is only known once drawn.
+        w = self.length(node.get("w"), where) or self.extent(obj)[0]
+        h = self.length(node.get("h"), where) or self.extent(obj)[1]
         rotation, (dx, dy) = self.rotation(node, w, h, where)
         obj["x_mm"] = round(x + dx, 4)
         obj["y_mm"] = round(y + dy, 4)

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from etikett.importers import dots_to_mm
+from etikett.importers.checks import code39_check
 from etikett.importers.gs1 import element_string, with_check_digits
 from etikett.importers.zpl.data import (
     code128,
@@ -90,13 +91,13 @@ class BarcodeReader(Reader):
         elif command == "B3":
             symbology, height = "code39", self.int_arg(args, 2, default_height)
             human = (arg(args, 3) or "Y").upper().startswith("Y")
-            if (arg(args, 1) or "N").upper().startswith("Y"):
-                self.note(line, "^B3 Mod-43 check digit is not printed.", fmt)
             if value != value.upper():
                 self.note(
                     line, "^B3 Code 39 has capitals only: the data is printed upper case.", fmt
                 )
                 value = value.upper()
+            if (arg(args, 1) or "N").upper().startswith("Y"):
+                value = self.mod43(fmt, value, variable, line)
         elif command == "B2":
             height = self.int_arg(args, 1, default_height)
             human = (arg(args, 2) or "Y").upper().startswith("Y")
@@ -116,7 +117,14 @@ class BarcodeReader(Reader):
         elif command == "BQ":
             symbology = "qr"
             module = min(100, max(1, self.int_arg(args, 2, max(1, round(2 * self.dpi / 203)))))
-            value, ecc = qr_data(value)
+            text, (value, ecc) = value, qr_data(value)
+            if ecc is None and variable is None:
+                self.note(
+                    line,
+                    f"QR data {text[:20]!r} starts without its switches (`QA,`): the printer "
+                    f"takes {text[:3]!r} for them and encodes the rest.",
+                    fmt,
+                )
             if ecc and ecc not in ("M", "L"):
                 self.note(
                     line,
@@ -213,6 +221,15 @@ class BarcodeReader(Reader):
             {**probe, "module_width_dots": module, "row_height_dots": 1}, value
         )[1]
         return max(1, min(100, height // max(1, rows)))
+
+    def mod43(self, fmt: Format, value: str, variable: str | None, line: int) -> str:
+        """^B3 with its check character: the printer appends it, so the data does."""
+        check = code39_check(value) if variable is None else None
+        if check is None:
+            self.note(line, "^B3 Mod-43 check character is not printed.", fmt)
+            return value
+        self.note(line, f"^B3 Mod-43 check character {check!r} is part of the data.", fmt, "info")
+        return value + check
 
     def compare_width(
         self, fmt: Format, obj: dict[str, Any], value: str, printed: int, line: int

@@ -83,10 +83,12 @@ def code128_modules(data: str) -> int:
 
 
 def qr_data(data: str) -> tuple[str, str | None]:
-    """The text of a ^BQ field (`QA,text`, `MM,Atext`, …) and its error correction level."""
+    """The text of a ^BQ field (`QA,text`, `MM,Atext`, …) and its error correction level. The
+    printer reads the first three characters as the switches whatever they are, so data without
+    them loses its first three characters (the level is then None)."""
     match = re.match(r"^([HQML])([AM]),(.*)$", data, re.DOTALL)
     if match is None:
-        return data, None
+        return data[3:], None
     ecc, mode, rest = match.groups()
     if mode == "M" and rest[:1] in ("N", "A", "K"):
         rest = rest[1:]

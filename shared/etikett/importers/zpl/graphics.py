@@ -172,6 +172,7 @@ class GraphicReader(Reader):
         data = ",".join(args[data_at:]) if len(args) > data_at else ""
         image = self.decode_image(total, row_bytes, data, where, line)
         self.graphics[key] = image
+        self.pngs.pop(key, None)  # a graphic stored again under the name replaces the old one
 
     def recall_graphic(
         self, fmt: Format, current: Field, name: str, args: list[str], line: int
@@ -182,7 +183,22 @@ class GraphicReader(Reader):
         image = self.graphics.get(stored_key(stored))
         if image is None:
             return False
-        obj = self.image_object(fmt, image)
+        # Every recall is a copy in the label documents: recalls spend the same budget as the
+        # graphics themselves, so a small file cannot recall one graphic into gigabytes.
+        size = (image.width + 7) // 8 * image.height
+        if size > self.budget:
+            raise refuse(
+                ProblemCode.IMPORT_TOO_LARGE,
+                f"^{name} {stored} at line {line}: the file's graphics and their recalls expand "
+                f"past {self.max_expanded} bytes.",
+                line=line,
+                limit=self.max_expanded,
+            )
+        self.budget -= size
+        key = stored_key(stored)
+        if key not in self.pngs:  # a graphic recalled again is not encoded again
+            self.pngs[key] = png(image.convert("1"))
+        obj = self.image_object(fmt, image, self.pngs[key])
         if name == "XG":
             times_x = min(10, max(1, self.int_arg(args, 1, 1)))
             times_y = min(10, max(1, self.int_arg(args, 2, 1)))
@@ -227,13 +243,15 @@ class GraphicReader(Reader):
                 limit=limit,
             )
 
-    def image_object(self, fmt: Format, image: Any) -> dict[str, Any]:
+    def image_object(self, fmt: Format, image: Any, content: str | None = None) -> dict[str, Any]:
+        if content is None:
+            content = png(image.convert("1"))
         return {
             "type": "image",
             "id": self.object_id(fmt, "image"),
             "width_mm": dots_to_mm(image.width, self.dpi),
             "height_mm": dots_to_mm(image.height, self.dpi),
-            "content_base64": png(image.convert("1")),
+            "content_base64": content,
             "dither": "threshold",
         }
 

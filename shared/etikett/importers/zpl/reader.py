@@ -71,6 +71,8 @@ class Reader:
         self.name = name
         self.dpi = dpi
         self.budget = max_expanded  # graphic bytes the whole file may expand to
+        self.max_expanded = max_expanded
+        self.pngs: dict[str, str] = {}  # PNG of each stored graphic recalled, by its name
         self.max_labels = max_labels
         self.result = Conversion(format="zpl")
         self.noted: set[tuple[int | None, str]] = set()
