@@ -70,6 +70,9 @@ CHECKED = {
     "00": 18, "01": 14, "02": 14, "402": 17, "8017": 18, "8018": 18,
     "410": 13, "411": 13, "412": 13, "413": 13, "414": 13, "415": 13, "416": 13, "417": 13,
 }  # fmt: skip
+# AIs whose data starts with such a key and goes on (GDTI 253 and GCN 255 with a serial, GRAI 8003
+# with a serial, ITIP 8006 and 8026 with piece and total): the digits of that key.
+CHECKED_PREFIX = {"253": 13, "255": 13, "8003": 14, "8006": 14, "8026": 14}
 
 
 def with_check_digits(elements: str) -> tuple[str, list[tuple[str, str, str]]]:
@@ -80,13 +83,18 @@ def with_check_digits(elements: str) -> tuple[str, list[tuple[str, str, str]]]:
     def fix(match: re.Match[str]) -> str:
         ai, value = match.group(1), match.group(2)
         size = CHECKED.get(ai)
-        if size is None or len(value) != size or not value.isdigit():
+        if size is None or len(value) != size:
+            size = CHECKED_PREFIX.get(ai)
+            if size is None or len(value) < size:
+                return match.group(0)
+        key, rest = value[:size], value[size:]
+        if not key.isdigit():
             return match.group(0)
-        total = sum(int(d) * (3 if i % 2 == 0 else 1) for i, d in enumerate(reversed(value[:-1])))
+        total = sum(int(d) * (3 if i % 2 == 0 else 1) for i, d in enumerate(reversed(key[:-1])))
         right = str((10 - total % 10) % 10)
-        if value[-1] != right:
-            changes.append((ai, value[-1], right))
-            return f"({ai}){value[:-1]}{right}"
+        if key[-1] != right:
+            changes.append((ai, key[-1], right))
+            return f"({ai}){key[:-1]}{right}{rest}"
         return match.group(0)
 
     return re.sub(r"\((\d{2,4})\)([^()]+)", fix, elements), changes
