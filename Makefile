@@ -54,7 +54,7 @@ $(CORPUS_PUBLIC)/.installed: $(STAMP) $(CORPUS_PUBLIC)/requirements.txt $(CORPUS
 	  --target $(CORPUS_PUBLIC)/site -r $(CORPUS_PUBLIC)/requirements.txt
 	cd $(CORPUS_PUBLIC) && npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
-$(CORPUS)/rendered/%.png: $(CORPUS)/glabels/%.glabels
+$(CORPUS)/rendered/%.png: $(CORPUS)/glabels/%.glabels $(wildcard $(CORPUS)/glabels/*.csv)
 	@command -v glabels-3-batch >/dev/null && command -v pdftoppm >/dev/null || { \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	  $(SUDO) apt-get install -y -qq glabels poppler-utils; }

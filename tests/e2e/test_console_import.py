@@ -52,9 +52,17 @@ def console(browser: Browser, server: DevServer) -> Iterator[Session]:
         session.assert_clean(server.url)
 
 
+def _screenshot(page: Page, name: str) -> None:
+    """For a person to look at (ETIKETT_SCREENSHOTS=folder); nothing is compared."""
+    if os.environ.get("ETIKETT_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["ETIKETT_SCREENSHOTS"], name))
+
+
 def _import(page: Page, path: Path) -> None:
     page.get_by_role("button", name="Import file").click()
     dialog = page.get_by_role("dialog", name="Import a label file")
+    expect(dialog.get_by_label("File", exact=True)).to_be_focused()  # keyboard users start there
+    _screenshot(page, "import-form.png")
     dialog.get_by_label("File", exact=True).set_input_files(str(path))
     dialog.get_by_role("button", name="Import", exact=True).click()
 
@@ -91,8 +99,7 @@ def test_an_import_shows_how_exactly_each_label_came_through(
     expect(notes.get_by_role("row", name=re.compile(r"line 6 .*\^PQ"))).to_be_hidden()
     notes.get_by_text("Notes (1)").click()  # settings and mappings by design, folded away
     expect(notes.get_by_role("row", name=re.compile(r"line 6 .*\^PQ"))).to_be_visible()
-    if os.environ.get("ETIKETT_SCREENSHOTS"):
-        page.screenshot(path=os.path.join(os.environ["ETIKETT_SCREENSHOTS"], "import-result.png"))
+    _screenshot(page, "import-result.png")
 
     # The answer names the labels it created; the link opens the new draft.
     label_id = next(
