@@ -204,3 +204,12 @@ def test_an_empty_file_is_refused_as_empty():
     with pytest.raises(EtikettError) as refused:
         _convert("  \n")
     assert refused.value.code == "import.empty"
+
+
+def test_a_cf_bitmap_font_with_its_height_alone_is_magnified_alike():
+    # ^CFA,30: font A's 9 × 5 cell three times, 27 × 15 dots (with 3-dot gaps, 18 a character),
+    # as Labelary draws its own example label; not 30 dots wide.
+    conversion = _convert("^XA^PW800^LL200^CFA,30^FO20,20^FDHHHHHHHHHH^FS^XZ")
+    left, top, right, bottom = _ink(_preview(conversion))
+    assert 170 <= right - left <= 185  # ten characters 18 dots apart, the last without its gap
+    assert 18 <= bottom - top <= 22  # capitals of a 27-dot cell

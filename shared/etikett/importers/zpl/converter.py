@@ -14,6 +14,7 @@ from etikett.importers import Conversion, Imported, dots_to_mm, refuse
 from etikett.importers.gs1 import element_string
 from etikett.importers.zpl.barcodes import recalled_code128
 from etikett.importers.zpl.fields import FieldReader
+from etikett.importers.zpl.fonts import font_size
 from etikett.importers.zpl.graphics import GraphicReader, stored_key
 from etikett.importers.zpl.reader import Field, Format
 from etikett.importers.zpl.syntax import (
@@ -168,7 +169,10 @@ class Converter(FieldReader, GraphicReader):
         elif name == "CF":
             font = (arg(args, 0) or fmt.font[0])[:1].upper()
             height = self.int_arg(args, 1, fmt.font[1])
-            width = self.int_arg(args, 2, height if arg(args, 1) else fmt.font[2])
+            if arg(args, 2) is not None or not arg(args, 1):
+                width = self.int_arg(args, 2, fmt.font[2])
+            else:  # the height alone: font 0 as wide as high, a bitmap font magnified alike
+                width = font_size(font, height, None, (height, height))[1]
             fmt.font = (font, height, width)
         elif name == "FW":
             rotation = (arg(args, 0) or "N").upper()[:1]
