@@ -180,19 +180,33 @@ def get_version(flowId: str, version: int, invocation: Anyone) -> flows.FlowVers
     "/flows/{flowId}/lint",
     operation_id="postFlowLint",
     response_model=flow_runs.LintAnswer,
-    summary="Lint a flow version: graph, fields, CEL and label references",
-    description="Codes: flow.no_trigger, flow.unknown_node_type, flow.field_invalid, "
-    "flow.cel_invalid, flow.cycle, flow.unreachable_node (warning), flow.fan_out (warning: a "
-    "record may exceed the engine's budget of one record), flow.label_not_found, "
-    "flow.label_not_released, flow.label_variable_unknown. Each finding has a JSON Pointer "
-    "`path` into the document.",
-    responses=_NOT_FOUND,
+    summary="Lint a flow version, or unsaved changes: graph, fields, CEL and label references",
+    description="Lints a saved `version` (default the latest) or a `document` given in the "
+    "request (an editor's unsaved changes; nothing is saved). Codes: flow.no_trigger, "
+    "flow.unknown_node_type, flow.field_invalid, flow.cel_invalid, flow.cel_name_unknown "
+    "(warning: a record field, context parameter or Runner field no run will have; record "
+    "fields and context are checked against `scope`), flow.cycle, flow.unreachable_node "
+    "(warning), flow.fan_out (warning: a record may exceed the engine's budget of one record), "
+    "flow.label_not_found, flow.label_not_released, flow.label_variable_unknown. Each finding "
+    "has a JSON Pointer `path` into the document.",
+    responses={
+        **_NOT_FOUND,
+        422: {
+            "description": "`document.invalid` (a given document is malformed; params.errors "
+            "name each path), `request.invalid` (both `version` and `document`)"
+        },
+    },
 )
 def lint(
     flowId: str,
     invocation: DesignerOrOperator,
     body: Annotated[
-        flow_runs.LintRequest | None, ex.body("Lint version 3", ex.LINT_REQUEST)
+        flow_runs.LintRequest | None,
+        ex.body(
+            "Unsaved changes, with the names the editor knows",
+            ex.LINT_UNSAVED_REQUEST,
+            version=("Lint version 3", ex.LINT_REQUEST),
+        ),
     ] = None,
 ) -> flow_runs.LintAnswer:
     return flow_runs.lint(flowId, body or flow_runs.LintRequest())
@@ -202,16 +216,19 @@ def lint(
     "/flows/{flowId}/dry-run",
     operation_id="postFlowDryRun",
     response_model=flow_runs.DryRunAnswer,
-    summary="Run a flow version on samples without any side effect",
-    description="Each sample enters the trigger and travels the wires; the answer traces every "
-    "node and lists every side effect with `performed: false` and what it would have done (a "
-    "print: label, version, printer alias, resolved variables, copies, counter values it would "
-    "take). Nothing is printed, sent, written or counted.",
+    summary="Run a flow version, or unsaved changes, on samples without any side effect",
+    description="Runs a saved `version` (default the latest) or a `document` given in the "
+    "request (an editor's unsaved changes; nothing is saved). Each sample enters the trigger "
+    "and travels the wires; the answer traces every node and lists every side effect with "
+    "`performed: false` and what it would have done (a print: label, version, printer alias, "
+    "resolved variables, copies, counter values it would take). Nothing is printed, sent, "
+    "written or counted.",
     responses={
         **_NOT_FOUND,
         422: {
             "description": "`flow.no_trigger`, `flow.not_runnable` (the wires form a cycle; "
-            "params.findings), or an unknown `trigger`"
+            "params.findings), an unknown `trigger`, `document.invalid` (a given document is "
+            "malformed)"
         },
     },
 )
@@ -220,7 +237,11 @@ def dry_run(
     invocation: DesignerOrOperator,
     body: Annotated[
         flow_runs.DryRunRequest | None,
-        ex.body("One sample, as a Runner of Halle 3 would run it", ex.DRY_RUN_REQUEST),
+        ex.body(
+            "One sample, as a Runner of Halle 3 would run it",
+            ex.DRY_RUN_REQUEST,
+            unsaved=("Unsaved changes on two records", ex.DRY_RUN_UNSAVED_REQUEST),
+        ),
     ] = None,
 ) -> flow_runs.DryRunAnswer:
     return flow_runs.dry_run(flowId, body or flow_runs.DryRunRequest())

@@ -7,6 +7,7 @@ from etikett.dsl.flow import FlowDocument
 from etikett.flows import lint as flow_lint
 from etikett.flows.findings import Finding
 from etikett.flows.lint import LabelFacts
+from etikett.flows.scope import Scope
 
 
 class StoredLabels:
@@ -47,5 +48,5 @@ def _read(label_id: str, version: int | None) -> LabelFacts | None:
     )
 
 
-def lint(document: FlowDocument) -> list[Finding]:
-    return flow_lint.lint(document, StoredLabels())
+def lint(document: FlowDocument, scope: Scope | None = None) -> list[Finding]:
+    return flow_lint.lint(document, StoredLabels(), scope)

@@ -25,6 +25,9 @@ FLOW_FINDING_CODES: dict[str, str] = {
     "flow.field_invalid": "A node's fields do not fit its type (or a wire goes into a trigger).",
     "flow.cel_invalid": "A CEL expression does not compile, names something unknown, or nests "
     "comprehensions.",
+    "flow.cel_name_unknown": "An expression reads a record field no record reaching the node "
+    "has, a context parameter not set where the flow runs, or a field a Runner lacks (a "
+    "warning; records and context are checked against the scope a lint request names).",
     "flow.cycle": "The wires form a cycle (an error that also stops dry runs and deployments).",
     "flow.fan_out": "A record may be copied to more branches, or pass more nodes, than the "
     "engine's budget of one record allows (a warning).",

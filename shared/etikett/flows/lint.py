@@ -20,6 +20,7 @@ from etikett.dsl.flow import (
 )
 from etikett.dsl.flow_registry import CEL_FIELDS, NODE_SPECS, HttpAction, HttpTrigger, PrintNode
 from etikett.flows.findings import Finding, pointer
+from etikett.flows.scope import Scope, name_findings, record_fields
 
 CEL_NAMES = ("record", "context", "runner")
 MAX_MACRO_DEPTH = 1  # a comprehension, but never one inside another: cost stays linear
@@ -83,8 +84,15 @@ def check_expression(source: str) -> str | None:
     return None
 
 
-def lint(document: FlowDocument, labels: LabelCatalog | None = None) -> list[Finding]:
+def lint(
+    document: FlowDocument, labels: LabelCatalog | None = None, scope: Scope | None = None
+) -> list[Finding]:
+    """Every finding. Expressions are checked against the Runner's fields, and with a `scope`
+    also against the record fields and context parameters it names (`flow.cel_name_unknown`);
+    a schedule's records are empty, so what follows one is always checked."""
     findings: list[Finding] = []
+    scope = scope or Scope()
+    entering = record_fields(document, scope.record)
     nodes = document.nodes
     by_id = {node.id: node for node in nodes}
     triggers = [n for n in nodes if _category(n) == "trigger"]
@@ -102,6 +110,10 @@ def lint(document: FlowDocument, labels: LabelCatalog | None = None) -> list[Fin
     http_paths: dict[str, str] = {}
     for index, node in enumerate(nodes):
         findings += _node_findings(index, node, by_id, http_paths, labels)
+        if node.id in entering:  # an unreachable node's expressions see nothing in particular
+            sources = cel_sources(node)
+            here = pointer("nodes", index)
+            findings += name_findings(here, node, sources, entering[node.id], scope.context)
     cycles = _cycles(nodes)
     findings += cycles
     if not cycles:  # a cycle is unbounded anyway, and reported as such
