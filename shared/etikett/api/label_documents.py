@@ -30,12 +30,27 @@ PATCH_ERRORS: Responses = {
 }
 
 
+CounterValue = Annotated[str, Field(max_length=100)] | int
+
+
 class PreviewRequest(Model):
     model_config = ConfigDict(extra="forbid")
     variables: dict[str, Any] = Field(
         default_factory=dict,
         description="Values for the label's declared variables; missing ones use their default, "
-        "then their sample.",
+        "then (with `samples`) their sample.",
+    )
+    samples: bool = Field(
+        default=True,
+        description="false: a missing variable takes only its default and is otherwise empty, "
+        "as a print leaves it (how a flow's dry run shows what it would print).",
+    )
+    counters: dict[str, CounterValue] | None = Field(
+        default=None,
+        max_length=50,
+        description="Values of `counters.<name>` to show instead of the next ones (a dry run's "
+        "`counter_values`); nothing is taken either way.",
+        examples=[{"sscc_serial": "0000042"}],
     )
 
 
@@ -108,7 +123,10 @@ def preview(
     version: Annotated[int | None, Query(ge=1)] = None,
     body: PreviewRequest | None = None,
 ) -> Response:
-    result = previews.preview(labelId, version, (body or PreviewRequest()).variables)
+    request = body or PreviewRequest()
+    result = previews.preview(
+        labelId, version, request.variables, samples=request.samples, counters=request.counters
+    )
     return Response(
         result.png,
         media_type="image/png",
