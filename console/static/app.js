@@ -19,6 +19,7 @@ export const ROUTES = [
   ["/jobs/:id", "job.js"],
   ["/flows", "flows.js"],
   ["/flows/:id", "flow.js"],
+  ["/flows/:id/edit", "flowedit.js"],
   ["/deployments", "deployments.js"],
   ["/deployments/:id", "deployment.js"],
   ["/runners", "runners.js"],

@@ -112,10 +112,11 @@ export function page(path, query = {}, cursor = null, limit = 50) {
   return get(path, { ...query, limit, cursor });
 }
 
-/** The print raster of a label (version or latest) as a PNG blob, with its dots and density. */
-export async function preview(labelId, { version, variables = {}, signal } = {}) {
+/** The print raster of a label (version or latest) as a PNG blob, with its dots and density.
+ * `counters` and `samples: false` show a print as a dry run says it would come out. */
+export async function preview(labelId, { version, variables = {}, counters, samples, signal } = {}) {
   const response = await request("POST", `/labels/${encodeURIComponent(labelId)}/preview`, {
-    json: { variables },
+    json: { variables, counters, samples },
     query: { stufe: "etikett", version },
     raw: true,
     signal,

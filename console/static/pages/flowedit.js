@@ -1,0 +1,403 @@
+// The flow editor: a palette of node types, the canvas, the chosen node's settings, and below
+// them the problems lint finds as the flow changes, a dry run and the versions. Saving makes a
+// new version; someone else's newer version is shown, never overwritten.
+
+import { ROOT } from "../app.js";
+import { ApiError, get, listAll, patch } from "../lib/api.js";
+import { add, h, replace } from "../lib/dom.js";
+import { flowCanvas } from "../lib/flowcanvas.js";
+import { newCaseKey } from "../lib/flowcells.js";
+import { canvasKeys } from "../lib/flowkeys.js";
+import { dryRunPanel } from "../lib/flowdryrun.js";
+import { liveLint, problemsList } from "../lib/flowlint.js";
+import { markFindings } from "../lib/flowmarks.js";
+import { flowPalette } from "../lib/flowpalette.js";
+import { patchOf, same } from "../lib/flowpatch.js";
+import { versionsPanel } from "../lib/flowversions.js";
+import { nodeForm } from "../lib/nodeform.js";
+import { can } from "../lib/session.js";
+import { announce, button, confirmDialog, dialog, field, form, notify, pageHeader, tabs } from "../lib/ui.js";
+import { newDeployment } from "./deployments.js";
+
+function stylesheet() {
+  const href = new URL("../flow-editor.css", import.meta.url).href;
+  if ([...document.styleSheets].some((sheet) => sheet.href === href)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const link = h("link", { rel: "stylesheet", href });
+    link.addEventListener("load", resolve);
+    link.addEventListener("error", resolve);
+    document.head.append(link);
+  });
+}
+
+/** Labels, credentials (an admin's list; never a secret) and the label variables print nodes
+ * map, read once per editor. */
+function pickers() {
+  const state = { labels: [], credentials: null };
+  const variables = new Map();
+  const loaded = Promise.all([
+    listAll("/labels").then((labels) => {
+      state.labels = labels.flatMap((l) => [
+        [l.id, `${l.name}${l.released_version ? ` (released v${l.released_version})` : " (not released)"}`],
+      ]);
+      state.meta = new Map(labels.map((l) => [l.id, l]));
+    }),
+    can("admin")
+      ? listAll("/credentials").then((items) => {
+          state.credentials = items.filter((c) => c.kind === "secret").map((c) => [c.ref, `${c.ref} (secret, stored)`]);
+        })
+      : Promise.resolve(),
+  ]).catch(() => {});
+  return {
+    loaded,
+    choices: (current) => {
+      const labels = [...state.labels];
+      if (current && !labels.some(([value]) => value === current)) labels.push([current, current]);
+      return { labels, credentials: state.credentials, aliases: "fe-aliases" };
+    },
+    async labelVariables(reference) {
+      const [labelId, pinned] = String(reference).split("@");
+      const version = pinned || state.meta?.get(labelId)?.released_version;
+      const key = `${labelId}@${version || "latest"}`;
+      if (!variables.has(key)) {
+        variables.set(
+          key,
+          get(`/labels/${labelId}/document`, { version }).then((answer) =>
+            (answer.document.variables || [])
+              .filter((v) => !v.expression)
+              .map((v) => ({ name: v.name, type: v.type, required: Boolean(v.required) && v.default === undefined, description: v.description })),
+          ),
+        );
+      }
+      return variables.get(key);
+    },
+  };
+}
+
+export async function render(main, { id }) {
+  const [flow, saved, registry] = await Promise.all([
+    get(`/flows/${id}`),
+    get(`/flows/${id}/document`),
+    get("/flows/registry"),
+    stylesheet(),
+  ]);
+  main.classList.add("fe-main");
+  const editable = can("designer");
+  const types = new Map(registry.items.map((item) => [item.type, item]));
+  const chosen = pickers();
+  await chosen.loaded;
+
+  let base = { version: saved.version, document: saved.document, status: saved.status };
+  let samples = saved.document.samples || []; // the pinned records, saved with the document
+  let baseline = null; // what the canvas drew at load or save: "unsaved" means different from it
+  let dirty = false;
+
+  const stateLine = h("div", { class: "fe-state", role: "status" });
+  const drawState = () =>
+    replace(
+      stateLine,
+      h("span", `v${base.version} · ${base.status}`),
+      dirty ? h("span", { class: "dirty" }, "● Unsaved changes") : h("span", "Saved"),
+    );
+  const canvasHost = h("div", { class: "fe-pane fe-canvas" });
+  const props = h("aside", { class: "fe-pane fe-props", "aria-label": "Node settings" }, h("h2", "Settings"));
+  const palette = h("aside", { class: "fe-pane fe-palette", "aria-label": "Node types" }, h("h2", "Node types"));
+  const aliases = h("datalist", { id: "fe-aliases" });
+  const toolbar = h("div", { class: "fe-toolbar", role: "toolbar", "aria-label": "Flow editor" });
+  const bottom = h("section", { class: "fe-bottom", "aria-label": "Problems, dry run and versions" });
+  add(
+    main,
+    h(
+      "div",
+      { class: "fe-head" },
+      pageHeader(`Edit ${flow.name}`, { crumbs: [[`${ROOT}/flows`, "Flows"], [`${ROOT}/flows/${id}`, flow.name]] }),
+      stateLine,
+      toolbar,
+    ),
+    h("div", { class: "fe-work" }, palette, canvasHost, props),
+    bottom,
+    aliases,
+  );
+
+  let settings = null;
+  let lint = null;
+  const canvas = await flowCanvas(canvasHost, {
+    readOnly: !editable,
+    onChange: () => changed(),
+    onSelect: (ids) => {
+      settings?.show(ids.length === 1 ? ids[0] : null);
+      if (ids.length === 1) announce(`Selected ${ids[0]}`);
+      else if (ids.length > 1) announce(`${ids.length} nodes selected`);
+    },
+  });
+  const current = () => ({ ...canvas.document(base.document), samples });
+
+  settings = nodeForm(props, {
+    types,
+    canvas,
+    editable,
+    choices: () => chosen.choices(canvas.node(settings?.id)?.getData()?.fields?.label),
+    labelVariables: chosen.labelVariables,
+    onDelete: (ids) => canvas.remove(ids),
+  });
+
+  // --- problems, found as the flow changes -----------------------------------------------------
+  let findings = saved.findings || [];
+  const problemsPanel = h("div");
+  const problems = problemsList(problemsPanel, {
+    onChoose: (finding) => {
+      if (finding.node_id && canvas.node(finding.node_id)) {
+        canvas.select([finding.node_id]);
+        settings.show(finding.node_id, { focus: true });
+      }
+    },
+    explainContext: () => ({ target: `${id}@${base.version}`, document: current() }),
+  });
+  const scope = () => {
+    const records = current().samples || [];
+    const fields = [...new Set(records.flatMap((r) => (r && typeof r === "object" ? Object.keys(r) : [])))];
+    return fields.length ? { record: fields } : {};
+  };
+  const showFindings = (answer, document) => {
+    findings = answer.findings;
+    markFindings(canvas, findings, document);
+    settings.findings(findings, document);
+    settings.names(answer.record_fields || null);
+    problems.show(findings);
+    const errors = findings.filter((f) => f.severity === "error").length;
+    sections.label("problems", `Problems (${findings.length})`);
+    sections.dataset.errors = String(errors);
+  };
+  lint = can("designer", "operator") ? liveLint(id, showFindings) : null;
+
+  let dryRun = null;
+  let versions = null;
+  const sections = tabs(
+    [
+      { id: "problems", label: `Problems (${findings.length})`, render: (panel) => panel.append(problemsPanel) },
+      {
+        id: "dry-run",
+        label: "Dry run",
+        render: (panel) => {
+          dryRun = dryRunPanel(panel, {
+            flowId: id,
+            canvas,
+            document: current,
+            onPin: editable ? pinSamples : null,
+            onStep: (nodeId) => {
+              const node = canvas.node(nodeId);
+              if (node && !canvas.graph.getGraphArea().containsRect(node.getBBox())) canvas.graph.centerCell(node);
+            },
+          });
+        },
+      },
+      {
+        id: "versions",
+        label: "Versions",
+        render: (panel) => {
+          versions = versionsPanel(panel, { flowId: id, current, saved: () => base, editable, onRestore: restore });
+        },
+      },
+    ],
+    { label: "Flow editor panels" },
+  );
+  const tabOf = (tabId) => sections.querySelectorAll("[role=tab]")[["problems", "dry-run", "versions"].indexOf(tabId)];
+  sections.label = (tabId, text) => {
+    const tab = tabOf(tabId);
+    if (tab) tab.textContent = text;
+  };
+  bottom.append(sections);
+
+  function pinSamples(records) {
+    samples = records;
+    changed();
+    notify(`${records.length} records pinned as the flow's samples; saved with the next version.`);
+  }
+  async function restore(document, version) {
+    samples = document.samples || [];
+    await canvas.replace(document);
+    notify(`Version ${version} is back as unsaved changes: save it to make it the latest.`);
+  }
+
+  function updateAliases() {
+    const names = new Set(canvas.nodes().map((n) => n.getData()?.fields?.printer).filter(Boolean));
+    replace(aliases, [...names].map((name) => h("option", { value: name })));
+  }
+
+  function changed() {
+    const document = current();
+    dirty = !same(document, baseline);
+    drawState();
+    settings.refresh();
+    updateAliases();
+    lint?.schedule(document, scope());
+    dryRun?.stale();
+    emptyHint.hidden = canvas.nodes().length > 0;
+  }
+
+  // --- saving ---------------------------------------------------------------------------------
+  async function save() {
+    const document = current();
+    const operations = patchOf(base.document, document);
+    if (!operations.length) {
+      notify("Nothing to save: the flow is as version " + base.version + ".");
+      return;
+    }
+    const comment = h("textarea", { name: "comment", rows: 3, maxlength: "1000", spellcheck: "true" });
+    const { close } = dialog(
+      `Save version ${base.version + 1}`,
+      saveForm(comment, async () => {
+        try {
+          const answer = await patch(`/flows/${id}/document`, {
+            operations,
+            base_version: base.version,
+            comment: comment.value.trim() || undefined,
+          });
+          close();
+          base = { version: answer.version, document: answer.document, status: answer.status };
+          baseline = current();
+          versions?.reload();
+          dirty = false;
+          drawState();
+          showFindings({ findings: answer.findings, record_fields: null }, answer.document);
+          lint?.schedule(current(), scope());
+          notify(`Saved as version ${answer.version}.`);
+          announce(`Saved as version ${answer.version}`);
+        } catch (error) {
+          if (error instanceof ApiError && error.code === "document.version_conflict") {
+            close();
+            conflict(error);
+            return;
+          }
+          throw error;
+        }
+      }, operations.length),
+      { wide: false },
+    );
+  }
+
+  function saveForm(comment, onSubmit, count) {
+    return form(
+      [
+        h("p", `${count} change${count > 1 ? "s" : ""} to version ${base.version}, saved as a new version; version ${base.version} stays as it is.`),
+        field("Comment", comment, { help: "What changed and why: the version history shows it." }),
+      ],
+      onSubmit,
+      { submitLabel: "Save version" },
+    );
+  }
+
+  async function conflict(error) {
+    const latest = error.params?.latest_version;
+    const versions = await listAll(`/flows/${id}/versions`).catch(() => []);
+    const newer = versions.find((v) => v.version === latest);
+    const body = h(
+      "div",
+      h("p", `Version ${latest} was saved meanwhile${newer ? ` by ${newer.author.subject} (${newer.author.actor === "service" ? "an agent" : "a person"})` : ""}${newer?.comment ? `: “${newer.comment}”` : ""}.`),
+      h("p", "Your changes are not saved, and nothing was overwritten. They stay here in the editor: compare the versions, then open the latest and make your changes there, or keep working here."),
+    );
+    const { close } = dialog("Someone saved a newer version", body, {
+      actions: [
+        h("a", { class: "button primary", href: `${ROOT}/flows/${id}/edit`, target: "_blank", rel: "noopener" }, `Open version ${latest} in a new tab`),
+        button("Keep my changes here", () => close()),
+      ],
+    });
+  }
+
+  // --- toolbar ---------------------------------------------------------------------------------
+  const { history } = canvas.plugins;
+  const undo = button("Undo", () => history?.undo(), { "aria-keyshortcuts": "Control+Z", title: "Undo (Ctrl+Z)" });
+  const redo = button("Redo", () => history?.redo(), { "aria-keyshortcuts": "Control+Shift+Z", title: "Redo (Ctrl+Shift+Z)" });
+  const saveButton = button("Save version…", save, { class: "primary", "aria-keyshortcuts": "Control+S" });
+  if (editable) {
+    add(
+      toolbar,
+      undo,
+      redo,
+      h("span", { class: "sep", "aria-hidden": "true" }),
+      button("Auto-layout", () => canvas.layout(), { title: "Lay the flow out left to right" }),
+    );
+  }
+  add(
+    toolbar,
+    button("−", () => canvas.zoom(-0.15), { "aria-label": "Zoom out" }),
+    button("Fit", () => canvas.fit(), { "aria-label": "Fit the flow into view" }),
+    button("+", () => canvas.zoom(0.15), { "aria-label": "Zoom in" }),
+    editable ? [h("span", { class: "sep", "aria-hidden": "true" }), saveButton] : null,
+    can("operator") ? button("Deploy…", deploy, { title: "Deploy the saved version to Runner groups" }) : null,
+  );
+
+  async function deploy() {
+    if (dirty) {
+      const first = await confirmDialog(
+        "Save before deploying",
+        `A deployment runs a saved version. Your changes are not saved: save them as version ${base.version + 1} first, or deploy version ${base.version} as it is.`,
+        `Deploy version ${base.version}`,
+      );
+      if (!first) return;
+    }
+    const flows = await listAll("/flows");
+    const aliases = [...new Set((base.document.nodes || []).filter((n) => n.type === "action.print" && n.printer).map((n) => n.printer))];
+    await newDeployment(flows, id, base.version, { aliases });
+  }
+  const syncHistory = () => {
+    for (const [control, ok] of [[undo, history?.canUndo()], [redo, history?.canRedo()]]) {
+      control.setAttribute("aria-disabled", ok ? "false" : "true");
+    }
+  };
+  canvas.graph.on("history:change", syncHistory);
+
+  add(
+    palette,
+    flowPalette(registry, {
+      enabled: editable,
+      onAdd: (type) => {
+        const node = canvas.addNode(type, defaults(type));
+        canvas.select([node.id]);
+        canvas.container.focus();
+        announce(`Added ${node.id} (${type})`);
+      },
+      onDrag: (type, event) => canvas.startDrag(type, defaults(type), event),
+    }),
+  );
+  /** A new node's fields: none (the form shows each field's default), but a switch starts with
+   * one case, so it has an output to wire. */
+  function defaults(type) {
+    return type === "logic.switch" ? { cases: [{ when: "", _port: newCaseKey() }] } : {};
+  }
+
+  const emptyHint = h("div", { class: "fe-empty" }, h("p", "An empty flow. Drag a trigger from the node types on the left onto the canvas — or press one — then the nodes that follow it."));
+  canvasHost.append(
+    emptyHint,
+    h("p", { class: "fe-canvas-hint", "aria-hidden": "true" }, "Drag from an output ○ to an input to wire · Right-drag or scroll to pan · Ctrl+scroll to zoom"),
+  );
+  canvas.container.setAttribute("role", "application");
+  canvas.container.setAttribute("aria-roledescription", "flow canvas");
+  canvas.container.setAttribute("aria-label", `Flow canvas of ${flow.name}`);
+
+  const keys = editable ? canvasKeys(canvas, { onEdit: () => settings.focus(), onWire: () => settings.focusWires(), onSave: save, announce }) : null;
+
+  await canvas.load(saved.document);
+  baseline = current();
+  emptyHint.hidden = canvas.nodes().length > 0;
+  drawState();
+  syncHistory();
+  updateAliases();
+  showFindings({ findings, record_fields: null }, saved.document);
+  lint?.now(current(), scope());
+
+  const leaving = (event) => {
+    if (dirty) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  };
+  window.addEventListener("beforeunload", leaving);
+  return () => {
+    window.removeEventListener("beforeunload", leaving);
+    lint?.stop();
+    dryRun?.dispose();
+    keys?.dispose();
+    canvas.dispose();
+  };
+}
