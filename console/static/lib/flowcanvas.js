@@ -115,11 +115,13 @@ function dress(node) {
 }
 
 /**
- * The canvas in `host`: `{graph, load, document, …}`. Options: `readOnly` (a version diff),
+ * The canvas in `host`: `{graph, load, document, …}`. Options: `mode` "edit", "view" (choose
+ * nodes, change nothing) or "diff" (a version comparison: look only),
  * `onChange()` after any change of the document, `onSelect(ids)` when the selection changes,
  * `describe(node) → {label, …}` for each node's accessible name.
  */
-export async function flowCanvas(host, { readOnly = false, onChange, onSelect, describe } = {}) {
+export async function flowCanvas(host, { mode = "edit", onChange, onSelect, describe } = {}) {
+  const readOnly = mode !== "edit";
   const X6 = setUpX6(await vendor("x6"));
   const container = h("div", { class: "fe-graph" });
   host.append(container);
@@ -157,7 +159,14 @@ export async function flowCanvas(host, { readOnly = false, onChange, onSelect, d
   let dnd = null;
   // X6's plugins, each used through its own instance (the UMD build adds no Graph methods).
   const plugins = { selection: null, history: null, clipboard: null, keyboard: null };
-  if (!readOnly) {
+  if (mode === "view") {
+    withoutStyleElements(() => {
+      plugins.selection = new X6.Selection({ enabled: true, multiple: false, rubberband: false, movable: false, showNodeSelectionBox: false, showEdgeSelectionBox: false, pointerEvents: "none" });
+      plugins.keyboard = new X6.Keyboard({ enabled: true });
+      graph.use(plugins.selection).use(plugins.keyboard);
+    });
+  }
+  if (mode === "edit") {
     withoutStyleElements(() => {
       plugins.selection = new X6.Selection({ enabled: true, multiple: true, rubberband: true, movable: true, showNodeSelectionBox: false, showEdgeSelectionBox: false, pointerEvents: "none" });
       plugins.history = new X6.History({ enabled: true, beforeAddCommand: (_event, args) => !args?.options?.visual });
@@ -173,7 +182,8 @@ export async function flowCanvas(host, { readOnly = false, onChange, onSelect, d
     });
     graph.on("node:added", ({ node }) => dress(node));
   }
-  // Tab reaches the canvas: X6's keyboard plugin makes it focusable only by a click.
+  // Tab reaches the canvas (a comparison's too, to pan it): X6's keyboard plugin makes it
+  // focusable only by a click.
   container.tabIndex = 0;
 
   const name = (node) => describe?.(node) || `${node.id}: ${node.getData()?.type}`;
@@ -359,6 +369,6 @@ export async function flowCanvas(host, { readOnly = false, onChange, onSelect, d
       graph.dispose();
     },
   };
-  if (!readOnly) idSource = api;
+  if (mode === "edit") idSource = api;
   return api;
 }

@@ -45,8 +45,9 @@ function nearest(nodes, from, direction) {
   return best;
 }
 
-/** Binds the keys on `canvas`; answers {dispose}. */
-export function canvasKeys(canvas, { onEdit, onWire, onSave, announce }) {
+/** Binds the keys on `canvas` (only those that change nothing unless `editable`); answers
+ * {dispose}. */
+export function canvasKeys(canvas, { editable, onEdit, onWire, onSave, announce }) {
   const graph = canvas.graph;
   const { selection, clipboard, history, keyboard } = canvas.plugins;
   const chosen = () => selection.getSelectedCells().filter((c) => c.isNode());
@@ -57,6 +58,24 @@ export function canvasKeys(canvas, { onEdit, onWire, onSave, announce }) {
       handler(event);
       return false;
     });
+
+  bind("escape", () => selection.clean());
+  bind("enter", () => chosen().length === 1 && onEdit?.());
+  bind(["+", "=", "plus"], () => canvas.zoom(0.15));
+  bind("-", () => canvas.zoom(-0.15));
+  bind("0", () => canvas.fit());
+  for (const direction of ["up", "down", "left", "right"]) {
+    bind(direction, () => {
+      const nodes = graph.getNodes();
+      if (!nodes.length) return;
+      const [from] = chosen();
+      const next = from ? nearest(nodes, from, direction) : [...nodes].sort((a, b) => a.getBBox().x - b.getBBox().x || a.getBBox().y - b.getBBox().y)[0];
+      if (!next) return;
+      canvas.select([next.id]);
+      say(`${next.id}: ${next.getData()?.type}`);
+    });
+  }
+  if (!editable) return { dispose: () => keyboard.clear() };
 
   bind(["del", "backspace"], () => {
     const cells = selection.getSelectedCells();
@@ -91,23 +110,9 @@ export function canvasKeys(canvas, { onEdit, onWire, onSave, announce }) {
     selection.select(graph.getNodes());
     say(`${graph.getNodes().length} nodes chosen`);
   });
-  bind("escape", () => selection.clean());
-  bind("enter", () => chosen().length === 1 && onEdit?.());
   bind("w", () => chosen().length === 1 && onWire?.());
   bind(["ctrl+s", "meta+s"], () => onSave?.());
-  bind(["+", "=", "plus"], () => canvas.zoom(0.15));
-  bind("-", () => canvas.zoom(-0.15));
-  bind("0", () => canvas.fit());
   for (const direction of ["up", "down", "left", "right"]) {
-    bind(direction, () => {
-      const nodes = graph.getNodes();
-      if (!nodes.length) return;
-      const [from] = chosen();
-      const next = from ? nearest(nodes, from, direction) : [...nodes].sort((a, b) => a.getBBox().x - b.getBBox().x || a.getBBox().y - b.getBBox().y)[0];
-      if (!next) return;
-      canvas.select([next.id]);
-      say(`${next.id}: ${next.getData()?.type}`);
-    });
     const move = (distance) => () => {
       const nodes = chosen();
       if (!nodes.length) return;

@@ -80,7 +80,7 @@ export async function compareDialog(before, after, { title }) {
     return rest;
   };
   const union = { nodes: [...(after.nodes || []), ...changes.removed.map(unwired)] };
-  canvas = await flowCanvas(host, { readOnly: true });
+  canvas = await flowCanvas(host, { mode: "diff" });
   await canvas.load(union);
   canvas.container.setAttribute("aria-label", `${title}: the flow with its changes marked`);
   canvas.container.setAttribute("aria-describedby", legendId);

@@ -90,8 +90,10 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
   let names = null;
   let documentNow = null;
   let typing = null;
+  let pending = null; // the field typed in, not yet handed to the form
 
   const empty = () => {
+    flush();
     current?.editor?.destroy();
     current = null;
     replace(body, h("p", { class: "muted" }, "Choose a node on the canvas to see and change its settings. Drag a node type from the left, or press it, to add one."));
@@ -111,14 +113,26 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
     if (!current || !editable) return;
     const fields = valueOf(current.schema);
     const name = current.nameInput.value.trim();
-    if (same(fields, current.fields) && name === current.name) return;
+    // Unchanged, as the form reads the node (an empty field is no field): nothing to do.
+    if (same(fields, current.shown) && name === current.name) return;
+    current.shown = fields;
     current.fields = fields;
     current.name = name;
     canvas.update(current.id, { name, fields });
   }
 
-  async function draw(id, { focus } = {}) {
+  /** Hands a field still being typed in to the form now, and its value to the node (before the
+   * form is drawn anew or left: json-editor announces a change only at the next frame). */
+  function flush() {
     window.clearTimeout(typing);
+    const input = pending;
+    pending = null;
+    if (input && current?.holder.contains(input)) input.dispatchEvent(new Event("change", { bubbles: true }));
+    if (current?.shown) commit();
+  }
+
+  async function draw(id, { focus } = {}) {
+    flush();
     current?.editor?.destroy();
     const node = canvas.node(id);
     if (!node) return empty();
@@ -172,13 +186,9 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
       await new Promise((resolve) => editor.on("ready", resolve));
       if (!editable) editor.disable();
       // What the form makes of the node as it is (empty fields left out) is not a change.
-      let settled = false;
+      current.shown = valueOf(schema);
       editor.on("change", () => {
         if (!current || current.editor !== editor) return;
-        if (!settled) {
-          settled = true;
-          return;
-        }
         commit();
         const chosen = current.fields?.label;
         // Another label, other variables: drawn anew once json-editor is done with this change.
@@ -189,10 +199,8 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
       window.clearTimeout(typing);
       // json-editor takes a text field's value when it changes (on leaving it): while typing,
       // hand it over after a pause, so lint follows the typing.
-      const input = event.target;
-      typing = window.setTimeout(() => {
-        if (current?.holder === holder && holder.contains(input)) input.dispatchEvent(new Event("change", { bubbles: true }));
-      }, TYPING_MS);
+      pending = event.target;
+      typing = window.setTimeout(flush, TYPING_MS);
     });
     nameInput.addEventListener("change", commit);
     drawFindings();

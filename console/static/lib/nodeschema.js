@@ -165,7 +165,7 @@ export function fromForm(value, schema) {
 }
 
 /** A print node's `variables` as the chosen label declares them: one CEL field each (the
- * required ones first), with the variable's type and description. */
+ * required ones first), with the variable's type and description, instead of free rows. */
 function labelVariables(schema, variables) {
   const properties = {};
   const sorted = [...variables].sort((a, b) => Number(b.required) - Number(a.required));
@@ -178,11 +178,12 @@ function labelVariables(schema, variables) {
     };
   }
   return {
-    ...schema,
+    type: "object",
+    title: schema.title,
     properties,
     required: Object.keys(properties),
     description: "CEL for each variable of the label; leave one empty to print it empty (or its default).",
-    options: { ...schema.options, disable_properties: true },
+    options: { disable_properties: true, disable_collapse: true },
   };
 }
 

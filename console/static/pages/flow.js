@@ -68,9 +68,10 @@ export async function render(main, { id }) {
     pageHeader(flow.name, {
       crumbs: [[`${ROOT}/flows`, "Flows"]],
       subtitle: flow.description || null,
-      actions: can("operator")
-        ? [h("a", { class: "button primary", href: `${ROOT}/deployments?flow=${id}&version=${current.version}` }, "Deploy…")]
-        : [],
+      actions: [
+        h("a", { class: ["button", can("designer") && "primary"], href: `${ROOT}/flows/${id}/edit` }, can("designer") ? "Edit" : "Open in the editor"),
+        can("operator") ? h("a", { class: "button", href: `${ROOT}/deployments?flow=${id}&version=${current.version}` }, "Deploy…") : null,
+      ],
     }),
     h("div", { class: "row" }, field("Version", version)),
   );

@@ -4,10 +4,10 @@
 
 import { ROOT } from "../app.js";
 import { ApiError, get, listAll, patch } from "../lib/api.js";
-import { add, h, replace } from "../lib/dom.js";
+import { add, h, nextId, replace } from "../lib/dom.js";
 import { flowCanvas } from "../lib/flowcanvas.js";
 import { newCaseKey } from "../lib/flowcells.js";
-import { canvasKeys } from "../lib/flowkeys.js";
+import { canvasKeys, SHORTCUTS } from "../lib/flowkeys.js";
 import { dryRunPanel } from "../lib/flowdryrun.js";
 import { liveLint, problemsList } from "../lib/flowlint.js";
 import { markFindings } from "../lib/flowmarks.js";
@@ -16,7 +16,7 @@ import { patchOf, same } from "../lib/flowpatch.js";
 import { versionsPanel } from "../lib/flowversions.js";
 import { nodeForm } from "../lib/nodeform.js";
 import { can } from "../lib/session.js";
-import { announce, button, confirmDialog, dialog, field, form, notify, pageHeader, tabs } from "../lib/ui.js";
+import { announce, button, confirmDialog, dialog, field, form, notify, pageHeader, table, tabs } from "../lib/ui.js";
 import { newDeployment } from "./deployments.js";
 
 function stylesheet() {
@@ -65,13 +65,31 @@ function pickers() {
           get(`/labels/${labelId}/document`, { version }).then((answer) =>
             (answer.document.variables || [])
               .filter((v) => !v.expression)
-              .map((v) => ({ name: v.name, type: v.type, required: Boolean(v.required) && v.default === undefined, description: v.description })),
+              .map((v) => ({ name: v.name, type: v.type, required: Boolean(v.required) && v.default == null, description: v.description })),
           ),
         );
       }
       return variables.get(key);
     },
   };
+}
+
+/** The context parameter names set where the flow is deployed: each live deployment's own and
+ * its groups' (a Runner's own are not read: there may be many). Null when never deployed. */
+async function contextOf(flowId) {
+  if (!can("designer", "operator")) return null;
+  try {
+    const deployments = (await listAll("/deployments", { flow_id: flowId }, 50)).filter((d) => !["rolled_back", "superseded"].includes(d.status));
+    if (!deployments.length) return null;
+    const groups = [...new Set(deployments.flatMap((d) => d.stages.flatMap((stage) => stage.group_ids)))].slice(0, 20);
+    const lists = await Promise.all([
+      ...deployments.slice(0, 10).map((d) => listAll(`/deployments/${d.id}/context`).catch(() => [])),
+      ...groups.map((g) => listAll(`/runner-groups/${g}/context`).catch(() => [])),
+    ]);
+    return [...new Set(lists.flat().map((parameter) => parameter.name))].sort();
+  } catch {
+    return null;
+  }
 }
 
 export async function render(main, { id }) {
@@ -122,7 +140,7 @@ export async function render(main, { id }) {
   let settings = null;
   let lint = null;
   const canvas = await flowCanvas(canvasHost, {
-    readOnly: !editable,
+    mode: editable ? "edit" : "view",
     onChange: () => changed(),
     onSelect: (ids) => {
       settings?.show(ids.length === 1 ? ids[0] : null);
@@ -153,10 +171,17 @@ export async function render(main, { id }) {
     },
     explainContext: () => ({ target: `${id}@${base.version}`, document: current() }),
   });
+  // The names expressions can count on: the sample records' fields, and the context parameters
+  // set where the flow is deployed (deployment and group context), once known.
+  let contextNames = null;
+  contextOf(id).then((names) => {
+    contextNames = names;
+    if (baseline && names) lint?.schedule(current(), scope()); // else the first lint has them
+  });
   const scope = () => {
     const records = current().samples || [];
     const fields = [...new Set(records.flatMap((r) => (r && typeof r === "object" ? Object.keys(r) : [])))];
-    return fields.length ? { record: fields } : {};
+    return { ...(fields.length ? { record: fields } : {}), ...(contextNames?.length ? { context: contextNames } : {}) };
   };
   const showFindings = (answer, document) => {
     findings = answer.findings;
@@ -318,8 +343,19 @@ export async function render(main, { id }) {
       button("Auto-layout", () => canvas.layout(), { title: "Lay the flow out left to right" }),
     );
   }
+  const shortcuts = () =>
+    dialog(
+      "Keyboard",
+      [
+        h("p", "On the canvas (Tab to it):"),
+        table([{ title: "Keys", render: ([keys]) => h("kbd", keys) }, { title: "Does", render: ([, does]) => does }], SHORTCUTS),
+        h("p", { class: "muted" }, "Node types are buttons: Enter adds one beside the chosen node. A node's wires are in its settings, under Wires."),
+      ],
+      { wide: true },
+    );
   add(
     toolbar,
+    button("Keys", shortcuts, { "aria-label": "Keyboard shortcuts", "aria-keyshortcuts": "Shift+?" }),
     button("−", () => canvas.zoom(-0.15), { "aria-label": "Zoom out" }),
     button("Fit", () => canvas.fit(), { "aria-label": "Fit the flow into view" }),
     button("+", () => canvas.zoom(0.15), { "aria-label": "Zoom in" }),
@@ -371,11 +407,20 @@ export async function render(main, { id }) {
     emptyHint,
     h("p", { class: "fe-canvas-hint", "aria-hidden": "true" }, "Drag from an output ○ to an input to wire · Right-drag or scroll to pan · Ctrl+scroll to zoom"),
   );
+  const howTo = h(
+    "p",
+    { id: nextId("canvas-help"), class: "visually-hidden" },
+    editable
+      ? "Arrow keys go from node to node, Shift and arrows move the chosen node, Enter edits its settings, W its wires, Delete deletes it. The Keys button lists every shortcut."
+      : "Arrow keys go from node to node; the settings show the chosen node.",
+  );
+  canvasHost.append(howTo);
   canvas.container.setAttribute("role", "application");
   canvas.container.setAttribute("aria-roledescription", "flow canvas");
   canvas.container.setAttribute("aria-label", `Flow canvas of ${flow.name}`);
+  canvas.container.setAttribute("aria-describedby", howTo.id);
 
-  const keys = editable ? canvasKeys(canvas, { onEdit: () => settings.focus(), onWire: () => settings.focusWires(), onSave: save, announce }) : null;
+  const keys = canvasKeys(canvas, { editable, onEdit: () => settings.focus(), onWire: () => settings.focusWires(), onSave: save, announce });
 
   await canvas.load(saved.document);
   baseline = current();
@@ -386,6 +431,14 @@ export async function render(main, { id }) {
   showFindings({ findings, record_fields: null }, saved.document);
   lint?.now(current(), scope());
 
+  // Ctrl+S saves wherever the focus is in the editor (the canvas binds it too).
+  const saveKey = (event) => {
+    if (editable && (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s" && main.contains(event.target) && !canvas.container.contains(event.target)) {
+      event.preventDefault();
+      save();
+    }
+  };
+  document.addEventListener("keydown", saveKey);
   const leaving = (event) => {
     if (dirty) {
       event.preventDefault();
@@ -395,6 +448,7 @@ export async function render(main, { id }) {
   window.addEventListener("beforeunload", leaving);
   return () => {
     window.removeEventListener("beforeunload", leaving);
+    document.removeEventListener("keydown", saveKey);
     lint?.stop();
     dryRun?.dispose();
     keys?.dispose();
