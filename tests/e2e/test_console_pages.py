@@ -222,6 +222,7 @@ DIALOGS = [
     ("/labels", None, "Import file"),
     ("/labels/{labels}", None, "Duplicate"),
     ("/labels/{labels}", "Versions (2)", "Approve v2"),
+    ("/flows/{flows}/edit", None, "Keyboard shortcuts"),
     ("/deployments", None, "New deployment"),
     ("/deployments/{deployments}", None, "Approve stage 1"),
     ("/deployments/{deployments}", None, "Roll back"),

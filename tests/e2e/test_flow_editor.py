@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 from e2e.flow_canvas import click_node, drag_type, node, port_ids, wire
 from support.browser import console_session, running_browser, sign_in
 from support.client import PASSWORD, Api, unique
+from support.model_server import ModelServer, tool_answer
 from support.server import DevServer
 
 pytestmark = pytest.mark.console
@@ -101,6 +102,25 @@ def label_id(admin: Api) -> str:
     )
     assert approved.status_code == 200, approved.text
     return str(label["id"])
+
+
+@pytest.fixture(scope="module")
+def model(admin: Api) -> Iterator[ModelServer]:
+    """A language model on loopback, the service's default one."""
+    with ModelServer() as server:
+        created = admin.post(
+            "/credentials",
+            json={
+                "ref": "helper",
+                "kind": "language-model",
+                "provider": "anthropic-messages",
+                "model": "claude-test",
+                "endpoint": server.endpoint("anthropic-messages"),
+                "default": True,
+            },
+        )
+        assert created.status_code == 201, created.text
+        yield server
 
 
 @pytest.fixture
@@ -202,7 +222,7 @@ def test_build_a_flow_from_nothing_by_drag_and_drop_and_save_version_2(
 
 
 def test_a_lint_finding_marks_the_node_until_it_is_fixed_and_a_newer_version_is_not_overwritten(
-    console: Page, server: DevServer, admin: Api, label_id: str
+    console: Page, server: DevServer, admin: Api, label_id: str, model: ModelServer
 ) -> None:
     flow = admin.post(
         "/flows", json={"name": unique("Fehler"), "document": routed(label_id)}
@@ -227,6 +247,34 @@ def test_a_lint_finding_marks_the_node_until_it_is_fixed_and_a_newer_version_is_
     expect(node(page, "shape")).not_to_have_class(re.compile("fe-error"))
     expect(problem).to_have_count(0)
     expect(expression).not_to_have_attribute("aria-invalid", "true")
+
+    # Broken again, and fixed by the AI helper's suggestion, one click away.
+    expression.fill("int(record.qty")
+    expect(problem).to_have_count(1)
+    model.then(
+        lambda seen: tool_answer(
+            seen,
+            "explain_finding",
+            {
+                "explanation": "The parenthesis after qty is missing.",
+                "operations": [
+                    {"op": "replace", "path": "/nodes/1/values/qty", "value": "int(record.qty)"}
+                ],
+            },
+        )
+    )
+    problem.get_by_role("button", name="Explain flow.cel_invalid on shape").click()
+    expect(problem.locator(".fe-explanation")).to_contain_text(
+        "The parenthesis after qty is missing."
+    )
+    (asked,) = model.requests
+    prompt = asked.json["messages"][0]["content"][0]["text"]
+    assert '"int(record.qty"' in prompt  # the unsaved document, not version 1
+    problem.get_by_role("button", name="Apply the suggestion").click()
+    expect(node(page, "shape")).not_to_have_class(re.compile("fe-error"))
+    click_node(page, "shape")
+    expression = settings(page).get_by_label("CEL", exact=True)
+    expect(expression).to_have_value("int(record.qty)")
     # A typo in a field name is a warning against the sample records' fields.
     expression.fill("int(record.qtty)")
     expect(node(page, "shape")).to_have_class(re.compile("fe-warning"))

@@ -259,12 +259,20 @@ export async function flowCanvas(host, { mode = "edit", onChange, onSelect, desc
     },
     /** Draws `document` instead of what is there, as one step that can be undone. */
     async replace(document) {
-      const { nodes, edges, placed } = cellsOf(document);
+      const { nodes, edges } = cellsOf(document);
+      const unplaced = new Set((document.nodes || []).filter((n) => !n.ui).map((n) => n.id));
       graph.batchUpdate("replace", () => {
         graph.removeCells(graph.getCells());
         graph.addCell([...nodes.map((n) => graph.createNode(n)), ...edges.map((e) => graph.createEdge(e))]);
+        // Nodes without a place (an older version's, a suggestion's) go where there is room.
+        if (unplaced.size < nodes.length) {
+          for (const id of unplaced) {
+            const spot = api.freeSpot();
+            graph.getCellById(id).position(spot.x, spot.y);
+          }
+        }
       });
-      if (!placed && nodes.length) await api.layout();
+      if (nodes.length && unplaced.size === nodes.length) await api.layout();
       api.fit();
     },
     /** The document the canvas shows, over `base` (samples and the rest it does not draw). */

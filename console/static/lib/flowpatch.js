@@ -92,3 +92,49 @@ export function nodeChanges(before, after) {
     moved,
   };
 }
+
+const unescape = (token) => token.replace(/~1/g, "/").replace(/~0/g, "~");
+
+/** `document` with RFC 6902 `operations` applied (a copy; the original stays): the AI helper's
+ * suggestions, which the service already checked against this very document. */
+export function applyPatch(document, operations) {
+  const root = { value: structuredClone(document) };
+  const locate = (pointer) => {
+    const tokens = String(pointer).split("/").slice(1).map(unescape);
+    let parent = root;
+    let key = "value";
+    for (const token of tokens) {
+      parent = parent[key];
+      key = Array.isArray(parent) && token !== "-" ? Number(token) : token;
+      if (parent === null || typeof parent !== "object") throw new Error(`${pointer} does not exist`);
+    }
+    return { parent, key };
+  };
+  const get = (pointer) => {
+    const { parent, key } = locate(pointer);
+    return structuredClone(parent[key]);
+  };
+  const put = (pointer, value, insert) => {
+    const { parent, key } = locate(pointer);
+    if (Array.isArray(parent) && insert) parent.splice(key === "-" ? parent.length : key, 0, value);
+    else parent[key] = value;
+  };
+  const drop = (pointer) => {
+    const { parent, key } = locate(pointer);
+    if (Array.isArray(parent)) parent.splice(key, 1);
+    else delete parent[key];
+  };
+  for (const operation of operations) {
+    const { op, path } = operation;
+    if (op === "add") put(path, structuredClone(operation.value), true);
+    else if (op === "replace") put(path, structuredClone(operation.value), false);
+    else if (op === "remove") drop(path);
+    else if (op === "copy") put(path, get(operation.from), true);
+    else if (op === "move") {
+      const value = get(operation.from);
+      drop(operation.from);
+      put(path, value, true);
+    } else if (op === "test" && !same(get(path), operation.value)) throw new Error(`test failed at ${path}`);
+  }
+  return root.value;
+}

@@ -12,7 +12,7 @@ import { dryRunPanel } from "../lib/flowdryrun.js";
 import { liveLint, problemsList } from "../lib/flowlint.js";
 import { markFindings } from "../lib/flowmarks.js";
 import { flowPalette } from "../lib/flowpalette.js";
-import { patchOf, same } from "../lib/flowpatch.js";
+import { applyPatch, patchOf, same } from "../lib/flowpatch.js";
 import { versionsPanel } from "../lib/flowversions.js";
 import { nodeForm } from "../lib/nodeform.js";
 import { can } from "../lib/session.js";
@@ -169,8 +169,21 @@ export async function render(main, { id }) {
         settings.show(finding.node_id, { focus: true });
       }
     },
-    explainContext: () => ({ target: `${id}@${base.version}`, document: current() }),
+    explainContext: () => {
+      explained = current();
+      return { target: `${id}@${base.version}`, document: explained };
+    },
+    onApply: editable
+      ? async (operations) => {
+          if (!same(current(), explained)) throw new Error("The flow changed since it was explained: ask again.");
+          const fixed = applyPatch(explained, operations);
+          samples = fixed.samples || [];
+          await canvas.replace(fixed);
+          notify("The suggestion is applied as unsaved changes (Ctrl+Z takes it back).");
+        }
+      : null,
   });
+  let explained = null; // the document the AI helper was asked about
   // The names expressions can count on: the sample records' fields, and the context parameters
   // set where the flow is deployed (deployment and group context), once known.
   let contextNames = null;
