@@ -257,23 +257,42 @@ export async function flowCanvas(host, { mode = "edit", onChange, onSelect, desc
       plugins.history?.clean();
       api.fit();
     },
-    /** Draws `document` instead of what is there, as one step that can be undone. */
+    /** Makes the canvas show `document` (an older version brought back, a suggestion applied)
+     * by changing only what differs, as one step that can be undone. */
     async replace(document) {
-      const { nodes, edges } = cellsOf(document);
-      const unplaced = new Set((document.nodes || []).filter((n) => !n.ui).map((n) => n.id));
+      const keysOf = (id) => (graph.getCellById(id)?.getData()?.fields?.cases || []).map((c) => c._port);
+      const { nodes, edges } = cellsOf(document, keysOf);
+      const placed = new Set((document.nodes || []).filter((n) => n.ui).map((n) => n.id));
+      const wanted = new Map(nodes.map((n) => [n.id, n]));
+      const wireKey = (source, port, target) => `${source} ${port} ${target}`;
+      let seq = Math.max(-1, ...graph.getNodes().map((n) => n.getData()?.seq ?? 0));
       graph.batchUpdate("replace", () => {
-        graph.removeCells(graph.getCells());
-        graph.addCell([...nodes.map((n) => graph.createNode(n)), ...edges.map((e) => graph.createEdge(e))]);
-        // Nodes without a place (an older version's, a suggestion's) go where there is room.
-        if (unplaced.size < nodes.length) {
-          for (const id of unplaced) {
-            const spot = api.freeSpot();
-            graph.getCellById(id).position(spot.x, spot.y);
+        for (const cell of graph.getNodes()) if (!wanted.has(cell.id)) cell.remove();
+        for (const meta of nodes) {
+          const cell = graph.getCellById(meta.id);
+          if (!cell) {
+            seq += 1;
+            const spot = placed.has(meta.id) ? { x: meta.x, y: meta.y } : api.freeSpot();
+            graph.addNode({ ...meta, ...spot, data: { ...meta.data, seq } });
+            continue;
           }
+          const data = { ...meta.data, seq: cell.getData()?.seq ?? meta.data.seq };
+          if (JSON.stringify(data) !== JSON.stringify(cell.getData())) cell.setData(data, { overwrite: true });
+          const at = cell.getPosition();
+          if (placed.has(meta.id) && (at.x !== meta.x || at.y !== meta.y)) cell.position(meta.x, meta.y);
+        }
+        const want = new Set(edges.map((e) => wireKey(e.source.cell, e.source.port, e.target.cell)));
+        const have = new Set();
+        for (const edge of graph.getEdges()) {
+          const key = wireKey(edge.getSourceCellId(), edge.getSourcePortId(), edge.getTargetCellId());
+          if (!want.has(key) || have.has(key)) edge.remove();
+          else have.add(key);
+        }
+        for (const edge of edges) {
+          if (!have.has(wireKey(edge.source.cell, edge.source.port, edge.target.cell))) graph.addEdge(edge);
         }
       });
-      if (nodes.length && unplaced.size === nodes.length) await api.layout();
-      api.fit();
+      if (nodes.length && !placed.size) await api.layout();
     },
     /** The document the canvas shows, over `base` (samples and the rest it does not draw). */
     document(base) {

@@ -79,15 +79,17 @@ function formFields(node, keys) {
 }
 
 /** The cells of a document: {nodes, edges} as X6 metadata (positions where the document has
- * them; `placed` says whether every node had one). */
-export function cellsOf(document) {
+ * them; `placed` says whether every node had one). `keysOf(id)` gives the port keys a switch
+ * already has, so that its cases keep their outputs. */
+export function cellsOf(document, keysOf = () => []) {
   const nodes = [];
   const edges = [];
   const list = Array.isArray(document?.nodes) ? document.nodes : [];
   const ids = new Set(list.map((n) => n.id));
   let placed = true;
   list.forEach((node, index) => {
-    const keys = (Array.isArray(node.cases) ? node.cases : []).map(() => newCaseKey());
+    const known = keysOf(node.id) || [];
+    const keys = (Array.isArray(node.cases) ? node.cases : []).map((_, i) => known[i] || newCaseKey());
     const fields = formFields(node, keys);
     const ui = node.ui && Number.isFinite(node.ui.x) && Number.isFinite(node.ui.y) ? node.ui : null;
     if (!ui) placed = false;
