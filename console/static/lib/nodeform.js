@@ -79,10 +79,10 @@ function withPorts(fields) {
 
 /**
  * The settings pane in `host`. `types`: registry entries by type; `canvas`: flowcanvas.js;
- * `choices()`: {labels, credentials, aliases} for pickers; `labelVariables(reference)` →
- * the label's entered variables; `onDelete(id)`.
+ * `choices()`: {labels, credentials, aliases} for pickers, once `ready`; `labelVariables(
+ * reference)` → the label's entered variables; `onDelete(id)`.
  */
-export function nodeForm(host, { types, canvas, editable, choices, labelVariables, onDelete }) {
+export function nodeForm(host, { types, canvas, editable, choices, labelVariables, onDelete, ready }) {
   const body = h("div", { class: "fe-props-body" });
   host.append(body);
   let current = null; // {id, editor, fields, name, findings, names}
@@ -91,6 +91,7 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
   let documentNow = null;
   let typing = null;
   let pending = null; // the field typed in, not yet handed to the form
+  let drawing = 0; // the latest draw: an older one still loading gives way
 
   const empty = () => {
     flush();
@@ -134,11 +135,14 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
   async function draw(id, { focus } = {}) {
     flush();
     current?.editor?.destroy();
+    current = null;
     const node = canvas.node(id);
     if (!node) return empty();
     const data = node.getData() || {};
     const entry = types.get(data.type);
-    const JSONEditor = await vendor("json-editor");
+    const token = (drawing += 1);
+    const [JSONEditor] = await Promise.all([vendor("json-editor"), ready]);
+    if (token !== drawing || canvas.node(id) !== node) return; // another node chosen, or gone
     const nameInput = h("input", { type: "text", value: data.name || "", maxlength: "200", disabled: !editable, placeholder: id });
     const holder = h("div", { class: "fe-form" });
     const nodeFindings = h("div", { class: "fe-node-findings", "aria-live": "polite" });
@@ -164,6 +168,7 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
     let variables = null;
     const reference = data.fields?.label;
     if (data.type === "action.print" && reference) variables = await labelVariables(reference).catch(() => null);
+    if (token !== drawing) return;
     if (!entry) {
       current = { id, editor: { getValue: () => data.fields, destroy() {} }, fields: data.fields, name: data.name || "", nameInput, holder, nodeFindings, hint, wires };
     } else {
