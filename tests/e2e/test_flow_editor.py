@@ -353,7 +353,9 @@ def test_a_dry_run_of_three_records_steps_through_the_trace_and_shows_two_labels
     first, second = (p.get_attribute("src") for p in pictures.all())
     assert first != second
     captions = page.locator(".fe-previews figcaption").all_inner_texts()
-    assert captions == [f"Print 1: {label_id}@2 × 2", f"Print 2: {label_id}@2 × 1"]
+    assert captions == ["Print 1 · 2 copies", "Print 2 · 1 copy"]
+    alt = pictures.first.get_attribute("alt") or ""
+    assert f"{label_id} version 2" in alt
     # Nothing ran anywhere, nothing was counted.
     assert admin.get(f"/flows/{flow['id']}/runs").json()["items"] == []
     assert admin.get("/counters/editor_serial").json() == counter

@@ -170,7 +170,16 @@ export async function flowCanvas(host, { mode = "edit", onChange, onSelect, desc
   }
   if (mode === "edit") {
     withoutStyleElements(() => {
-      plugins.selection = new X6.Selection({ enabled: true, multiple: true, rubberband: true, movable: true, showNodeSelectionBox: false, showEdgeSelectionBox: false, pointerEvents: "none" });
+      plugins.selection = new X6.Selection({
+        enabled: true,
+        multiple: true,
+        multipleSelectionModifiers: ["ctrl", "meta", "shift"],
+        rubberband: true,
+        movable: true,
+        showNodeSelectionBox: false,
+        showEdgeSelectionBox: false,
+        pointerEvents: "none",
+      });
       plugins.history = new X6.History({ enabled: true, beforeAddCommand: (_event, args) => !args?.options?.visual });
       plugins.clipboard = new X6.Clipboard({ enabled: true });
       plugins.keyboard = new X6.Keyboard({ enabled: true });

@@ -128,7 +128,7 @@ export function dryRunPanel(host, { flowId, canvas, document, onPin, onStep }) {
       result.step = 0;
       draw();
     });
-    const gallery = h("div", { class: "fe-previews", "aria-label": "Labels the prints would give" });
+    const gallery = h("div", { class: "fe-previews" });
     replace(
       out,
       h(
@@ -138,9 +138,12 @@ export function dryRunPanel(host, { flowId, canvas, document, onPin, onStep }) {
         failed ? `, ${failed} failed` : "",
         ". Nothing was printed, sent or written.",
       ),
-      h("div", { class: "fe-step-bar" }, recordChoice, stepControls()),
-      stepDetail(),
-      prints.length ? [h("h3", "Labels it would print"), gallery] : null,
+      h(
+        "div",
+        { class: "fe-dry-result" },
+        h("div", h("div", { class: "fe-step-bar" }, recordChoice, stepControls()), stepDetail()),
+        prints.length ? h("section", { "aria-label": "Labels it would print" }, h("h3", "Labels it would print"), gallery) : null,
+      ),
     );
     previews(prints, gallery);
   }
@@ -199,7 +202,8 @@ export function dryRunPanel(host, { flowId, canvas, document, onPin, onStep }) {
     for (const [index, effect] of prints.entries()) {
       const d = effect.detail || {};
       if (!d.version || d.refused) continue;
-      const figure = h("figure", h("figcaption", `Print ${index + 1}: ${d.label}@${d.version} × ${d.copies}`));
+      const copies = `${d.copies} cop${d.copies === 1 ? "y" : "ies"}`;
+      const figure = h("figure", { title: `${d.label}@${d.version} on “${d.printer}”` }, h("figcaption", `Print ${index + 1} · ${copies}`));
       gallery.append(figure);
       try {
         const picture = await preview(d.label, { version: d.version, variables: d.variables || {}, counters: d.counter_values, samples: false });

@@ -47,8 +47,11 @@ export function patchOf(before, after) {
   return ops;
 }
 
+/** Each setting by its pointer: objects and lists of objects (a switch's cases) are opened,
+ * other values (a list of wires, text) are compared whole. */
 function leaves(value, path, out) {
-  if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length) {
+  const opened = value && typeof value === "object" && (!Array.isArray(value) || value.some((item) => item && typeof item === "object"));
+  if (opened && Object.keys(value).length) {
     for (const [key, item] of Object.entries(value)) leaves(item, `${path}/${escape(key)}`, out);
   } else {
     out.set(path, value);

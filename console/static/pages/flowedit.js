@@ -2,7 +2,7 @@
 // them the problems lint finds as the flow changes, a dry run and the versions. Saving makes a
 // new version; someone else's newer version is shown, never overwritten.
 
-import { ROOT } from "../app.js";
+import { navigate, ROOT } from "../app.js";
 import { ApiError, get, listAll, patch } from "../lib/api.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
 import { flowCanvas } from "../lib/flowcanvas.js";
@@ -238,7 +238,11 @@ export async function render(main, { id }) {
         },
       },
     ],
-    { label: "Flow editor panels" },
+    {
+      label: "Flow editor panels",
+      // A dry run's trace and labels, and the version history, want room: the panel grows.
+      onChange: (tabId) => bottom.classList.toggle("tall", tabId !== "problems"),
+    },
   );
   const tabOf = (tabId) => sections.querySelectorAll("[role=tab]")[["problems", "dry-run", "versions"].indexOf(tabId)];
   sections.label = (tabId, text) => {
@@ -462,9 +466,25 @@ export async function render(main, { id }) {
     }
   };
   window.addEventListener("beforeunload", leaving);
+  // A link to another page of the console asks first, too (before the router takes it).
+  const away = async (event) => {
+    const anchor = event.target.closest?.("a[href]");
+    if (!dirty || !anchor || anchor.target || event.defaultPrevented || event.button !== 0) return;
+    const target = new URL(anchor.href, window.location.href);
+    if (target.origin !== window.location.origin || target.pathname === window.location.pathname) return;
+    event.preventDefault();
+    event.stopPropagation();
+    const go = await confirmDialog("Leave without saving?", `Your changes to ${flow.name} are not saved as a version; they are lost if you leave.`, "Leave", { danger: true });
+    if (go) {
+      dirty = false;
+      navigate(target.pathname + target.search);
+    }
+  };
+  document.addEventListener("click", away, true);
   return () => {
     window.removeEventListener("beforeunload", leaving);
     document.removeEventListener("keydown", saveKey);
+    document.removeEventListener("click", away, true);
     lint?.stop();
     dryRun?.dispose();
     keys?.dispose();
