@@ -361,16 +361,19 @@ export async function render(main, { id }) {
       button("Auto-layout", () => canvas.layout(), { title: "Lay the flow out left to right" }),
     );
   }
-  const shortcuts = () =>
-    dialog(
+  const shortcuts = () => {
+    const done = h("button", { type: "button", class: "primary" }, "Done");
+    const { close } = dialog(
       "Keyboard",
       [
         h("p", "On the canvas (Tab to it):"),
         table([{ title: "Keys", render: ([keys]) => h("kbd", keys) }, { title: "Does", render: ([, does]) => does }], SHORTCUTS),
         h("p", { class: "muted" }, "Node types are buttons: Enter adds one beside the chosen node. A node's wires are in its settings, under Wires."),
       ],
-      { wide: true },
+      { wide: true, actions: [done] },
     );
+    done.addEventListener("click", () => close());
+  };
   add(
     toolbar,
     button("Keys", shortcuts, { "aria-label": "Keyboard shortcuts", "aria-keyshortcuts": "Shift+?" }),
