@@ -138,7 +138,7 @@ def seed(server: DevServer, simulator: PrinterSimulator, workdir: Path) -> dict[
                         "type": "action.http",
                         "url": "https://erp.example.com/api/freight",
                         "body": "record",
-                        "ui": {"x": 760, "y": 330},
+                        "ui": {"x": 690, "y": 320},
                     },
                 },
             ],
@@ -184,7 +184,7 @@ def parcels_flow(label_id: str) -> dict[str, object]:
                 "format": "csv",
                 "delimiter": ";",
                 "wires": ["shape"],
-                "ui": {"x": 40, "y": 150},
+                "ui": {"x": 30, "y": 150},
             },
             {
                 "id": "shape",
@@ -195,7 +195,7 @@ def parcels_flow(label_id: str) -> dict[str, object]:
                     "parcels": "int(record.parcels)",
                 },
                 "wires": ["route"],
-                "ui": {"x": 290, "y": 150},
+                "ui": {"x": 250, "y": 150},
             },
             {
                 "id": "route",
@@ -203,7 +203,7 @@ def parcels_flow(label_id: str) -> dict[str, object]:
                 "name": "Anything to ship?",
                 "cases": [{"when": "record.parcels > 0", "wires": ["label"]}],
                 "otherwise": ["note"],
-                "ui": {"x": 530, "y": 150},
+                "ui": {"x": 470, "y": 150},
             },
             {
                 "id": "label",
@@ -221,7 +221,7 @@ def parcels_flow(label_id: str) -> dict[str, object]:
                     "weight_kg": "record.weight",
                 },
                 "wires": ["done"],
-                "ui": {"x": 790, "y": 80},
+                "ui": {"x": 690, "y": 70},
             },
             {
                 "id": "note",
@@ -229,7 +229,7 @@ def parcels_flow(label_id: str) -> dict[str, object]:
                 "name": "Nothing to ship",
                 "message": "'order ' + record.order + ' has no parcels'",
                 "level": "warning",
-                "ui": {"x": 790, "y": 220},
+                "ui": {"x": 690, "y": 230},
             },
             {
                 "id": "done",
@@ -237,7 +237,7 @@ def parcels_flow(label_id: str) -> dict[str, object]:
                 "name": "Tell the ERP",
                 "url": "https://erp.example.com/api/printed",
                 "body": '{"order": record.order, "tracking": record.tracking_number}',
-                "ui": {"x": 1040, "y": 80},
+                "ui": {"x": 910, "y": 70},
             },
         ],
         "samples": [

@@ -45,7 +45,7 @@ function setUpX6(X6) {
     {
       inherit: "rect",
       width: NODE_WIDTH,
-      height: 52,
+      height: 50,
       markup: [
         { tagName: "rect", selector: "body", className: "fe-body" },
         { tagName: "rect", selector: "stripe", className: "fe-stripe" },
@@ -58,7 +58,7 @@ function setUpX6(X6) {
         stripe: { width: 7, refHeight: "100%", rx: 3, ry: 3 },
         title: { refX: 17, refY: 18, fontSize: 13, textAnchor: "start", textVerticalAnchor: "middle" },
         subtitle: { refX: 17, refY: 36, fontSize: 11, textAnchor: "start", textVerticalAnchor: "middle" },
-        badge: { refX: "100%", refX2: -26, refY: 18, fontSize: 13, textAnchor: "end", textVerticalAnchor: "middle" },
+        badge: { refX: "100%", refX2: -24, refY: 35, fontSize: 12, textAnchor: "end", textVerticalAnchor: "middle" },
       },
       ports: { groups: { in: port("in"), out: port("out") } },
     },
@@ -105,7 +105,7 @@ function dress(node) {
   const { type, name, fields } = node.getData() || {};
   node.setAttrs(
     {
-      title: { text: truncate(name || node.id, 24) },
+      title: { text: truncate(name || node.id, 21) },
       subtitle: { text: type },
       stripe: { fill: STRIPE[category(type)] },
     },
@@ -356,7 +356,7 @@ export async function flowCanvas(host, { mode = "edit", onChange, onSelect, desc
             const area = graph.getGraphArea();
             return { x: area.center.x - NODE_WIDTH / 2, y: area.center.y - 26 };
           })();
-      const busy = (p) => graph.getNodes().some((n) => n.getBBox().intersectsWithRect({ x: p.x, y: p.y, width: NODE_WIDTH, height: 52 }));
+      const busy = (p) => graph.getNodes().some((n) => n.getBBox().intersectsWithRect({ x: p.x, y: p.y, width: NODE_WIDTH, height: 50 }));
       for (let i = 0; i < 40 && busy(spot); i += 1) spot = { x: spot.x, y: spot.y + 80 };
       return { x: Math.round(spot.x / GRID) * GRID, y: Math.round(spot.y / GRID) * GRID };
     },

@@ -3,8 +3,8 @@
 // wire an edge from an output port to an input. Plain data, no graph library: the canvas
 // (flowcanvas.js) adds these cells to X6 and reads them back with X6's own toJSON().
 
-export const NODE_WIDTH = 200;
-export const NODE_HEIGHT = 52;
+export const NODE_WIDTH = 180;
+export const NODE_HEIGHT = 50;
 const PORT_ROW = 22;
 
 // What the editor owns besides a node's type fields; everything else goes to the form.

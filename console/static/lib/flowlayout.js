@@ -9,7 +9,7 @@ const GRID = 10;
 export async function layoutOf(nodes, edges) {
   const dagre = await vendor("dagre");
   const graph = new dagre.graphlib.Graph({ multigraph: true });
-  graph.setGraph({ rankdir: "LR", nodesep: 28, ranksep: 80, edgesep: 16, marginx: 40, marginy: 40 });
+  graph.setGraph({ rankdir: "LR", nodesep: 26, ranksep: 60, edgesep: 14, marginx: 40, marginy: 40 });
   graph.setDefaultEdgeLabel(() => ({}));
   for (const node of nodes) graph.setNode(node.id, { width: node.width, height: node.height });
   edges.forEach((edge, index) => {

@@ -131,7 +131,7 @@ export function versionsPanel(host, { flowId, current, saved, onRestore, editabl
   };
   add(
     host,
-    h("div", { class: "filters" }, h("label", { class: "muted" }, "Compare "), from, h("span", " with "), to, button("Compare", compare, { class: "primary" })),
+    h("div", { class: "fe-compare-row" }, h("span", "Compare"), from, h("span", "with"), to, button("Compare", compare, { class: "primary" })),
     list,
   );
   async function load() {
