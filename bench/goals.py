@@ -15,8 +15,8 @@
 - cold start ≤ 1.15× floor: each function's handler import ÷ its modules outside etikett alone
   (cold_start.py).
 - flow editor, 100 nodes in chromium: the editor open and the flow drawn ≤ 1.5 s, auto-layout
-  ≤ 250 ms, zoom and pan at ≥ 50 frames a second (frame interval p50 ≤ 20 ms), live lint of the
-  unsaved document p50 ≤ 150 ms (flow_editor_bench.py).
+  ≤ 250 ms, zoom and pan at ≥ 30 frames a second (frame interval p50 ≤ 33.4 ms; 60 frames a
+  second is 16.7), live lint of the unsaved document p50 ≤ 150 ms (flow_editor_bench.py).
 
 Ratios are taken within this run; for the absolute goals (preview, print, stream) the ratio is the
 measured value against the goal, oriented so that ≤ 1 passes. The table ends with the machine and
@@ -156,13 +156,13 @@ def flow_editor_goals(rounds: int) -> list[Goal]:
         Goal(
             "flow editor: zoom frame p50 (100 nodes)",
             f"{figures['zoom_p50']:.1f} ms (p95 {figures['zoom_p95']:.1f})",
-            figures["zoom_p50"] / 20,
+            figures["zoom_p50"] / 33.4,
             1.0,
         ),
         Goal(
             "flow editor: pan frame p50 (100 nodes)",
             f"{figures['pan_p50']:.1f} ms (p95 {figures['pan_p95']:.1f})",
-            figures["pan_p50"] / 20,
+            figures["pan_p50"] / 33.4,
             1.0,
         ),
         Goal(
