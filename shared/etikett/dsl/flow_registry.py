@@ -65,6 +65,7 @@ class HttpTrigger(Strict):
         "the Runners that run the flow receive it. Without it, anything that can reach the "
         "Runner's port may start the flow.",
         examples=["erp-trigger"],
+        json_schema_extra={"format": "credential-ref"},
     )
 
 

@@ -301,5 +301,6 @@ def test_the_registry_says_which_strings_are_cel_references_or_wires() -> None:
     assert formats["action.print"].count("label-reference") == 1
     assert formats["action.print"].count("printer-alias") == 1
     assert formats["action.http"].count("credential-ref") == 1
+    assert formats["trigger.http"] == ["credential-ref"]  # its `secret`
     assert formats["logic.switch"].count("node-id") == 2  # a case's wires and `otherwise`
-    assert not any(formats[t] for t in ("trigger.folder", "trigger.http", "trigger.schedule"))
+    assert not any(formats[t] for t in ("trigger.folder", "trigger.schedule"))
