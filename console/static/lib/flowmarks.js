@@ -3,7 +3,7 @@
 // version comparison found added, removed or changed.
 
 import { wireAt } from "./flowcells.js";
-import { VISUAL } from "./flowcanvas.js";
+import { VISUAL } from "./flowshapes.js";
 
 const FINDING = ["fe-error", "fe-warning"];
 const TRACE = ["fe-executed", "fe-failed", "fe-skipped", "fe-step"];

@@ -3,7 +3,7 @@
 // new version; someone else's newer version is shown, never overwritten.
 
 import { navigate, ROOT } from "../app.js";
-import { ApiError, get, listAll, patch } from "../lib/api.js";
+import { get, listAll } from "../lib/api.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
 import { flowCanvas } from "../lib/flowcanvas.js";
 import { newCaseKey } from "../lib/flowcells.js";
@@ -11,12 +11,14 @@ import { canvasKeys, SHORTCUTS } from "../lib/flowkeys.js";
 import { dryRunPanel } from "../lib/flowdryrun.js";
 import { liveLint, problemsList } from "../lib/flowlint.js";
 import { markFindings } from "../lib/flowmarks.js";
+import { contextOf, pickers } from "../lib/flownames.js";
 import { flowPalette } from "../lib/flowpalette.js";
-import { applyPatch, patchOf, same } from "../lib/flowpatch.js";
+import { applyPatch, same } from "../lib/flowpatch.js";
+import { saveVersion } from "../lib/flowsave.js";
 import { versionsPanel } from "../lib/flowversions.js";
 import { nodeForm } from "../lib/nodeform.js";
 import { can } from "../lib/session.js";
-import { announce, button, confirmDialog, dialog, field, form, notify, pageHeader, table, tabs } from "../lib/ui.js";
+import { announce, button, confirmDialog, dialog, notify, pageHeader, table, tabs } from "../lib/ui.js";
 import { newDeployment } from "./deployments.js";
 
 function stylesheet() {
@@ -28,68 +30,6 @@ function stylesheet() {
     link.addEventListener("error", resolve);
     document.head.append(link);
   });
-}
-
-/** Labels, credentials (an admin's list; never a secret) and the label variables print nodes
- * map, read once per editor. */
-function pickers() {
-  const state = { labels: [], credentials: null };
-  const variables = new Map();
-  const loaded = Promise.all([
-    listAll("/labels").then((labels) => {
-      state.labels = labels.flatMap((l) => [
-        [l.id, `${l.name}${l.released_version ? ` (released v${l.released_version})` : " (not released)"}`],
-      ]);
-      state.meta = new Map(labels.map((l) => [l.id, l]));
-    }),
-    can("admin")
-      ? listAll("/credentials").then((items) => {
-          state.credentials = items.filter((c) => c.kind === "secret").map((c) => [c.ref, `${c.ref} (secret, stored)`]);
-        })
-      : Promise.resolve(),
-  ]).catch(() => {});
-  return {
-    loaded,
-    choices: (current) => {
-      const labels = [...state.labels];
-      if (current && !labels.some(([value]) => value === current)) labels.push([current, current]);
-      return { labels, credentials: state.credentials, aliases: "fe-aliases" };
-    },
-    async labelVariables(reference) {
-      const [labelId, pinned] = String(reference).split("@");
-      const version = pinned || state.meta?.get(labelId)?.released_version;
-      const key = `${labelId}@${version || "latest"}`;
-      if (!variables.has(key)) {
-        variables.set(
-          key,
-          get(`/labels/${labelId}/document`, { version }).then((answer) =>
-            (answer.document.variables || [])
-              .filter((v) => !v.expression)
-              .map((v) => ({ name: v.name, type: v.type, required: Boolean(v.required) && v.default == null, description: v.description })),
-          ),
-        );
-      }
-      return variables.get(key);
-    },
-  };
-}
-
-/** The context parameter names set where the flow is deployed: each live deployment's own and
- * its groups' (a Runner's own are not read: there may be many). Null when never deployed. */
-async function contextOf(flowId) {
-  if (!can("designer", "operator")) return null;
-  try {
-    const deployments = (await listAll("/deployments", { flow_id: flowId }, 50)).filter((d) => !["rolled_back", "superseded"].includes(d.status));
-    if (!deployments.length) return null;
-    const groups = [...new Set(deployments.flatMap((d) => d.stages.flatMap((stage) => stage.group_ids)))].slice(0, 20);
-    const lists = await Promise.all([
-      ...deployments.slice(0, 10).map((d) => listAll(`/deployments/${d.id}/context`).catch(() => [])),
-      ...groups.map((g) => listAll(`/runner-groups/${g}/context`).catch(() => [])),
-    ]);
-    return [...new Set(lists.flat().map((parameter) => parameter.name))].sort();
-  } catch {
-    return null;
-  }
 }
 
 export async function render(main, { id }) {
@@ -203,9 +143,7 @@ export async function render(main, { id }) {
     settings.findings(findings, document);
     settings.names(answer.record_fields || null);
     problems.show(findings);
-    const errors = findings.filter((f) => f.severity === "error").length;
     sections.label("problems", `Problems (${findings.length})`);
-    sections.dataset.errors = String(errors);
   };
   lint = can("designer", "operator") ? liveLint(id, showFindings) : null;
 
@@ -279,71 +217,20 @@ export async function render(main, { id }) {
   }
 
   // --- saving ---------------------------------------------------------------------------------
-  async function save() {
-    const document = current();
-    const operations = patchOf(base.document, document);
-    if (!operations.length) {
-      notify("Nothing to save: the flow is as version " + base.version + ".");
-      return;
-    }
-    const comment = h("textarea", { name: "comment", rows: 3, maxlength: "1000", spellcheck: "true" });
-    const { close } = dialog(
-      `Save version ${base.version + 1}`,
-      saveForm(comment, async () => {
-        try {
-          const answer = await patch(`/flows/${id}/document`, {
-            operations,
-            base_version: base.version,
-            comment: comment.value.trim() || undefined,
-          });
-          close();
-          base = { version: answer.version, document: answer.document, status: answer.status };
-          baseline = current();
-          versions?.reload();
-          dirty = false;
-          drawState();
-          showFindings({ findings: answer.findings, record_fields: null }, answer.document);
-          lint?.schedule(current(), scope());
-          notify(`Saved as version ${answer.version}.`);
-          announce(`Saved as version ${answer.version}`);
-        } catch (error) {
-          if (error instanceof ApiError && error.code === "document.version_conflict") {
-            close();
-            conflict(error);
-            return;
-          }
-          throw error;
-        }
-      }, operations.length),
-      { wide: false },
-    );
-  }
-
-  function saveForm(comment, onSubmit, count) {
-    return form(
-      [
-        h("p", `${count} change${count > 1 ? "s" : ""} to version ${base.version}, saved as a new version; version ${base.version} stays as it is.`),
-        field("Comment", comment, { help: "What changed and why: the version history shows it." }),
-      ],
-      onSubmit,
-      { submitLabel: "Save version" },
-    );
-  }
-
-  async function conflict(error) {
-    const latest = error.params?.latest_version;
-    const versions = await listAll(`/flows/${id}/versions`).catch(() => []);
-    const newer = versions.find((v) => v.version === latest);
-    const body = h(
-      "div",
-      h("p", `Version ${latest} was saved meanwhile${newer ? ` by ${newer.author.subject} (${newer.author.actor === "service" ? "an agent" : "a person"})` : ""}${newer?.comment ? `: “${newer.comment}”` : ""}.`),
-      h("p", "Your changes are not saved, and nothing was overwritten. They stay here in the editor: compare the versions, then open the latest and make your changes there, or keep working here."),
-    );
-    const { close } = dialog("Someone saved a newer version", body, {
-      actions: [
-        h("a", { class: "button primary", href: `${ROOT}/flows/${id}/edit`, target: "_blank", rel: "noopener" }, `Open version ${latest} in a new tab`),
-        button("Keep my changes here", () => close()),
-      ],
+  function save() {
+    return saveVersion({
+      flowId: id,
+      base,
+      document: current(),
+      onSaved: (answer) => {
+        base = { version: answer.version, document: answer.document, status: answer.status };
+        baseline = current();
+        versions?.reload();
+        dirty = false;
+        drawState();
+        showFindings({ findings: answer.findings, record_fields: null }, answer.document);
+        lint?.schedule(current(), scope());
+      },
     });
   }
 
