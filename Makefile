@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev test lint format bench bench-anatomy load fuzz build clean browser screenshots
+.PHONY: dev demo docs test lint format bench bench-anatomy load fuzz build clean browser screenshots
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
@@ -19,6 +19,11 @@ $(STAMP): pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
 
 dev: $(STAMP)
 	$(BIN)/etikett dev
+
+# The service with a printer simulator, a Runner and a deployed flow: a CSV dropped into
+# demo/inbox comes out as label PNGs in demo/labels (state in .etikett-demo/).
+demo: $(STAMP)
+	$(BIN)/etikett dev --demo
 
 # Style, layers and types: what `make test` checks before it runs a single test.
 lint: $(STAMP)
