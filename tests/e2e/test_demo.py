@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -93,6 +94,11 @@ def test_a_csv_in_the_inbox_comes_out_as_labels_and_a_restart_reuses_the_site(
         (inbox / "rows.csv").write_text((tmp_path / "demo" / "sample.csv").read_text())
         # Within a minute, as the README promises: one label per row.
         eventually(lambda: len(list(labels.glob("label-*.png"))) == 3 or None, timeout=60)
+        # The service's log tells the story in its own lines: the job, its outcome, the run.
+        story = eventually(lambda: "flow run" in demo.output() and demo.output(), timeout=30)
+        for event in (r"job job_\w+ \(print\) claimed by Runner run_\w+", r"job job_\w+ confirmed"):
+            assert re.search(event, story), story[-3000:]
+        assert re.search(r"flow run frn_\w+ of flw_\w+: succeeded, 3 record\(s\)", story)
         with demo.api() as api:
             made = {
                 path: _ids(api, path) for path in ("/labels", "/flows", "/printers", "/runners")

@@ -11,7 +11,7 @@ from typing import Any, Literal, Self
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
-from etikett.domain import flows
+from etikett.domain import activity, flows
 from etikett.domain.flow_run_view import FlowRun as FlowRun
 from etikett.domain.flow_run_view import RunOutcome as RunOutcome
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
@@ -289,4 +289,6 @@ def record_run(
     if not added:
         recorded = store.get_run(flow_id, run_id)
         record = recorded if recorded is not None else record
+    else:
+        activity.flow_run(run_id, flow_id, outcome, records, runner_id)
     return _view(record)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import sys
@@ -23,10 +22,10 @@ def _setup_required() -> bool:
 
 
 def dev(arguments: argparse.Namespace) -> int:
+    from etikett.local import logs
     from etikett.local.service import LocalService
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    logs.configure(arguments.log_format)
     home = Path(arguments.home).resolve()
     service = LocalService(
         Path(arguments.template).resolve(),
@@ -39,6 +38,7 @@ def dev(arguments: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     service.start()
+    logs.adopt_function_loggers()  # imported (warm) now
     print(f"Etikett is serving at {service.url}  (state in {home})", flush=True)
     print(
         f"Runner agent channel (mutual TLS): {service.agent_url}  CA: {service.ca_file}", flush=True
@@ -108,6 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         "DEMO_DIR/inbox (state apart from make dev's, in .etikett-demo, unless --home)",
     )
     serve.add_argument("--demo-dir", default="demo", help="the demo's inbox and labels")
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=local.log_format,
+        help="one readable line per request and event (text), or JSON lines "
+        "(default: $ETIKETT_LOG_FORMAT or text)",
+    )
     restore = commands.add_parser(
         "restore-credentials",
         help="re-create backed-up credentials in another Etikett with an exported store key",

@@ -67,7 +67,7 @@ class DemoSite:
         self.state_path = home / STATE_FILE
         self.state: dict[str, Any] = {}
         self.http = httpx.Client(timeout=30, trust_env=False)
-        self._children: list[subprocess.Popen[bytes]] = []
+        self._children: list[tuple[str, subprocess.Popen[bytes]]] = []
 
     # --- state --------------------------------------------------------------------------------
 
@@ -255,12 +255,12 @@ class DemoSite:
             child = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
-        self._children.append(child)
+        self._children.append((Path(command[0]).name, child))
 
     def _check_children(self) -> None:
-        for child in self._children:
+        for name, child in self._children:
             if child.poll() is not None:
-                raise DemoFailed(f"{Path(str(child.args[0])).name} stopped ({child.returncode})")
+                raise DemoFailed(f"{name} stopped ({child.returncode}); see {self.folder}")
 
     def start(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -278,10 +278,10 @@ class DemoSite:
         self._wait_active()
 
     def stop(self) -> None:
-        for child in self._children:
+        for _, child in self._children:
             if child.poll() is None:
                 child.send_signal(signal.SIGTERM)
-        for child in self._children:
+        for _, child in self._children:
             try:
                 child.wait(20)
             except subprocess.TimeoutExpired:
