@@ -42,6 +42,11 @@ test: $(STAMP) browser
 	$(BIN)/mypy
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The documentation site (mkdocs.yml, docs/): strict, into site/; the reference pages are
+# generated from the service's OpenAPI document, node registry and problem catalog.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 # The README's console screenshots (docs/console/*.png), from a fresh local service.
 screenshots: $(STAMP) browser
 	$(BIN)/python docs/console/screenshots.py

@@ -1,0 +1,159 @@
+"""The documentation (README.md and the MkDocs site under docs/): the site builds strictly, no
+internal link is broken, and every JSON example validates against the schema it names — the
+published label, flow and form schemas, or an operation's request body in the OpenAPI document.
+
+A JSON example names its schema in an HTML comment on the line before its fence (not shown on
+the page): `<!-- schema: label -->`, `<!-- schema: postPrint -->` (an operationId), or
+`<!-- schema: none (why) -->`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs"
+# The generated reference pages exist only in a build.
+GENERATED = {"reference/api.md", "reference/flow-nodes.md", "reference/problem-codes.md"}
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+MARKER = re.compile(r"<!-- schema: (\S+)(?: [^>]*)? -->\s*$")
+
+
+def pages() -> list[Path]:
+    return [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def _slug(heading: str) -> str:
+    """The anchor MkDocs' toc gives a heading (and GitHub's, for these headings)."""
+    text = re.sub(r"[`*_]", "", heading).strip().lower()
+    text = re.sub(r"[^\w\s-]", "", text)
+    return re.sub(r"[\s]+", "-", text)
+
+
+def _anchors(page: Path) -> set[str]:
+    text = FENCE.sub("", page.read_text())
+    return {_slug(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def broken_links(page: Path) -> list[str]:
+    """Relative links of `page` whose file (or heading anchor) does not exist."""
+    text = FENCE.sub("", page.read_text())  # code is not prose: `[...](...)` there is code
+    broken = []
+    for match in LINK.finditer(text):
+        target = match.group(1) or match.group(2)
+        if re.match(r"^[a-z]+:", target) or target.startswith("//"):
+            continue  # another site: not ours to check offline
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        relative = resolved.relative_to(DOCS).as_posix() if resolved.is_relative_to(DOCS) else ""
+        if relative in GENERATED:
+            continue
+        if not resolved.exists():
+            broken.append(f"{page.relative_to(REPO)}: {target} (no such file)")
+        elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+            broken.append(f"{page.relative_to(REPO)}: {target} (no such heading)")
+    return broken
+
+
+def json_examples(page: Path) -> list[tuple[int, str | None, str]]:
+    """(line, schema named before it or None, text) of every ```json block of `page`."""
+    text = page.read_text()
+    examples = []
+    for match in FENCE.finditer(text):
+        if match.group(1) != "json":
+            continue
+        line = text[: match.start()].count("\n") + 1
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = MARKER.search(before)
+        examples.append((line, marker.group(1) if marker else None, match.group(2)))
+    return examples
+
+
+@cache
+def _openapi() -> dict[str, Any]:
+    from etikett.api.openapi import build
+
+    return build()
+
+
+def schema_for(name: str) -> dict[str, Any]:
+    if name in ("label", "flow", "form"):
+        module = __import__(f"etikett.dsl.{name}", fromlist=["json_schema"])
+        schema: dict[str, Any] = module.json_schema()
+        return schema
+    document = _openapi()
+    for item in document["paths"].values():
+        for operation in item.values():
+            if isinstance(operation, dict) and operation.get("operationId") == name:
+                body = operation["requestBody"]["content"]["application/json"]["schema"]
+                # The body's $refs point into the document's components.
+                return {**body, "components": document["components"]}
+    raise AssertionError(f"no schema or operation named {name!r}")
+
+
+def test_no_internal_link_is_broken() -> None:
+    broken = [problem for page in pages() for problem in broken_links(page)]
+    assert broken == []
+
+
+def test_the_link_check_finds_a_broken_link(tmp_path: Path) -> None:
+    page = DOCS / "concepts" / "labels.md"
+    copy = page.parent / ".link-check-probe.md"
+    copy.write_text("[gone](no-such-page.md) [anchor](labels.md#no-such-heading) [ok](labels.md)")
+    try:
+        assert broken_links(copy) == [
+            "docs/concepts/.link-check-probe.md: no-such-page.md (no such file)",
+            "docs/concepts/.link-check-probe.md: labels.md#no-such-heading (no such heading)",
+        ]
+    finally:
+        copy.unlink()
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in pages() if json_examples(p)], ids=lambda p: str(p.relative_to(REPO))
+)
+def test_json_examples_validate_against_the_published_schemas(page: Path) -> None:
+    for line, name, text in json_examples(page):
+        where = f"{page.relative_to(REPO)}:{line}"
+        assert name is not None, f"{where}: a JSON example names no schema (<!-- schema: … -->)"
+        value = json.loads(text)  # every example is JSON, marked or not
+        if name == "none":
+            continue
+        errors = sorted(Draft202012Validator(schema_for(name)).iter_errors(value), key=str)
+        assert not errors, f"{where}: not a valid {name}: {[e.message for e in errors[:5]]}"
+
+
+def test_a_json_example_that_does_not_fit_its_schema_is_caught() -> None:
+    validator = Draft202012Validator(schema_for("postPrint"))
+    assert list(validator.iter_errors({"label_id": "lbl_x", "printer": 3}))
+    assert not list(validator.iter_errors({"label_id": "lbl_x", "printer": "p"}))
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """`make docs`: a page missing from the nav, a link MkDocs cannot resolve, or a reference
+    page that cannot be generated fails the build."""
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=REPO,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr[-4000:]
+    api = (tmp_path / "reference" / "api" / "index.html").read_text()
+    # Generated from the OpenAPI document, not hand-copied: every operation is there.
+    for operation_id in ("postPrint", "createLabelFromVorlage", "listFlowRuns"):
+        assert operation_id in api
+    nodes = (tmp_path / "reference" / "flow-nodes" / "index.html").read_text()
+    assert "trigger.folder" in nodes and "action.print" in nodes
