@@ -91,7 +91,7 @@ def patch_document(
     description="Exactly the dots the printer will print, at the label's density. "
     "Headers: X-Label-Dots (WxH), X-Label-Dpi, X-Label-Findings (how many preflight "
     "findings this layout has; getLabelDocument lists them). Missing variables use their "
-    "default, then their sample.",
+    "sample, then their default (a print uses only the default).",
     response_class=Response,
     responses={
         200: {

@@ -17,7 +17,7 @@ class Preview(NamedTuple):
 
 
 def preview(label_id: str, version: int | None, variables: dict[str, Any]) -> Preview:
-    """Missing entered variables take their default, then their sample: a designer sees a filled
+    """Missing entered variables take their sample, then their default: a designer sees a filled
     label; print requests get no samples. The preview's own layout is preflighted on the way."""
     from etikett.render import resolve_variables, to_png
     from etikett.render.preflight import render_checked
