@@ -240,9 +240,17 @@ def test_agent_versions_need_a_human_approver(
         "auth.forbidden",
     )
     approved = approver.post(
-        f"/labels/{label['id']}/status", json={"version": 1, "status": "approved", "comment": "ok"}
+        f"/labels/{label['id']}/status",
+        json={"version": 1, "status": "approved", "comment": "checked against the drawing"},
     )
     assert approved.status_code == 200 and approved.json()["status"] == "approved"
+    # The approval's comment is kept on the version: in the answer, the history and the version.
+    assert approved.json()["status_comment"] == "checked against the drawing"
+    listed = designer.get(f"/labels/{label['id']}/versions").json()["items"]
+    assert [v["status_comment"] for v in listed] == ["checked against the drawing"]
+    one = designer.get(f"/labels/{label['id']}/versions/1").json()
+    assert one["status_comment"] == "checked against the drawing"
+    assert one["status_changed_by"] and one["comment"] != one["status_comment"]
     meta = designer.get(f"/labels/{label['id']}").json()
     assert meta["status"] == "released" and meta["released_version"] == 1
 
@@ -257,6 +265,8 @@ def test_agent_versions_need_a_human_approver(
         for v in designer.get(f"/labels/{label['id']}/versions").json()["items"]
     }
     assert history == {2: "approved", 1: "retired"}
+    # Retired by the next approval, without a word of its own: the old comment does not linger.
+    assert designer.get(f"/labels/{label['id']}/versions/1").json()["status_comment"] is None
     assert designer.get(f"/labels/{label['id']}").json()["released_version"] == 2
 
     retired = approver.post(
