@@ -49,18 +49,18 @@ def list_flows(invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 @routes.post(
     "/flows",
     operation_id="createFlow",
-    response_model=flows.Flow,
+    response_model=flows.CreatedFlow,
     status_code=201,
     summary="Create a flow; its document becomes version 1",
     description="Node types and their fields: getFlowRegistry (svc://registry/flows); the "
-    "document's schema: svc://schema/flow. Lint it with postFlowLint, try it with "
-    "postFlowDryRun.",
+    "document's schema: svc://schema/flow. The answer carries version 1's lint findings (as "
+    "postFlowLint and every patchFlowDocument answer do); try it with postFlowDryRun.",
     responses=_DOCUMENT_ERRORS,
 )
 def create_flow(
     body: Annotated[flows.NewFlow, ex.body("A folder of CSV files to SSCC labels", ex.NEW_FLOW)],
     invocation: Designer,
-) -> flows.Flow:
+) -> flows.CreatedFlow:
     return flows.create(invocation, body)
 
 

@@ -50,6 +50,15 @@ class Flow(Model):
     updated_at: str
 
 
+class CreatedFlow(Flow):
+    """A new flow: its metadata, and the lint of the version 1 it saved."""
+
+    version: int = Field(description="The version saved: 1.")
+    findings: list[Finding] = Field(
+        description="Lint of version 1 (postFlowLint gives the same); errors stop a deployment."
+    )
+
+
 class NewFlow(Model):
     model_config = ConfigDict(extra="forbid")
     name: str = NAME
@@ -208,7 +217,7 @@ def _answer(
 # --- flows ---------------------------------------------------------------------------------------
 
 
-def create(invocation: Invocation, request: NewFlow) -> Flow:
+def create(invocation: Invocation, request: NewFlow) -> CreatedFlow:
     document = parse(request.document or {})
     now = clock.now()
     flow_id = new_id("flw")
@@ -224,7 +233,8 @@ def create(invocation: Invocation, request: NewFlow) -> Flow:
     details = {"name": request.name, "after_version": 1}
     with UnitOfWork(audit.record(invocation, flow_id, details=details)) as uow:
         flows.add(uow, flow, first)
-    return view(flow)
+    findings = flow_checks.lint(document)
+    return CreatedFlow(**view(flow).model_dump(), version=1, findings=findings)
 
 
 def get(flow_id: str) -> Flow:
