@@ -281,7 +281,8 @@ def delete_runner(runnerId: str, invocation: Admin) -> Response:
     status_code=202,
     summary="Search for printers on the Runner's network",
     description="Probes each target (port 9100 by default) with ~HI/~HS; the job's "
-    "result lists findings to adopt with createPrinter. Targets are private or link-local "
+    "result (getJob) lists findings to adopt with createPrinter, and so does "
+    "listRunnerDiscoveryFindings. Targets are private or link-local "
     "addresses (or names) on printer ports; a Runner discovers at most three times at once, "
     "then once every 20 s.",
     responses={
@@ -335,6 +336,25 @@ def list_jobs(
     cursor: Cursor = None,
 ) -> ItemList[jobs.Job]:
     return ItemList[jobs.Job].of(jobs.list_for_runner(runnerId, limit, cursor))
+
+
+@routes.get(
+    "/runners/{runnerId}/discovery/findings",
+    operation_id="listRunnerDiscoveryFindings",
+    response_model=ItemList[discovery.Finding],
+    summary="Printers the Runner's discoveries found, newest first",
+    description="Each finding's `id` is the `finding_id` that createPrinter adopts "
+    '(`{"finding_id", "name"}`). Findings are kept a week; the discovery job\'s result '
+    "(getJob) lists the same findings of that one job.",
+    responses=_RUNNER_404,
+)
+def list_discovery_findings(
+    runnerId: str,
+    invocation: Operator,
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+) -> ItemList[discovery.Finding]:
+    return ItemList[discovery.Finding].of(discovery.list_findings(runnerId, limit, cursor))
 
 
 @routes.get(

@@ -37,6 +37,8 @@ BEYOND_CONTRACT = {
     "deleteRunner": "removing a Runner (README, Runners and printers); admin only",
     "putRunnerGroupPrinterPorts": "the printer ports a group's Runners may reach besides 9100, "
     "6101 and 515 (README, Security); admin only",
+    "listRunnerDiscoveryFindings": "the findings a Runner's discoveries made, whose ids "
+    "createPrinter adopts (docs/concepts/runners.md); operators, like the discovery itself",
 }
 AGENT_CHANNEL = "/api/v1/runner-agent/"  # "added": the Runner's channel, shape by design
 
