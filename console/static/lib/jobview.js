@@ -53,6 +53,7 @@ export function jobView(jobId, { onUpdate, every = 1000 } = {}) {
         " ",
         badge(job.status),
         job.outcome ? [" outcome ", badge(job.outcome), job.outcome_reason ? ` (${job.outcome_reason})` : ""] : null,
+        job.waiting ? h("span", { class: "job-waiting" }, ` · waiting: ${job.waiting}`) : null,
         h("span", { class: "muted small" }, ` · ${job.kind} · attempt ${job.attempts} · updated ${when(job.updated_at)}`),
       );
       for (const message of job.messages.slice(seen)) {

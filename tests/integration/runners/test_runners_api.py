@@ -423,6 +423,15 @@ def test_raw_jobs_flow_through_the_queue_and_report_once(
     assert claimed["payload"]["printer"]["uri"] == "tcp://127.0.0.1:9100"
     assert claimed["payload"]["expected_labels"] == 1
     assert operator.get(f"/jobs/{job['id']}").json()["status"] == "running"
+    assert operator.get(f"/jobs/{job['id']}").json()["waiting"] is None
+    # Its printer runs out of paper (the heartbeat says so): the job says why it waits.
+    agent.post(
+        "/heartbeat", json={"printers": [{"printer_id": printer["id"], "status": "paper_out"}]}
+    )
+    running = operator.get(f"/jobs/{job['id']}").json()
+    assert (running["status"], running["waiting"]) == ("running", "printer held (paper_out)")
+    agent.post("/heartbeat", json={"printers": [{"printer_id": printer["id"], "status": "ready"}]})
+    assert operator.get(f"/jobs/{job['id']}").json()["waiting"] is None
 
     held = agent.post(
         f"/jobs/{job['id']}/report",
