@@ -38,7 +38,6 @@ def dev(arguments: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     service.start()
-    logs.adopt_function_loggers()  # imported (warm) now
     print(f"Etikett is serving at {service.url}  (state in {home})", flush=True)
     print(
         f"Runner agent channel (mutual TLS): {service.agent_url}  CA: {service.ca_file}", flush=True
