@@ -75,6 +75,7 @@ fuzz: $(STAMP)
 	ETIKETT_FUZZ_EXAMPLES=100 ETIKETT_FUZZ_PHASES=examples,coverage,fuzzing,stateful \
 	ETIKETT_FUZZ_SEED= ETIKETT_FUZZ_MAX_TIME=$(FUZZ_SECONDS) ETIKETT_FUZZ_MIN_REQUESTS=10000 \
 	ETIKETT_FUZZ_AGENT_PHASES=examples,coverage,fuzzing,stateful ETIKETT_FUZZ_MIN_AGENT_REQUESTS=400 \
+	ETIKETT_FUZZ_PROGRESS=1 \
 	  $(BIN)/python -m pytest -p no:cacheprovider -s tests/integration/security/test_fuzz.py
 	ETIKETT_FAULT_ROUNDS=$(FAULT_ROUNDS) $(BIN)/python -m pytest -p no:cacheprovider \
 	  tests/e2e/test_faults.py

@@ -41,3 +41,14 @@ def flow_run(run_id: str, flow_id: str, outcome: str, records: int, runner_id: s
         extra={"event": "flow.run", "run_id": run_id, "flow_id": flow_id}
         | {"outcome": outcome, "runner_id": runner_id},
     )
+
+
+def progress(what: str, done: int, total: int) -> None:
+    """A long operation's progress: `job job_…: rendering 2000 of 10000`."""
+    log.info(
+        "%s %d of %d",
+        what,
+        done,
+        total,
+        extra={"event": "progress"} | {"outcome": f"{done}/{total}"},
+    )

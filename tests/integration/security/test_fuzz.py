@@ -166,7 +166,7 @@ def fuzz(
         "NO_COLOR": "1",
     }
     started = time.monotonic()
-    run = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tmp_path)
+    run = _run_showing_progress(command, env, tmp_path)
     elapsed = time.monotonic() - started
     requests, by_phase, statuses = _tally(next(reports.glob("*.ndjson")))
     upstream = upstream_log.read_text().splitlines() if upstream_log.exists() else []
@@ -197,3 +197,21 @@ def _tally(ndjson: Path) -> tuple[int, Counter[str], Counter[int]]:
             if interaction.get("response"):
                 statuses[interaction["response"]["status_code"]] += 1
     return sum(by_phase.values()), by_phase, statuses
+
+
+def _run_showing_progress(
+    command: list[str], env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """schemathesis' run; under `make fuzz` (ETIKETT_FUZZ_PROGRESS=1, pytest -s) its report goes
+    to the terminal as it comes, so a run of a quarter of an hour shows how far it is."""
+    if os.environ.get("ETIKETT_FUZZ_PROGRESS") != "1":
+        return subprocess.run(command, env=env, capture_output=True, text=True, cwd=cwd)
+    lines: list[str] = []
+    with subprocess.Popen(
+        command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            print(line, end="", file=sys.stderr, flush=True)
+    return subprocess.CompletedProcess(command, process.returncode, "".join(lines), "")
