@@ -338,9 +338,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
         },
     )
     with UnitOfWork(entry) as uow:
-        labels.set_version_status(
-            uow, record, change.status, now, caller.subject, change.comment
-        )
+        labels.set_version_status(uow, record, change.status, now, caller.subject, change.comment)
         if change.status == "approved" and released and released != change.version:
             previous = load_version(label_id, kind, released)
             labels.set_version_status(uow, previous, "retired", now, caller.subject)
