@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev demo docs test lint format bench bench-anatomy load fuzz build clean browser screenshots
+.PHONY: dev demo docs test lint format bench bench-anatomy load fuzz build clean browser screenshots corpus
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
@@ -36,7 +36,39 @@ browser:
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
 
-test: $(STAMP) browser
+# The import corpus (tests/fixtures/import/corpus/README.md), installed at setup time, never at test
+# time: the reference ZPL renderer (zebrash as WebAssembly, npm zpl-renderer-js pinned with its
+# integrity hash); public ZPL files from the package registries (zebra-day's templates from PyPI,
+# pinned by hash; labelary's test label and Labelary's picture of it from npm); and the pictures
+# gLabels 3 itself prints of our gLabels documents (Debian's glabels and poppler-utils).
+CORPUS        := tests/fixtures/import/corpus
+CORPUS_REF    := $(CORPUS)/reference
+CORPUS_PUBLIC := $(CORPUS)/public
+GLABELS_DOCS  := $(wildcard $(CORPUS)/glabels/*-v3.glabels)
+GLABELS_PNGS  := $(patsubst $(CORPUS)/glabels/%.glabels,$(CORPUS)/rendered/%.png,$(GLABELS_DOCS))
+corpus: $(CORPUS_REF)/node_modules/.installed $(CORPUS_PUBLIC)/.installed $(GLABELS_PNGS)
+$(CORPUS_REF)/node_modules/.installed: $(CORPUS_REF)/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; }
+	cd $(CORPUS_REF) && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+$(CORPUS_PUBLIC)/.installed: $(STAMP) $(CORPUS_PUBLIC)/requirements.txt $(CORPUS_PUBLIC)/package-lock.json
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; }
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes --upgrade \
+	  --target $(CORPUS_PUBLIC)/site -r $(CORPUS_PUBLIC)/requirements.txt
+	cd $(CORPUS_PUBLIC) && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+$(CORPUS)/rendered/%.png: $(CORPUS)/glabels/%.glabels $(wildcard $(CORPUS)/glabels/*.csv)
+	@command -v glabels-3-batch >/dev/null && command -v pdftoppm >/dev/null || { \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  $(SUDO) apt-get install -y -qq glabels poppler-utils; }
+	@mkdir -p $(CORPUS)/rendered
+	cd $(CORPUS)/glabels && glabels-3-batch -o ../rendered/$*.pdf $*.glabels >/dev/null
+	pdftoppm -r 203 -mono -png -singlefile $(CORPUS)/rendered/$*.pdf $(CORPUS)/rendered/$*
+	@rm -f $(CORPUS)/rendered/$*.pdf
+
+test: $(STAMP) browser corpus
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy

@@ -22,12 +22,13 @@ from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.context import JobContext, message
 from etikett_runner.flow_host import FlowHost
-from etikett_runner.flow_triggers import HttpTriggers
+from etikett_runner.http_triggers import HttpTriggers
 from etikett_runner.journal import CLAIMED, Journal
 from etikett_runner.leases import Lease, Leases
 from etikett_runner.outbox import Outbox
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.reporter import Reporter
+from etikett_runner.roots import AllowedRoots
 from etikett_runner.state import StateDir
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
@@ -49,6 +50,7 @@ class Agent:
         *,
         data_dir: Path | None = None,
         http: HttpTriggers | None = None,
+        roots: AllowedRoots | None = None,
     ) -> None:
         self.state = state
         self.channel = channel
@@ -80,6 +82,7 @@ class Agent:
             self._on_removed,
             http=http,
             tuning=self.tuning,
+            roots=roots,
         )
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -221,12 +224,14 @@ class Agent:
             "printers": self.printers.statuses(),
         }
 
-    def _refresh_config(self) -> None:
+    def _refresh_config(self) -> bool:
+        """False if the configuration could not be fetched (asked again at the next beat)."""
         config = self._call("configuration", self.channel.config)
         if config is None:
-            return
+            return False
         ports = config.get("printer_ports")
         reach.allow_group_ports(ports if isinstance(ports, list) else [])
+        reach.allow_storage(config.get("data_origin"))
         targets = []
         for item in config.get("printers", []):
             try:
@@ -234,6 +239,7 @@ class Agent:
             except ValueError as exc:
                 log.warning("configuration: printer %s ignored: %s", item.get("printer_id"), exc)
         self.printers.configure(targets)
+        return True
 
     def _heartbeat_loop(self) -> None:
         next_config = time.monotonic() + self.tuning.config_seconds
@@ -248,7 +254,8 @@ class Agent:
             delay = interval
             if time.monotonic() >= next_config:
                 next_config = time.monotonic() + self.tuning.config_seconds
-                self._refresh_config()
+                if not self._refresh_config():
+                    next_config = time.monotonic()  # without it, large jobs cannot be fetched
 
     def _extend(self, lease: Lease) -> dict[str, Any] | None:
         return self.reporter.report(lease.job_id, {"receipt": lease.receipt}, durable=False)

@@ -4,6 +4,7 @@
     etikett-runner --state-dir DIR                                         # later starts
     etikett-runner --config config.json --state-dir DIR --enrollment-token-file FILE  # installer
     etikett-runner --state-dir DIR --listen 8080 --data-dir /srv/labels  # deployed flows
+    etikett-runner --state-dir DIR --watch-root /srv/labels --watch-root /mnt/erp/out
 
 Exit status: 0 stopped, 2 bad arguments, 75 another Runner uses DIR, 77 enrollment refused,
 78 the service no longer accepts this Runner (removed).
@@ -21,13 +22,13 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from etikett_runner import __version__, reach
+from etikett_runner import __version__, reach, roots
 from etikett_runner.agent import Agent
 from etikett_runner.channel import AgentChannel
 from etikett_runner.enrollment import EnrollmentFailed, ensure_enrolled
-from etikett_runner.flow_triggers import HttpTriggers
+from etikett_runner.http_triggers import HttpLimits, HttpTriggers
 from etikett_runner.settings import SettingsError, resolve, save
-from etikett_runner.state import StateDir, StateLocked
+from etikett_runner.state import StateDir, StateLocked, StateRefused
 from etikett_runner.tuning import Tuning
 
 log = logging.getLogger("etikett_runner")
@@ -85,6 +86,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="relative watched folders and the files flows write (default: <state dir>/data)",
     )
+    flows.add_argument(
+        "--watch-root",
+        action="append",
+        metavar="DIR",
+        default=roots.from_environment() or None,
+        help="a folder (with everything below it) that deployed flows may watch besides the "
+        "data folder; repeat for more; give the whole list again to change it; default from "
+        f"${roots.WATCH_ROOTS_ENV} (separated by {os.pathsep!r})",
+    )
+    flows.add_argument(
+        "--listen-host-name",
+        action="append",
+        metavar="NAME",
+        help="a host name HTTP triggers answer to besides the address they listen on "
+        "(requests naming any other Host are refused: DNS rebinding); repeat for more",
+    )
     defaults = reach.from_environment()
     network = parser.add_argument_group(
         "what the Runner may reach besides the service (see the README's Security section)"
@@ -132,6 +149,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=timings.flows_seconds,
         help="ask for deployed flows (and their changes) this often",
+    )
+    limits = HttpLimits()
+    tuning.add_argument(
+        "--http-rate",
+        type=float,
+        default=limits.rate,
+        help="HTTP trigger requests a second per client address (more: 429)",
+    )
+    tuning.add_argument(
+        "--http-burst",
+        type=int,
+        default=limits.burst,
+        help="HTTP trigger requests a client address may send at once",
     )
     tuning.add_argument(
         "--flow-retry-seconds",
@@ -194,14 +224,18 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
             config_file=args.config,
             data_dir=args.data_dir,
             listen=args.listen,
+            watch_roots=args.watch_root or None,
+            listen_host_names=args.listen_host_name or None,
         )
+        allowed = settings.allowed_roots(state)
+        allowed.check_state_dir()
         save(state, settings)
         waiting = state.read_json(state.enrollment) is not None  # enrolled, or awaiting approval
         token = None if state.enrolled or waiting else _token(args)
     except StateLocked as exc:
         log.error("%s", exc)
         return EXIT_LOCKED
-    except (SettingsError, OSError) as exc:
+    except (SettingsError, StateRefused, roots.RootsOverlap, OSError) as exc:
         log.error("%s", exc)
         return EXIT_USAGE
     hostname = socket.gethostname()
@@ -212,6 +246,10 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
         settings.agent_url,
         state.root,
     )
+    for root in allowed.roots[1:]:
+        if not root.is_dir():
+            log.warning("the watch root %s does not exist (yet); flows in it wait for it", root)
+    log.info("deployed flows may use %s", allowed.describe())
     try:
         if not ensure_enrolled(settings, state, token, stop, hostname):
             return 0  # stopped while waiting
@@ -222,6 +260,7 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
         # The enrollment answer names the agent channel (and its CA is now in the state).
         settings = resolve(state, name=args.name)
         log.info("agent channel %s (from the enrollment)", settings.agent_url)
+    reach.set_service(settings.agent_url)
     tuning = Tuning(
         heartbeat_seconds=args.heartbeat_seconds,
         unreachable_seconds=args.unreachable_seconds,
@@ -235,14 +274,26 @@ def run(args: argparse.Namespace, stop: threading.Event) -> int:
     listen = settings.listen_address()
     if listen is not None:
         try:
-            http = HttpTriggers(*listen)
+            http = HttpTriggers(
+                *listen,
+                host_names=settings.listen_host_names or (),
+                limits=HttpLimits(rate=max(0.01, args.http_rate), burst=max(1, args.http_burst)),
+            )
         except OSError as exc:
             log.error("cannot listen on %s:%d for HTTP triggers: %s", *listen, exc.strerror or exc)
             return EXIT_USAGE
     channel = AgentChannel(
         settings.agent_url, state.certificate, state.key, settings.ca_files(state)
     )
-    agent = Agent(state, channel, tuning, hostname, data_dir=settings.flow_folder(state), http=http)
+    agent = Agent(
+        state,
+        channel,
+        tuning,
+        hostname,
+        data_dir=settings.flow_folder(state),
+        http=http,
+        roots=allowed,
+    )
     return agent.run(stop)
 
 

@@ -28,6 +28,8 @@ from etikett.flows.effects import (
     PrintIntent,
 )
 from etikett_runner import reach
+from etikett_runner.roots import PathRefused
+from etikett_runner.site_folders import write_inside
 
 if TYPE_CHECKING:
     import httpx
@@ -150,16 +152,12 @@ class SiteEffects:
     # --- files: inside the data folder only --------------------------------------------------
 
     def file(self, intent: FileIntent) -> Outcome:
-        base = self.data_dir.resolve()
-        target = (base / intent.path).resolve()
-        if target == base or not target.is_relative_to(base):
-            raise EffectFailed(f"{intent.path!r} is outside the Runner's data folder")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(intent.content, "utf-8")
+            relative = write_inside(self.data_dir, intent.path, intent.content.encode())
+        except PathRefused as refused:
+            raise EffectFailed(str(refused)) from None
         except OSError as error:
             raise EffectFailed(f"{intent.path!r}: {error.strerror or error}") from None
-        relative = target.relative_to(base).as_posix()
         return Outcome(
             performed=True, detail={"path": relative, "bytes": len(intent.content.encode())}
         )

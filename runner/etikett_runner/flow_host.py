@@ -31,7 +31,9 @@ from etikett_runner.flow_runs import (
     new_run_id,
     now,
 )
-from etikett_runner.flow_triggers import FolderWatch, HttpTriggers, TriggerUnusable, schedule
+from etikett_runner.flow_triggers import FolderWatch, TriggerUnusable, schedule
+from etikett_runner.http_triggers import HttpTriggers
+from etikett_runner.roots import AllowedRoots
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
 
@@ -64,6 +66,7 @@ class Deployed:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()  # one event at a time through the engine
         self.folders: list[Path] = []
+        self._watches: list[FolderWatch] = []
 
     def start(self) -> None:
         """Start every trigger; TriggerUnusable says why one cannot run here."""
@@ -76,10 +79,13 @@ class Deployed:
             fields = node.fields()
             if node.type == "trigger.folder":
                 folder = self.host.data_dir / str(fields["path"])  # an absolute path stays
-                watch = FolderWatch(self, node.id, folder, fields, self.host.tuning.folder_seconds)
-                watch.check()
-                self.host.watch(folder, self)
-                self.folders.append(folder)
+                watch = FolderWatch(
+                    self, node.id, folder, fields, self.host.tuning.folder_seconds, self.host.roots
+                )
+                self._watches.append(watch)
+                watch.check()  # inside the allowed roots, opened and held
+                self.host.watch(watch.real, self)
+                self.folders.append(watch.real)
                 starts.append((f"folder {node.id}", watch.run))
             elif node.type == "trigger.schedule":
                 every = float(fields["every_s"])
@@ -89,7 +95,13 @@ class Deployed:
                     raise TriggerUnusable(
                         "this Runner takes no HTTP triggers: start it with --listen [HOST:]PORT"
                     )
-                self.host.http.add(str(fields["path"]), self, node.id)
+                secret = fields.get("secret")
+                if secret is not None and secret not in (self.spec.get("credentials") or {}):
+                    raise TriggerUnusable(  # never open without the secret it asks for
+                        f"the HTTP trigger's secret {secret!r} was not delivered to this Runner "
+                        "(it must be a `secret` credential that exists)"
+                    )
+                self.host.http.add(str(fields["path"]), self, node.id, secret)
             else:
                 raise TriggerUnusable(f"{node.type} is not a trigger this Runner knows")
         for name, target in starts:
@@ -129,6 +141,8 @@ class Deployed:
             self.host.unwatch(folder, self)
         for thread in self._threads:
             thread.join(timeout=30)  # a file being run is journaled before the thread ends
+        for watch in self._watches:
+            watch.close()  # the folders a watch that never ran still holds
 
     def owns(self, claimed: Path) -> bool:
         return self.host.sender.owns(claimed)
@@ -142,9 +156,10 @@ class Deployed:
         run_id: str | None = None,
         file: EventFile | None = None,
         problem: str | None = None,
+        note: str | None = None,
     ) -> str:
         """Run one trigger event's records through the flow and journal the run for delivery;
-        the run's id."""
+        the run's id. `note`: a warning for the run's log (the event itself, not a record)."""
         from etikett.flows.engine import RunEnv
 
         run_id = run_id or new_run_id()
@@ -197,6 +212,10 @@ class Deployed:
                 for number, b in enumerate(effects.batches)
             ]
             run.messages = effects.messages
+            if note is not None:
+                run.messages.insert(
+                    0, {"record": None, "node_id": node_id, "level": "warning", "message": note}
+                )
         self.host.sender.submit(run)
         return run_id
 
@@ -226,16 +245,19 @@ class FlowHost:
         *,
         http: HttpTriggers | None = None,
         tuning: Tuning | None = None,
+        roots: AllowedRoots | None = None,
     ) -> None:
         self.channel = channel
         self.data_dir = data_dir
+        # Where flows may watch and write: the data folder and the site's --watch-root folders.
+        self.roots = roots or AllowedRoots.of(data_dir, (), state_root)
         self.connectivity = connectivity
         self.on_removed = on_removed
         self.http = http
         self.tuning = tuning or Tuning()
         self.identity: dict[str, Any] = {}
         self.sender = RunSender(
-            channel, RunJournal(state_root / "flow-runs"), connectivity, on_removed
+            channel, RunJournal(state_root / "flow-runs"), connectivity, on_removed, self.roots
         )
         self.running: dict[str, Deployed | _Failed] = {}  # flow id → what runs
         self._reports: dict[str, dict[str, Any]] = {}  # deployment id → status not yet told
@@ -353,7 +375,7 @@ class FlowHost:
     # --- folders watched -------------------------------------------------------------------
 
     def watch(self, folder: Path, flow: Deployed) -> None:
-        key = folder.resolve()
+        key = folder  # where it really is
         with self._folder_lock:
             other = self._folders.get(key)
             if other is not None and other is not flow:
@@ -361,7 +383,7 @@ class FlowHost:
             self._folders[key] = flow
 
     def unwatch(self, folder: Path, flow: Deployed) -> None:
-        key = folder.resolve()
+        key = folder
         with self._folder_lock:
             if self._folders.get(key) is flow:
                 del self._folders[key]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import os
 import re
 import secrets
 import threading
@@ -27,7 +26,9 @@ from typing import Any
 from etikett_runner.backoff import Backoff
 from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
-from etikett_runner.files import fsync_dir, remove, write_atomic
+from etikett_runner.files import remove, write_atomic
+from etikett_runner.roots import AllowedRoots, PathRefused
+from etikett_runner.site_folders import Folder
 from etikett_runner.transport import Refused, ServerAway
 
 log = logging.getLogger(__name__)
@@ -185,25 +186,31 @@ class RunJournal:
         return runs
 
 
-def finish_file(event: EventFile, failed_reason: str | None) -> Path | None:
+def finish_file(event: EventFile, failed_reason: str | None, roots: AllowedRoots) -> Path | None:
     """Move the claimed file to `done/` (or `failed/` with `<name>.reason.txt`); where it went,
-    or None if it was moved already (a restart after the move)."""
-    claimed = Path(event.claimed)
-    if not claimed.exists():
-        return None
-    where = Path(event.folder) / ("failed" if failed_reason is not None else "done")
-    where.mkdir(exist_ok=True)
-    target = where / event.name
-    if target.exists():  # a file of the same name came before: keep both
-        run_id = claimed.name.split(".", 1)[0]
-        stem, dot, suffix = event.name.partition(".")
-        target = where / f"{stem}.{run_id}{dot}{suffix}"
-    if failed_reason is not None:
-        write_atomic(where / f"{target.name}.reason.txt", (failed_reason + "\n").encode())
-    os.replace(claimed, target)
-    fsync_dir(where)
-    fsync_dir(claimed.parent)
-    return target
+    or None if it was moved already (a restart after the move). The folders are opened anew,
+    inside the allowed roots and without following a link (PathRefused otherwise)."""
+    taken = Path(event.claimed).name
+    outcome = "failed" if failed_reason is not None else "done"
+    what = f"the watched folder {event.folder}"
+    with (
+        Folder.open(event.folder, roots, what) as folder,
+        folder.sub("processing", create=False) as processing,
+    ):
+        if not processing.exists(taken):
+            return None
+        with folder.sub(outcome) as where:
+            target = event.name
+            if where.exists(target):  # a file of the same name came before: keep both
+                run_id = taken.split(".", 1)[0]
+                stem, dot, suffix = event.name.partition(".")
+                target = f"{stem}.{run_id}{dot}{suffix}"
+            if failed_reason is not None:
+                where.write(f"{target}.reason.txt", (failed_reason + "\n").encode())
+            processing.move(taken, where, target)
+            where.sync()
+            processing.sync()
+    return folder.path / outcome / target
 
 
 class RunSender:
@@ -215,9 +222,11 @@ class RunSender:
         journal: RunJournal,
         connectivity: Connectivity,
         on_removed: Callable[[RunnerRemoved], None],
+        roots: AllowedRoots,
     ) -> None:
         self.channel = channel
         self.journal = journal
+        self.roots = roots
         self.connectivity = connectivity
         self._on_removed = on_removed
         self._queue: list[PendingRun] = []
@@ -300,8 +309,10 @@ class RunSender:
         outcome = run.outcome
         if run.file is not None:
             try:
-                moved = finish_file(run.file, run.reason() if outcome == "failed" else None)
-            except OSError as error:
+                moved = finish_file(
+                    run.file, run.reason() if outcome == "failed" else None, self.roots
+                )
+            except (OSError, PathRefused) as error:
                 log.error("flow run %s: cannot move %s: %s", run.id, run.file.claimed, error)
             else:
                 if moved is not None:

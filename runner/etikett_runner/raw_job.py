@@ -98,9 +98,7 @@ class RawJob:
         try:
             data = self.ctx.data()
         except DataUnavailable as exc:
-            self.ctx.finish(
-                "failed", reason="data_unavailable", messages=[message("error", str(exc))]
-            )
+            self.ctx.finish("failed", reason=exc.reason, messages=[message("error", str(exc))])
             return
         if data is None:
             self.ctx.finish(
@@ -436,7 +434,7 @@ def execute(ctx: JobContext, printers: Printers, tuning: Tuning) -> None:
         try:
             data = ctx.data()
         except DataUnavailable as exc:
-            ctx.finish("failed", reason="data_unavailable", messages=[message("error", str(exc))])
+            ctx.finish("failed", reason=exc.reason, messages=[message("error", str(exc))])
             return
         if data is not None and target.language == "zpl":
             expected = count_zpl_labels(data)

@@ -9,6 +9,9 @@ site's network.
 - Deployed flows' HTTP nodes only to public HTTPS addresses; loopback and private addresses only
   with `--outgoing-private-networks` (the site's own ERP, say), through the pinned client of
   `etikett.outgoing`.
+- A job's bytes (`data_url`) only from the service's own storage (the origin its configuration
+  names), over HTTPS through the same pinned client; plain HTTP to loopback only when the
+  service itself is on loopback (local mode). See `download`.
 
 The policy is the process's, set once at start (`configure`) from the command line, whose
 defaults come from `ETIKETT_RUNNER_LOOPBACK_PRINTERS` and `ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS`
@@ -37,6 +40,8 @@ class Reach:
     loopback_printers: bool = False
     outgoing_private_networks: bool = False
     group_ports: frozenset[int] = field(default_factory=frozenset)
+    storage_origin: str | None = None  # scheme://host[:port] of the service's job data URLs
+    service_on_loopback: bool = False  # the agent channel is on this machine (local mode)
 
     @property
     def printer_ports(self) -> frozenset[int]:
@@ -79,6 +84,34 @@ def allow_group_ports(ports: list[int] | frozenset[int]) -> None:
     current = policy()
     with _lock:
         _policy = replace(current, group_ports=clean)
+
+
+def allow_storage(origin: object) -> None:
+    """The origin the service's job data URLs come from (from the configuration)."""
+    global _policy
+    current = policy()
+    clean = origin.strip().rstrip("/").lower() if isinstance(origin, str) and origin else None
+    with _lock:
+        _policy = replace(current, storage_origin=clean)
+
+
+def set_service(agent_url: str) -> None:
+    """Where the agent channel is: on loopback, the service runs on this machine."""
+    global _policy
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(agent_url).hostname or "").strip("[]")
+    on_loopback = host.lower() == "localhost" or _literal_loopback(host)
+    current = policy()
+    with _lock:
+        _policy = replace(current, service_on_loopback=on_loopback)
+
+
+def _literal_loopback(host: str) -> bool:
+    try:
+        return _is_loopback(host)
+    except ValueError:
+        return False
 
 
 def address_refusal(address: str, reach: Reach | None = None) -> str | None:

@@ -1,18 +1,20 @@
 """Where the service is, and where deployed flows work: from the command line, the installer's
-`config.json` (`{server_url, agent_url, group_id, ca_file, data_dir, listen}`, `ca_file` and
-`data_dir` relative to the config file) and what the state directory remembers from earlier
-starts; in that order of precedence. The merged settings are saved in the state directory, so
-later starts need only `--state-dir`."""
+`config.json` (`{server_url, agent_url, group_id, ca_file, data_dir, watch_roots, listen,
+listen_host_names}`, `ca_file`, `data_dir` and `watch_roots` relative to the config file) and
+what the state directory remembers from earlier starts; in that order of precedence. The merged
+settings are saved in the state directory, so later starts need only `--state-dir`."""
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from etikett_runner.roots import AllowedRoots
 from etikett_runner.state import StateDir
 
 
@@ -28,7 +30,10 @@ class Settings:
     name: str | None = None
     group_id: str | None = None
     data_dir: str | None = None  # deployed flows' relative folders and files; default DIR/data
+    # Folders besides the data folder that deployed flows may watch (the site's choice).
+    watch_roots: tuple[str, ...] | None = None
     listen: str | None = None  # [HOST:]PORT for HTTP triggers; none: no HTTP triggers
+    listen_host_names: tuple[str, ...] | None = None  # Host names HTTP triggers answer to
     # False: agent_url was not given (--agent-url, config, an earlier start) but taken from the
     # enrollment answer or defaulted to the server; such a value is not saved as a choice.
     agent_url_given: bool = True
@@ -45,6 +50,9 @@ class Settings:
 
     def listen_address(self) -> tuple[str, int] | None:
         return parse_listen(self.listen) if self.listen else None
+
+    def allowed_roots(self, state: StateDir) -> AllowedRoots:
+        return AllowedRoots.of(self.flow_folder(state), self.watch_roots or (), state.root)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -96,7 +104,45 @@ def read_config_file(path: Path) -> dict[str, Any]:
     for key in ("ca_file", "data_dir"):
         if value.get(key):
             value[key] = str((path.parent / str(value[key])).resolve())
+    for key in ("watch_roots", "listen_host_names"):
+        if value.get(key) is not None and not (
+            isinstance(value[key], list) and all(isinstance(v, str) for v in value[key])
+        ):
+            raise SettingsError(f"{path}: {key} must be a list of strings")
+    if value.get("watch_roots"):
+        value["watch_roots"] = [str((path.parent / v).resolve()) for v in value["watch_roots"]]
     return value
+
+
+def _watch_roots(values: Any) -> tuple[str, ...] | None:
+    """Absolute folders (where they really are is looked up at each use; one that does not
+    exist yet, say a share not mounted yet, counts once it does)."""
+    if not values:
+        return None
+    roots: list[str] = []
+    for value in values:
+        text = str(value).strip()
+        if not text or "\0" in text:
+            raise SettingsError(f"--watch-root: {value!r} is not a folder")
+        folder = Path(os.path.abspath(text))
+        if folder.exists() and not folder.is_dir():
+            raise SettingsError(f"--watch-root: {folder} is not a folder")
+        if str(folder) not in roots:
+            roots.append(str(folder))
+    return tuple(roots)
+
+
+def _host_names(values: Any) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    names: list[str] = []
+    for value in values:
+        name = str(value).strip().lower().rstrip(".")
+        if not name or not all(c.isalnum() or c in "-._" for c in name) or len(name) > 253:
+            raise SettingsError(f"--listen-host-name: {value!r} is not a host name")
+        if name not in names:
+            names.append(name)
+    return tuple(names)
 
 
 def resolve(
@@ -109,6 +155,8 @@ def resolve(
     config_file: Path | None = None,
     data_dir: str | None = None,
     listen: str | None = None,
+    watch_roots: list[str] | None = None,
+    listen_host_names: list[str] | None = None,
 ) -> Settings:
     saved = state.read_json(state.settings) or {}
     config = read_config_file(config_file) if config_file else {}
@@ -139,6 +187,8 @@ def resolve(
     address = pick(listen, "listen")
     if address is not None:
         parse_listen(address)
+    roots = _watch_roots(pick(watch_roots, "watch_roots"))
+    names = _host_names(pick(listen_host_names, "listen_host_names"))
     return Settings(
         server_url=server_url,
         agent_url=agent,
@@ -146,13 +196,19 @@ def resolve(
         name=pick(name, "name"),
         group_id=pick(None, "group_id"),
         data_dir=folder,
+        watch_roots=roots,
         listen=None if address is None else str(address),
+        listen_host_names=names,
         agent_url_given=given is not None,
     )
 
 
 def save(state: StateDir, settings: Settings) -> None:
-    values = {k: v for k, v in asdict(settings).items() if v is not None}
+    values = {
+        k: list(v) if isinstance(v, tuple) else v
+        for k, v in asdict(settings).items()
+        if v is not None
+    }
     del values["agent_url_given"]
     if not settings.agent_url_given:
         del values["agent_url"]

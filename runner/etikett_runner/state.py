@@ -1,12 +1,17 @@
 """The Runner's state directory: its identity (private key, certificate, the service CA), its
 enrollment, the server URLs it was started with, the job journal, the outbox and the spool of job
-bytes. One Runner process per directory (an exclusive lock)."""
+bytes. One Runner process per directory (an exclusive lock). On POSIX it belongs to the Runner's
+user alone: mode 0700 (an existing one is tightened), and the Runner does not start with one
+that another user owns or could have put something into (on Windows the installer's ACL
+does this: install.ps1)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -14,10 +19,26 @@ from typing import IO, Any
 from etikett_runner.files import remove, write_atomic, write_private
 
 _JOB_ID = re.compile(r"[A-Za-z0-9_\-]{1,128}")
+_SUBFOLDERS = frozenset({"outbox", "spool", "flow-runs"})  # the data folder is the flows'
+
+log = logging.getLogger(__name__)
+
+
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
 
 
 class StateLocked(RuntimeError):
     """Another Runner process uses this state directory."""
+
+
+class StateRefused(RuntimeError):
+    """The state directory is not this Runner's alone; the message says why."""
 
 
 class StateDir:
@@ -35,8 +56,49 @@ class StateDir:
         self._lock_file: IO[bytes] | None = None
 
     def create(self) -> None:
+        """Make the folder (mode 0700), or take an existing one that is this user's alone."""
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.secure()
         self.spool.mkdir(mode=0o700, exist_ok=True)
+
+    def secure(self) -> None:
+        """StateRefused unless the folder, and everything in it and its subfolders, belongs to
+        this user and is no link; a folder others could enter is tightened to 0700 first."""
+        if sys.platform == "win32":
+            return  # the installer's ACL (install.ps1)
+        user = os.geteuid()
+        info = os.lstat(self.root)
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise StateRefused(f"the state directory {self.root} is not a folder")
+        if info.st_uid != user:
+            raise StateRefused(
+                f"the state directory {self.root} belongs to {_user(info.st_uid)}, not to "
+                f"{_user(user)} who runs this Runner: its owner could read or replace the "
+                "Runner's key. Give it to this user (chown) or choose another --state-dir"
+            )
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o077:
+            os.chmod(self.root, 0o700)
+            log.warning("the state directory %s was mode %o: tightened to 0700", self.root, mode)
+        for path in self._contents():
+            inner = os.lstat(path)
+            if inner.st_uid != user or stat.S_ISLNK(inner.st_mode):
+                what = "a symbolic link" if stat.S_ISLNK(inner.st_mode) else "owned by"
+                owner = "" if stat.S_ISLNK(inner.st_mode) else f" {_user(inner.st_uid)}"
+                raise StateRefused(
+                    f"{path} in the state directory is {what}{owner}: someone else could have "
+                    "put it there while the folder was open to others. Remove it (or the state "
+                    "directory, and enroll again)"
+                )
+
+    def _contents(self) -> list[Path]:
+        """What the folder holds, and what its own subfolders hold."""
+        found = []
+        for path in self.root.iterdir():
+            found.append(path)
+            if path.name in _SUBFOLDERS and path.is_dir() and not path.is_symlink():
+                found.extend(path.iterdir())
+        return found
 
     def lock(self) -> None:
         """Hold an exclusive lock on the folder until the process ends."""

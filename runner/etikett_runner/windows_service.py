@@ -42,8 +42,17 @@ VALUE_OPTIONS = frozenset(
         "--held-recheck-seconds",
         "--confirm-seconds",
         "--workers",
+        "--flows-seconds",
+        "--flow-retry-seconds",
+        "--listen",
+        "--listen-host-name",
+        "--data-dir",
+        "--watch-root",
+        "--http-rate",
+        "--http-burst",
     }
 )
+FLAG_OPTIONS = frozenset({"--loopback-printers", "--outgoing-private-networks"})
 
 
 def split_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -57,6 +66,8 @@ def split_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
             ours.append(item)
             if "=" not in item:
                 ours.append(next(items, ""))
+        elif name in FLAG_OPTIONS:
+            ours.append(item)
         else:
             theirs.append(item)
     return ours, theirs
@@ -81,6 +92,8 @@ def _absolute(arguments: list[str]) -> list[str]:
         "--ca-file",
         "--enrollment-token-file",
         "--log-file",
+        "--data-dir",
+        "--watch-root",
     }
     result = list(arguments)
     for index, item in enumerate(result[:-1]):

@@ -1,10 +1,11 @@
-"""Test doubles for the Runner's unit tests: the agent channel's report call, and a job context
-wired to a real journal, outbox and state directory."""
+"""Test doubles for the Runner's unit tests: the agent channel's report call, a job context
+wired to a real journal, outbox and state directory, and the agent channel's flow calls."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from etikett_runner.leases import Lease
 from etikett_runner.outbox import Outbox
 from etikett_runner.reporter import Reporter
 from etikett_runner.state import StateDir
-from etikett_runner.transport import ServerAway
+from etikett_runner.transport import Refused, ServerAway
 
 
 class FakeService:
@@ -87,3 +88,85 @@ class Harness:
             reporter=self.reporter,
             stop=self.stop,
         )
+
+
+# --- deployed flows ----------------------------------------------------------------------
+
+
+class FakeChannel:
+    """The agent channel's flow calls, recorded; answers can be scripted per call."""
+
+    def __init__(self) -> None:
+        self.prints: list[dict[str, Any]] = []
+        self.runs: list[dict[str, Any]] = []
+        self.statuses: list[tuple[str, dict[str, Any]]] = []
+        self.wanted: list[dict[str, Any]] = []
+        self.print_answers: list[Callable[[dict[str, Any]], Any]] = []
+        self.away = False
+        self.lock = threading.Lock()
+
+    def _gate(self) -> None:
+        if self.away:
+            raise ServerAway("away")
+
+    def config(self) -> dict[str, Any]:
+        self._gate()
+        return {"runner_id": "run_1", "name": "site-pc", "group_id": "rgp_1"}
+
+    def flows(self) -> list[dict[str, Any]]:
+        self._gate()
+        return list(self.wanted)
+
+    def deployment_status(self, deployment_id: str, body: dict[str, Any]) -> None:
+        self._gate()
+        with self.lock:
+            self.statuses.append((deployment_id, dict(body)))
+
+    def flow_print(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._gate()
+        with self.lock:
+            self.prints.append(body)
+            number = len(self.prints)
+        if self.print_answers:
+            answer = self.print_answers.pop(0)(body)
+            if answer is not None:
+                return dict(answer)
+        return {"job_id": f"job_{number}", "status": "queued"}
+
+    def flow_run(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._gate()
+        with self.lock:
+            self.runs.append(body)
+        return {"id": body["id"]}
+
+
+def refuse(status: int, code: str, **params: Any) -> Callable[[dict[str, Any]], Any]:
+    def answer(body: dict[str, Any]) -> Any:
+        raise Refused(status, code, "refused", params)
+
+    return answer
+
+
+def eventually(probe: Callable[[], Any], timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := probe()):
+        assert time.monotonic() < deadline, "not reached"
+        time.sleep(0.02)
+    return value
+
+
+def spec(document: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "deployment_id": "dep_1",
+        "flow_id": "flw_1",
+        "version": 1,
+        "document": document,
+        "context": {"site": "A"},
+        "printers": {"ship": "Zebra"},
+        **extra,
+    }
+
+
+def statuses(channel: FakeChannel) -> list[tuple[str, str | None]]:
+    with channel.lock:
+        return [(b["status"], b["detail"]) for _, b in channel.statuses]

@@ -18,80 +18,22 @@ from etikett_runner.connectivity import Connectivity
 from etikett_runner.flow_effects import SiteEffects
 from etikett_runner.flow_host import FlowHost
 from etikett_runner.flow_runs import RUN_ID, Batch, EventFile, PendingRun, RunJournal, RunSender
-from etikett_runner.flow_triggers import HttpTriggers
-from etikett_runner.transport import Refused, ServerAway
+from etikett_runner.http_triggers import HttpTriggers
+from etikett_runner.roots import AllowedRoots
+from etikett_runner.transport import Refused
 from etikett_runner.tuning import Tuning
+from runner_fakes import FakeChannel, eventually, refuse, spec, statuses
 
 from etikett.flows.effects import EffectFailed, FileIntent, HttpIntent, PrintIntent
 
 LABEL = "lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5"
 
 
-class FakeChannel:
-    """The agent channel's flow calls, recorded; answers can be scripted per call."""
-
-    def __init__(self) -> None:
-        self.prints: list[dict[str, Any]] = []
-        self.runs: list[dict[str, Any]] = []
-        self.statuses: list[tuple[str, dict[str, Any]]] = []
-        self.wanted: list[dict[str, Any]] = []
-        self.print_answers: list[Callable[[dict[str, Any]], Any]] = []
-        self.away = False
-        self.lock = threading.Lock()
-
-    def _gate(self) -> None:
-        if self.away:
-            raise ServerAway("away")
-
-    def config(self) -> dict[str, Any]:
-        self._gate()
-        return {"runner_id": "run_1", "name": "site-pc", "group_id": "rgp_1"}
-
-    def flows(self) -> list[dict[str, Any]]:
-        self._gate()
-        return list(self.wanted)
-
-    def deployment_status(self, deployment_id: str, body: dict[str, Any]) -> None:
-        self._gate()
-        with self.lock:
-            self.statuses.append((deployment_id, dict(body)))
-
-    def flow_print(self, body: dict[str, Any]) -> dict[str, Any]:
-        self._gate()
-        with self.lock:
-            self.prints.append(body)
-            number = len(self.prints)
-        if self.print_answers:
-            answer = self.print_answers.pop(0)(body)
-            if answer is not None:
-                return dict(answer)
-        return {"job_id": f"job_{number}", "status": "queued"}
-
-    def flow_run(self, body: dict[str, Any]) -> dict[str, Any]:
-        self._gate()
-        with self.lock:
-            self.runs.append(body)
-        return {"id": body["id"]}
-
-
-def refuse(status: int, code: str, **params: Any) -> Callable[[dict[str, Any]], Any]:
-    def answer(body: dict[str, Any]) -> Any:
-        raise Refused(status, code, "refused", params)
-
-    return answer
-
-
-def eventually(probe: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := probe()):
-        assert time.monotonic() < deadline, "not reached"
-        time.sleep(0.02)
-    return value
-
-
 def sender_for(channel: FakeChannel, state: Path) -> RunSender:
     stop = threading.Event()
-    return RunSender(channel, RunJournal(state / "flow-runs"), Connectivity(stop), lambda r: None)  # type: ignore[arg-type]
+    journal = RunJournal(state / "flow-runs")
+    roots = AllowedRoots.of(state)  # the folders these tests claim files in
+    return RunSender(channel, journal, Connectivity(stop), lambda r: None, roots)  # type: ignore[arg-type]
 
 
 def pending(
@@ -340,18 +282,6 @@ def test_a_refused_print_fails_its_records_and_the_file_goes_to_failed(tmp_path:
 # --- the host ------------------------------------------------------------------------------
 
 
-def spec(document: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {
-        "deployment_id": "dep_1",
-        "flow_id": "flw_1",
-        "version": 1,
-        "document": document,
-        "context": {"site": "A"},
-        "printers": {"ship": "Zebra"},
-        **extra,
-    }
-
-
 FOLDER_FLOW = {
     "nodes": [
         {"id": "in", "type": "trigger.folder", "path": "in", "wires": ["p"]},
@@ -387,11 +317,6 @@ def host(tmp_path: Path) -> Iterator[Host]:
     stop.set()
     if thread.is_alive():
         thread.join(10)
-
-
-def statuses(channel: FakeChannel) -> list[tuple[str, str | None]]:
-    with channel.lock:
-        return [(b["status"], b["detail"]) for _, b in channel.statuses]
 
 
 def test_a_missing_folder_fails_with_its_reason_until_it_exists(host: Host, tmp_path: Path) -> None:
@@ -477,9 +402,47 @@ def test_http_triggers_answer_202_with_the_run(host: Host, tmp_path: Path) -> No
     assert channel.runs[0]["trigger"] == {"node_id": "web", "source": "POST /flows/orders/new"}
     assert len(channel.prints) == 1 and len(channel.prints[0]["records"]) == 2
     assert httpx.post(f"{base}/flows/other", json={}).status_code == 404
-    assert httpx.post(f"{base}/flows/orders/new", content=b"{").status_code == 400
+    json_type = {"content-type": "application/json"}
+    assert (
+        httpx.post(f"{base}/flows/orders/new", content=b"{", headers=json_type).status_code == 400
+    )
     assert httpx.post(f"{base}/flows/orders/new", json=[]).status_code == 422
     assert httpx.get(f"{base}/flows/orders/new").status_code == 405
+
+
+def test_an_http_trigger_with_a_secret_starts_only_once_it_has_it(host: Host) -> None:
+    import httpx
+
+    channel, flows, thread = host
+    flows.http = HttpTriggers("127.0.0.1", 0)
+    flow = {
+        "nodes": [
+            {
+                "id": "web",
+                "type": "trigger.http",
+                "path": "erp",
+                "secret": "erp-in",
+                "wires": ["l"],
+            },
+            {"id": "l", "type": "action.log", "message": "'got ' + string(record.n)"},
+        ]
+    }
+    flow["nodes"][0]["wires"] = ["l"]
+    channel.wanted = [spec(flow, printers={})]  # the service could not deliver it (yet)
+    thread.start()
+    eventually(lambda: statuses(channel) and statuses(channel)[-1][0] == "failed")
+    assert "secret 'erp-in' was not delivered" in str(statuses(channel)[-1][1])
+    base = f"http://127.0.0.1:{flows.http.address[1]}"
+    assert httpx.post(f"{base}/flows/erp", json={"n": 1}).status_code == 404  # never open
+    channel.wanted = [spec(flow, printers={}, credentials={"erp-in": "s3cr3t"})]
+    eventually(lambda: statuses(channel)[-1] == ("active", None))
+    assert httpx.post(f"{base}/flows/erp", json={"n": 1}).status_code == 401
+    sent = httpx.post(
+        f"{base}/flows/erp", json={"n": 2}, headers={"authorization": "Bearer s3cr3t"}
+    )
+    assert sent.status_code == 202
+    (run,) = eventually(lambda: channel.runs)
+    assert run["id"] == sent.json()["run_id"] and run["trace"]["log"][0]["message"] == "got 2"
 
 
 def test_a_file_is_taken_only_once_it_stands_still(host: Host, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from etikett_runner import jobs
+from etikett_runner import download, jobs, reach
 from etikett_runner.journal import DONE, SENT, STARTED
 from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.printers import Printers
@@ -263,47 +263,128 @@ def test_the_next_job_gets_the_printer_while_the_outcome_is_reported(
     assert harness.service.statuses("job_2") == ["sent", "confirmed"]
 
 
+class Web:
+    """A tiny HTTP server for presigned-URL downloads: /label answers LABEL, /moved redirects
+    to /label, /huge says it is larger than any job, others 403/503. It is the service's
+    storage, on loopback as in local mode (the service too)."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        calls: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                calls.append(self.path)
+                if self.path == "/label":
+                    self.send_response(200)
+                    self.send_header("content-length", str(len(LABEL)))
+                    self.end_headers()
+                    self.wfile.write(LABEL)
+                elif self.path == "/moved":
+                    self.send_response(302)
+                    self.send_header("location", "/label")
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                elif self.path == "/huge":
+                    self.send_response(200)
+                    self.send_header("content-length", str(download.MAX_BYTES + 1))
+                    self.end_headers()
+                else:
+                    self.send_response(403 if self.path == "/expired" else 503)
+                    self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.calls = calls
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
 @pytest.fixture
-def web() -> Iterator[str]:
-    """A tiny HTTP server for presigned-URL downloads: /label answers LABEL, others 403/503."""
-    import http.server
-
-    calls: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            calls.append(self.path)
-            if self.path == "/label":
-                self.send_response(200)
-                self.send_header("content-length", str(len(LABEL)))
-                self.end_headers()
-                self.wfile.write(LABEL)
-            else:
-                self.send_response(403 if self.path == "/expired" else 503)
-                self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+def web() -> Iterator[Web]:
+    served = Web()
+    reach.configure(reach.Reach(loopback_printers=True))
+    reach.set_service("https://127.0.0.1:8443")  # local mode: the service on this machine
+    reach.allow_storage(served.url)
+    yield served
+    reach.configure(None)
+    served.server.shutdown()
+    served.server.server_close()
 
 
 def test_large_jobs_are_fetched_from_their_url_once(
-    harness: Harness, sim: PrinterSimulator, web: str
+    harness: Harness, sim: PrinterSimulator, web: Web
 ) -> None:
-    job = {**payload(sim.port), "data_url": f"{web}/label"}
+    job = {**payload(sim.port), "data_url": f"{web.url}/label"}
     jobs.execute(harness.context("job_1", "raw", job), Printers(), FAST)
     assert harness.service.statuses("job_1") == ["sent", "confirmed"] and sim.odometer == 102
+    assert web.calls == ["/label"]
 
 
 def test_an_expired_url_fails_the_job_without_printing(
-    harness: Harness, sim: PrinterSimulator, web: str
+    harness: Harness, sim: PrinterSimulator, web: Web
 ) -> None:
-    job = {**payload(sim.port), "data_url": f"{web}/expired"}
+    job = {**payload(sim.port), "data_url": f"{web.url}/expired"}
     jobs.execute(harness.context("job_1", "raw", job), Printers(), FAST)
     final = harness.service.bodies("job_1")[-1]
     assert (final["status"], final["reason"]) == ("failed", "data_unavailable")
     assert "HTTP 403" in final["messages"][0]["text"] and sim.odometer == 100
+
+
+def refused(harness: Harness, sim: PrinterSimulator, url: str, job_id: str = "job_1") -> str:
+    """Run a job whose bytes are at `url`: it must fail as `data_refused`; the message."""
+    job = {**payload(sim.port), "data_url": url}
+    jobs.execute(harness.context(job_id, "raw", job), Printers(), FAST)
+    final = harness.service.bodies(job_id)[-1]
+    assert (final["status"], final["reason"]) == ("failed", "data_refused"), final
+    assert sim.odometer == 100
+    return str(final["messages"][0]["text"])
+
+
+def test_job_bytes_come_only_from_the_services_storage(
+    harness: Harness, sim: PrinterSimulator, web: Web
+) -> None:
+    other = Web()  # another server on this machine: not the storage the service named
+    try:
+        text = refused(harness, sim, f"{other.url}/label")
+        assert f"origin {other.url} is not the service's storage ({web.url})" in text
+        assert other.calls == []
+    finally:
+        other.server.shutdown()
+        other.server.server_close()
+    assert "redirect, never followed" in refused(harness, sim, f"{web.url}/moved", "job_2")
+    assert web.calls == ["/moved"]  # /label never asked for
+    assert "must not contain credentials" in refused(
+        harness, sim, web.url.replace("//", "//user:pw@") + "/label", "job_3"
+    )
+    job = {**payload(sim.port), "data_url": f"{web.url}/huge"}
+    jobs.execute(harness.context("job_4", "raw", job), Printers(), FAST)
+    final = harness.service.bodies("job_4")[-1]
+    assert final["reason"] == "data_unavailable" and "exceed" in final["messages"][0]["text"]
+
+
+def test_plain_http_and_private_addresses_only_in_local_mode(
+    harness: Harness, sim: PrinterSimulator, web: Web, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reach.set_service("https://agent.etikett.example")  # a deployed service
+    assert "must be https://" in refused(harness, sim, f"{web.url}/label")
+    # Its storage's name resolving into the site's network is refused on connect.
+    real = socket.getaddrinfo
+
+    def resolving(host: str, port: object, *args: object, **kwargs: object) -> object:
+        if host == "assets.s3.example.com":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.9", 443))]
+        return real(host, port, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolving)
+    reach.allow_storage("https://assets.s3.example.com")
+    text = refused(
+        harness, sim, "https://assets.s3.example.com/jobs/j/data?X-Amz-Signature=1", "j2"
+    )
+    assert "10.0.0.9, a private address" in text
+    reach.allow_storage(None)  # the configuration never arrived
+    assert "has not named its storage" in refused(harness, sim, f"{web.url}/label", "job_3")
+    assert web.calls == []

@@ -62,11 +62,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_url(url: str, *, private_allowed: bool | None = None) -> str:
+def check_url(
+    url: str, *, private_allowed: bool | None = None, max_length: int = MAX_URL_LENGTH
+) -> str:
     """`url` if the service may send to it, else `UrlRefused` saying why. `private_allowed`:
-    whether loopback and private addresses may be reached (default: the service's setting)."""
-    if len(url) > MAX_URL_LENGTH:
-        raise UrlRefused(f"at most {MAX_URL_LENGTH} characters")
+    whether loopback and private addresses may be reached (default: the service's setting);
+    `max_length`: longer for URLs that are made, not stored (presigned ones)."""
+    if len(url) > max_length:
+        raise UrlRefused(f"at most {max_length} characters")
     if any(ord(c) <= 32 or ord(c) == 127 for c in url):
         raise UrlRefused("must not contain spaces or control characters")
     try:
@@ -167,6 +170,7 @@ def client(
     private_allowed: bool | None = None,
     verify: Any = None,
     headers: dict[str, str] | None = None,
+    max_url_length: int = MAX_URL_LENGTH,
 ) -> httpx.Client:
     """An httpx client that connects only to checked addresses (see the module's rules), follows
     no redirect and ignores proxy settings. `verify`: an `ssl.SSLContext` (tests), else the
@@ -175,7 +179,7 @@ def client(
 
     allowed = private_networks_allowed() if private_allowed is None else private_allowed
     return httpx.Client(
-        transport=_transport(allowed, verify),
+        transport=_transport(allowed, verify, max_url_length),
         timeout=timeout,
         follow_redirects=False,
         trust_env=False,
@@ -183,7 +187,7 @@ def client(
     )
 
 
-def _transport(private_allowed: bool, verify: Any) -> httpx.BaseTransport:
+def _transport(private_allowed: bool, verify: Any, max_url_length: int) -> httpx.BaseTransport:
     import httpcore
     import httpx
 
@@ -235,7 +239,9 @@ def _transport(private_allowed: bool, verify: Any) -> httpx.BaseTransport:
 
         def handle_request(self, request: httpx.Request) -> httpx.Response:
             try:
-                check_url(str(request.url), private_allowed=private_allowed)
+                check_url(
+                    str(request.url), private_allowed=private_allowed, max_length=max_url_length
+                )
             except UrlRefused as refused:
                 raise AddressRefused(
                     request.url.host, "-", f"the URL is refused: {refused}"

@@ -41,13 +41,15 @@ async function problemOf(response) {
  * request("POST", "/labels", {json: {...}}) → parsed JSON (or null for 204).
  * `raw: true` answers the Response itself (previews).
  */
-export async function request(method, path, { json, query, raw = false, signal } = {}) {
+export async function request(method, path, { json, body, query, raw = false, signal } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET" && method !== "HEAD") headers[CSRF_HEADER] = "1";
   const init = { method, headers, credentials: "same-origin", signal, cache: "no-store" };
   if (json !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(json);
+  } else if (body !== undefined) {
+    init.body = body; // FormData: the browser writes the multipart boundary itself
   }
   let response;
   try {
@@ -78,6 +80,12 @@ export async function request(method, path, { json, query, raw = false, signal }
 export const get = (path, query, options = {}) => request("GET", path, { ...options, query });
 export const post = (path, json, options = {}) => request("POST", path, { ...options, json });
 export const put = (path, json, options = {}) => request("PUT", path, { ...options, json });
+/** A file as the multipart field `name` (imports). */
+export function upload(path, file, { name = "file", query } = {}) {
+  const body = new FormData();
+  body.append(name, file, file.name);
+  return request("POST", path, { body, query });
+}
 export const patch = (path, json, options = {}) => request("PATCH", path, { ...options, json });
 export const del = (path, options = {}) => request("DELETE", path, options);
 

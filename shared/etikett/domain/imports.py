@@ -33,6 +33,11 @@ class ImportedDocument(Model):
     label_id: str
     version: int = Field(description="Always 1, a draft.")
     name: str
+    fidelity: Literal["exact", "with_warnings"] = Field(
+        description="`exact`: imported exactly, no warning in `report` concerns this label; "
+        "`with_warnings`: something was approximated, dropped or prints wrong (see `report`)."
+    )
+    warnings: int = Field(description="How many `report` warnings concern this label.")
 
 
 class ReportEntry(Model):
@@ -108,7 +113,22 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
         ready.append(labels.NewDocument(label.name, document, comment=comment))
     created = labels.create_together(invocation, ready)
     activity.progress(f"import {name} ({conversion.format}): labels created", len(created), total)
-    documents = [ImportedDocument(label_id=c.id, version=1, name=c.name) for c in created]
+    documents = []
+    for index, made in enumerate(created):
+        warnings = sum(
+            1
+            for note in conversion.report
+            if note.severity == "warning" and note.document in (index, None)
+        )
+        documents.append(
+            ImportedDocument(
+                label_id=made.id,
+                version=1,
+                name=made.name,
+                fidelity="with_warnings" if warnings else "exact",
+                warnings=warnings,
+            )
+        )
     return ImportAnswer(
         source=ImportSource(name=name, format=conversion.format),
         documents=documents,

@@ -20,7 +20,7 @@ from etikett.store import assets
 from etikett.store.unit_of_work import UnitOfWork
 
 DOWNLOAD_LIFETIME = timedelta(hours=1)
-_SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist"}
+_SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist", "installer"}
 # The flow engine and everything of etikett it imports: the Runner's copy of the one engine
 # (runner/pyproject.toml installs these beside etikett_runner).
 ENGINE_FILES = (
@@ -37,62 +37,8 @@ ENGINE_FILES = (
     "flows/",
 )
 
-INSTALL_SH = """#!/bin/sh
-# Installs the Etikett Runner as a systemd service. Run as root: sudo sh install.sh
-set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-prefix=/opt/etikett-runner
-state=/var/lib/etikett-runner
-id -u etikett-runner >/dev/null 2>&1 || useradd --system --home "$state" --shell /usr/sbin/nologin etikett-runner
-install -d -m 0755 "$prefix"
-install -d -m 0700 -o etikett-runner "$state"
-python3 -m venv "$prefix/venv"
-"$prefix/venv/bin/pip" install --quiet "$here/runner"
-install -m 0644 "$here/ca.pem" "$prefix/ca.pem"
-install -m 0644 "$here/config.json" "$prefix/config.json"
-install -m 0600 -o etikett-runner "$here/enrollment-token" "$state/enrollment-token"
-cat > /etc/systemd/system/etikett-runner.service <<UNIT
-[Unit]
-Description=Etikett Runner
-After=network-online.target
-Wants=network-online.target
-
-[Service]
-User=etikett-runner
-ExecStart=$prefix/venv/bin/etikett-runner --config $prefix/config.json --state-dir $state --enrollment-token-file $state/enrollment-token
-Restart=always
-# 77: the enrollment was refused; 78: the service removed this Runner. Restarting cannot help.
-RestartPreventExitStatus=77 78
-RestartSec=5
-NoNewPrivileges=true
-ProtectSystem=strict
-ReadWritePaths=$state
-
-[Install]
-WantedBy=multi-user.target
-UNIT
-systemctl daemon-reload
-systemctl enable --now etikett-runner
-echo "Etikett Runner installed; see: journalctl -u etikett-runner -f"
-"""
-
-INSTALL_PS1 = r"""# Installs the Etikett Runner as a Windows service. Run in an elevated PowerShell:
-#   powershell -ExecutionPolicy Bypass -File install.ps1
-$ErrorActionPreference = "Stop"
-$here = Split-Path -Parent $MyInvocation.MyCommand.Path
-$prefix = "$env:ProgramFiles\Etikett Runner"
-$state = "$env:ProgramData\Etikett Runner"
-New-Item -ItemType Directory -Force -Path $prefix, $state | Out-Null
-py -3.11 -m venv "$prefix\venv"
-& "$prefix\venv\Scripts\pip.exe" install --quiet "$here\runner" pywin32
-Copy-Item "$here\ca.pem", "$here\config.json" $prefix -Force
-Copy-Item "$here\enrollment-token" "$state\enrollment-token" -Force
-icacls $state /inheritance:r /grant:r "SYSTEM:(OI)(CI)F" "Administrators:(OI)(CI)F" | Out-Null
-& "$prefix\venv\Scripts\python.exe" -m etikett_runner.windows_service --startup auto install `
-    --config "$prefix\config.json" --state-dir "$state" --enrollment-token-file "$state\enrollment-token"
-Start-Service EtikettRunner
-Write-Host "Etikett Runner installed as the service 'EtikettRunner'."
-"""
+# The install scripts live beside the Runner's package (runner/installer/), as the files they are.
+SCRIPTS = {"install.sh": 0o755, "install.ps1": 0o644}
 
 
 class InstallerRequest(Model):
@@ -171,15 +117,18 @@ def build(
         info = zipfile.ZipInfo(f"{folder}/enrollment-token")
         info.external_attr = 0o600 << 16
         archive.writestr(info, token.token + "\n")
-        script = zipfile.ZipInfo(f"{folder}/install.sh")
-        script.external_attr = 0o755 << 16
-        archive.writestr(script, INSTALL_SH)
-        archive.writestr(f"{folder}/install.ps1", INSTALL_PS1)
+        for name, mode in SCRIPTS.items():
+            script = zipfile.ZipInfo(f"{folder}/{name}")
+            script.external_attr = mode << 16
+            archive.writestr(script, (_runner_package() / "installer" / name).read_bytes())
         archive.writestr(
             f"{folder}/README.txt",
             (
                 f"Etikett Runner for the group {group.name} ({group_id}).\n"
-                f"Linux: sudo sh install.sh   Windows: install.ps1 in an elevated PowerShell.\n"
+                "Linux: sudo sh install.sh [--watch-root FOLDER]...\n"
+                "Windows: install.ps1 [-WatchRoot FOLDER, ...] in an elevated PowerShell.\n"
+                "--watch-root / -WatchRoot: folders deployed flows may watch besides the "
+                "Runner's data folder.\n"
                 f"The enclosed enrollment token is valid once, until {token.expires_at}"
                 f"{', and the enrollment waits for approval' if token.needs_approval else ''}.\n"
             ),

@@ -109,6 +109,12 @@ class RunnerConfig(Model):
         description="Ports the group allows its printers besides 9100, 6101 and 515.",
     )
     poll_wait_seconds: int = MAX_WAIT_SECONDS
+    data_origin: str | None = Field(
+        default=None,
+        description="scheme://host[:port] of the URLs large job data comes from (`data_url`): "
+        "the service's own storage, the only place the Runner fetches job bytes from.",
+        examples=["https://etikett-assets-123456789012.s3.eu-central-1.amazonaws.com"],
+    )
 
 
 def _removed() -> CertificateRefused:
@@ -392,4 +398,5 @@ def configuration(runner: RunnerRecord) -> RunnerConfig:
         printer_ports=sorted(
             runner_records.printer_ports(runner.group_id) - runner_records.PRINTER_PORTS
         ),
+        data_origin=job_store.data_origin(),
     )

@@ -37,8 +37,9 @@ class DeployedFlow(Model):
     )
     credentials: dict[str, str] = Field(
         default_factory=dict,
-        description="Ref → value of each `secret` credential the flow's action.http nodes name: "
-        "sent only to Runners of the groups the deployment runs on, held in memory there.",
+        description="Ref → value of each `secret` credential the flow's action.http nodes send "
+        "and its trigger.http nodes require: sent only to Runners of the groups the deployment "
+        "runs on, held in memory there.",
         json_schema_extra={"writeOnly": True},
     )
 
@@ -123,21 +124,31 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     return answer
 
 
+# The node fields that name a `secret` credential: sent by action.http, required by
+# trigger.http from its callers.
+SECRET_FIELDS = {"action.http": "credential", "trigger.http": "secret"}
+
+
+def secret_refs(document: dict[str, Any]) -> list[str]:
+    """Every `secret` credential the flow's nodes name."""
+    return sorted(
+        {
+            node[SECRET_FIELDS[node["type"]]]
+            for node in document.get("nodes") or []
+            if isinstance(node, dict)
+            and node.get("type") in SECRET_FIELDS
+            and isinstance(node.get(SECRET_FIELDS[node["type"]]), str)
+        }
+    )
+
+
 def _secrets(document: dict[str, Any], problems: list[str]) -> dict[str, str]:
-    """The secrets the flow's action.http nodes name, opened for this answer only; what cannot
-    be given is a problem of this flow (never with the secret in it)."""
+    """The secrets the flow's nodes name, opened for this answer only; what cannot be given is
+    a problem of this flow (never with the secret in it)."""
     from etikett.domain import credentials
     from etikett.errors import EtikettError, NotFound
 
-    refs = sorted(
-        {
-            node["credential"]
-            for node in document.get("nodes") or []
-            if isinstance(node, dict)
-            and node.get("type") == "action.http"
-            and isinstance(node.get("credential"), str)
-        }
-    )
+    refs = secret_refs(document)
     opened: dict[str, str] = {}
     for ref in refs:
         try:

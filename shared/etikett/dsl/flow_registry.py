@@ -11,6 +11,7 @@ from etikett.dsl.flow import CEL_MAX, NODE_TYPE
 from etikett.dsl.strict import IDENTIFIER, Strict
 
 LABEL_REFERENCE = r"^lbl_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
+CREDENTIAL_REF = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # as createCredential's `ref`
 HTTP_TRIGGER_PATH = r"^[a-z0-9][a-z0-9_-]{0,63}(/[a-z0-9][a-z0-9_-]{0,63}){0,7}$"
 
 Category = Literal["trigger", "logic", "action"]
@@ -50,6 +51,15 @@ class HttpTrigger(Strict):
         pattern=HTTP_TRIGGER_PATH,
         description="The Runner accepts POST /flows/<path> on its local HTTP port.",
         examples=["orders/new"],
+    )
+    secret: str | None = Field(
+        default=None,
+        pattern=CREDENTIAL_REF,
+        description="Ref of a `secret` credential (createCredential) that every request must "
+        "carry, as `Authorization: Bearer <secret>` or `X-Etikett-Trigger-Secret: <secret>`; "
+        "the Runners that run the flow receive it. Without it, anything that can reach the "
+        "Runner's port may start the flow.",
+        examples=["erp-trigger"],
     )
 
 
@@ -275,7 +285,9 @@ NODE_SPECS: dict[str, NodeSpec] = {
             "trigger",
             HttpTrigger,
             "The Runner accepts `POST /flows/<path>` on its local HTTP port (a JSON object or an "
-            "array of objects) and answers 202 with the run id.",
+            "array of objects, `Content-Type: application/json`) and answers 202 with the run "
+            "id; never from a web page (a request with `Origin` is refused), and with `secret` "
+            "only from callers that send it.",
             "Its `wires`, one record per posted object.",
         ),
         NodeSpec(

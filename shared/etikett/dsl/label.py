@@ -29,6 +29,9 @@ Symbology = Literal[
     "pdf417",
 ]
 FontFamily = Literal["Roboto", "Roboto Condensed", "Roboto Mono", "Noto Sans"]
+# How an object's dots reach the label: black adds dots, white clears them, reverse inverts what
+# lies under them (ZPL ^FR, ^LR; gLabels' white fills). Absent: black.
+Ink = Literal["black", "white", "reverse"]
 
 MAX_MM = 1000.0
 # No label is smaller; below it a size rounds to no dots (and DynamoDB holds no number under
@@ -65,6 +68,11 @@ class Placed(Strict):
     x_mm: float = Field(ge=-MAX_MM, le=MAX_MM)
     y_mm: float = Field(ge=-MAX_MM, le=MAX_MM)
     rotation: Rotation = 0
+    ink: Ink | None = Field(
+        default=None,
+        description="`black` (absent) adds dots; `white` clears the dots under the object; "
+        "`reverse` turns the dots under it white and the paper under it black.",
+    )
 
 
 class Valued(Placed):
@@ -98,6 +106,17 @@ class TextObject(Valued):
         default=None, gt=0, le=MAX_MM, description="Box height for wrapping and shrinking."
     )
     align: Literal["left", "center", "right"] = "left"
+    valign: Literal["top", "middle", "bottom"] | None = Field(
+        default=None,
+        description="Where the lines sit in a box with `height_mm` (absent: top).",
+    )
+    scale_x: float | None = Field(
+        default=None,
+        ge=0.1,
+        le=10,
+        description="Glyph width as a multiple of the font's own (absent: 1); ZPL's character "
+        "width differing from the height.",
+    )
     wrap: bool = Field(default=False, description="Break lines at the box width.")
     shrink_to_fit: bool = Field(default=False, description="Reduce the size until the text fits.")
     max_lines: int | None = Field(default=None, ge=1, le=100)
@@ -117,8 +136,20 @@ class BarcodeObject(Valued):
         default=None, gt=0, le=MAX_MM, description="Bar height of linear symbologies."
     )
     height_dots: int | None = Field(default=None, ge=1, le=10000)
+    row_height_dots: int | None = Field(
+        default=None,
+        ge=1,
+        le=100,
+        description="PDF417 row height in dots (absent: 3 modules).",
+    )
     human_readable: bool = Field(default=True, description="Print the text under linear codes.")
     text_size_pt: float = Field(default=8, gt=0, le=72)
+    code_set: Literal["A", "B", "C"] | None = Field(
+        default=None,
+        description="Code 128 only: every character in this code set, as a printer encodes "
+        "without its automatic mode (ZPL ^BC mode N: B), so the bars are as wide as it prints "
+        "them (absent: the shortest encoding).",
+    )
 
     @model_validator(mode="after")
     def _one_module_unit(self) -> Self:
@@ -126,6 +157,8 @@ class BarcodeObject(Valued):
             raise ValueError("give the module width in mm or in dots, not both")
         if self.height_mm is not None and self.height_dots is not None:
             raise ValueError("give the height in mm or in dots, not both")
+        if self.code_set is not None and self.symbology != "code128":
+            raise ValueError("`code_set` is for the code128 symbology only")
         return self
 
 

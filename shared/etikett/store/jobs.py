@@ -233,6 +233,15 @@ def data_url(key: str) -> str:
     )
 
 
+def data_origin() -> str:
+    """scheme://host[:port] of every `data_url`: the one storage a Runner fetches job bytes
+    from (presigning signs locally; nothing is sent)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(data_url("jobs/origin/data"))
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def load_data(key: str) -> bytes:
     response = clients.client("s3").get_object(
         Bucket=get_settings().required("assets_bucket"), Key=key

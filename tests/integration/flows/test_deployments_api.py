@@ -552,3 +552,55 @@ def test_a_deployment_too_wide_for_one_transaction_is_refused_not_a_500(
         json={"printer_id": printers[0], "by_runner": {runner_id: printers[20]}},
     )
     problem(extra, 422, "request.invalid")
+
+
+def test_an_http_triggers_secret_reaches_only_the_runners_that_run_its_flow(
+    admin: Api, operator: Api, approver: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """trigger.http's `secret` names a `secret` credential like action.http's `credential`:
+    validated as a ref, never shown, delivered with the flow to its Runners only; one that does
+    not exist fails the flow there (the Runner never opens the path without it)."""
+    secret = "trigger-" + unique("secret")
+    ref = unique("erp-in")
+    created = admin.post("/credentials", json={"ref": ref, "kind": "secret", "value": secret})
+    assert created.status_code == 201, created.text
+    trigger = {"id": "in", "type": "trigger.http", "path": "orders", "secret": ref}
+    log = {"id": "log", "type": "action.log", "message": "'got'"}
+    flow_id = _flow(admin, {"nodes": [{**trigger, "wires": ["log"]}, log]})
+    registry = admin.get("/flows/registry").json()["items"]
+    fields = next(i["fields"] for i in registry if i["type"] == "trigger.http")
+    assert fields["properties"]["secret"]["description"].startswith("Ref of a `secret`")
+    here, there = _group(admin), _group(admin)
+    _, agent_here = _site(admin, dev_server, tmp_path, here)
+    _, agent_there = _site(admin, dev_server, tmp_path, there)
+    deployment = _deploy(operator, flow_id, [[here]]).json()
+    _approve(approver, deployment["id"], 0)
+    (served,) = agent_here.get("/flows").json()
+    assert served["credentials"] == {ref: secret} and served["problems"] == []
+    assert agent_there.get("/flows").json() == []
+    for text in (
+        admin.get(f"/deployments/{deployment['id']}").text,
+        admin.get(f"/flows/{flow_id}/document").text,
+        admin.post(f"/flows/{flow_id}/dry-run", json={"samples": [{"a": 1}]}).text,
+    ):
+        assert secret not in text
+    # Not a ref: a lint finding on the field. A ref to nothing: the flow fails on its Runners.
+    patched = admin.request(
+        "PATCH",
+        f"/flows/{flow_id}/document",
+        json={"operations": [{"op": "replace", "path": "/nodes/0/secret", "value": "no such"}]},
+    )
+    assert patched.status_code == 200, patched.text
+    findings = [(f["code"], f["path"]) for f in patched.json()["findings"]]
+    assert ("flow.field_invalid", "/nodes/0/secret") in findings
+    gone = admin.request(
+        "PATCH",
+        f"/flows/{flow_id}/document",
+        json={"operations": [{"op": "replace", "path": "/nodes/0/secret", "value": "gone"}]},
+    )
+    assert gone.status_code == 200 and gone.json()["findings"] == [], gone.text
+    third = _deploy(operator, flow_id, [[here]], version=3).json()
+    _approve(approver, third["id"], 0)
+    (served,) = agent_here.get("/flows").json()
+    assert served["version"] == 3 and served["credentials"] == {}
+    assert any("'gone'" in p and "does not exist" in p for p in served["problems"])

@@ -509,6 +509,44 @@ def test_job_bytes_travel_in_the_message_or_through_s3(
         )
 
 
+def test_large_job_bytes_come_from_the_storage_the_configuration_names(
+    admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Over INLINE_DATA_BYTES the claim carries a presigned URL; its origin is the one the
+    Runner's configuration names, the only place a Runner fetches job bytes from."""
+    from urllib.parse import urlsplit
+
+    from etikett.domain.runner_agent import INLINE_DATA_BYTES
+
+    site, agent = _admitted(admin, dev_server, tmp_path)
+    runner_id = site.enrollment["runner_id"]
+    printer = operator.post(
+        "/printers",
+        json={
+            "name": unique("large"),
+            "runner_id": runner_id,
+            "uri": "tcp://127.0.0.1:9100",
+            "language": "zpl",
+            "dpi": 203,
+        },
+    ).json()
+    data = b"^XA^FD" + b"A" * INLINE_DATA_BYTES + b"^FS^XZ"
+    job = operator.post(
+        f"/runners/{runner_id}/jobs",
+        json={"printer_id": printer["id"], "data_base64": base64.b64encode(data).decode()},
+    ).json()
+    claimed = agent.post("/jobs/claim", json={"wait_seconds": 2}).json()["jobs"][0]
+    assert claimed["job_id"] == job["id"] and claimed["data_base64"] is None
+    url = urlsplit(claimed["data_url"])
+    origin = agent.get("/config").json()["data_origin"]
+    assert origin == f"{url.scheme}://{url.netloc}"
+    assert httpx.get(claimed["data_url"], timeout=30).content == data
+    agent.post(
+        f"/jobs/{job['id']}/report",
+        json={"receipt": claimed["receipt"], "status": "failed", "final": True},
+    )
+
+
 def test_cancelled_jobs_never_reach_the_runner(
     admin: Api, operator: Api, dev_server: DevServer, tmp_path: Path
 ) -> None:
@@ -585,8 +623,11 @@ def test_installer_contains_package_config_ca_and_a_fresh_token(
     assert archive.read("etikett-runner/ca.pem").decode() == dev_server.ca_file.read_text()
     token = archive.read("etikett-runner/enrollment-token").decode().strip()
     assert archive.getinfo("etikett-runner/enrollment-token").external_attr >> 16 == 0o600
-    assert "systemctl enable" in archive.read("etikett-runner/install.sh").decode()
-    assert "Start-Service EtikettRunner" in archive.read("etikett-runner/install.ps1").decode()
+    scripts = Path(__file__).resolve().parents[3] / "runner" / "installer"
+    for name in ("install.sh", "install.ps1"):  # the scripts as they are, not twice
+        assert archive.read(f"etikett-runner/{name}") == (scripts / name).read_bytes()
+        assert f"etikett-runner/runner/installer/{name}" not in names
+    assert archive.getinfo("etikett-runner/install.sh").external_attr >> 16 == 0o755
     pending = FakeSite(tmp_path, "installed").enroll(admin, token)
     assert pending.status_code == 201 and pending.json()["status"] == "pending"
 
