@@ -1,10 +1,12 @@
 """The documentation (README.md and the MkDocs site under docs/): the site builds strictly, no
 internal link is broken, and every JSON example validates against the schema it names — the
-published label, flow and form schemas, or an operation's request body in the OpenAPI document.
+published label, flow and form schemas (a flow's nodes also against their type's fields in the
+node registry), or an operation's request body or answer in the OpenAPI document.
 
 A JSON example names its schema in an HTML comment on the line before its fence (not shown on
-the page): `<!-- schema: label -->`, `<!-- schema: postPrint -->` (an operationId), or
-`<!-- schema: none (why) -->`."""
+the page): `<!-- schema: label -->`, `<!-- schema: node -->` (one node of a flow),
+`<!-- schema: postPrint -->` (an operationId: its request body), `<!-- schema: postImport:201 -->`
+(that operation's answer with this status), or `<!-- schema: none (why) -->`."""
 
 from __future__ import annotations
 
@@ -91,14 +93,46 @@ def schema_for(name: str) -> dict[str, Any]:
         module = __import__(f"etikett.dsl.{name}", fromlist=["json_schema"])
         schema: dict[str, Any] = module.json_schema()
         return schema
+    operation_id, _, status = name.partition(":")
     document = _openapi()
     for item in document["paths"].values():
         for operation in item.values():
-            if isinstance(operation, dict) and operation.get("operationId") == name:
-                body = operation["requestBody"]["content"]["application/json"]["schema"]
+            if isinstance(operation, dict) and operation.get("operationId") == operation_id:
+                part = operation["responses"][status] if status else operation["requestBody"]
+                body = part["content"]["application/json"]["schema"]
                 # The body's $refs point into the document's components.
                 return {**body, "components": document["components"]}
     raise AssertionError(f"no schema or operation named {name!r}")
+
+
+@cache
+def _node_fields() -> dict[str, dict[str, Any]]:
+    from etikett.dsl.flow_registry import registry
+
+    return {entry["type"]: entry["fields"] for entry in registry()["items"]}
+
+
+def node_errors(node: Any) -> list[str]:
+    """Why `node` is no valid node of a flow document: the document's own node schema, then its
+    type's fields as the node registry publishes them (beside `id`, `type`, `name`, `wires`)."""
+    flow = schema_for("flow")
+    errors = [e.message for e in Draft202012Validator(flow).iter_errors({"nodes": [node]})]
+    if errors or not isinstance(node, dict):
+        return errors
+    fields = _node_fields().get(node["type"])
+    if fields is None:
+        return [f"{node['type']!r} is no node type of the registry"]
+    own = {k: v for k, v in node.items() if k not in ("id", "type", "name", "wires")}
+    return [e.message for e in Draft202012Validator(fields).iter_errors(own)]
+
+
+def example_errors(name: str, value: Any) -> list[str]:
+    if name == "node":
+        return node_errors(value)
+    errors = [e.message for e in Draft202012Validator(schema_for(name)).iter_errors(value)]
+    if name == "flow" and not errors:
+        errors = [error for node in value.get("nodes", []) for error in node_errors(node)]
+    return sorted(errors)
 
 
 def test_no_internal_link_is_broken() -> None:
@@ -129,14 +163,27 @@ def test_json_examples_validate_against_the_published_schemas(page: Path) -> Non
         value = json.loads(text)  # every example is JSON, marked or not
         if name == "none":
             continue
-        errors = sorted(Draft202012Validator(schema_for(name)).iter_errors(value), key=str)
-        assert not errors, f"{where}: not a valid {name}: {[e.message for e in errors[:5]]}"
+        errors = example_errors(name, value)
+        assert not errors, f"{where}: not a valid {name}: {errors[:5]}"
 
 
 def test_a_json_example_that_does_not_fit_its_schema_is_caught() -> None:
-    validator = Draft202012Validator(schema_for("postPrint"))
-    assert list(validator.iter_errors({"label_id": "lbl_x", "printer": 3}))
-    assert not list(validator.iter_errors({"label_id": "lbl_x", "printer": "p"}))
+    assert example_errors("postPrint", {"label_id": "lbl_x", "printer": 3})
+    assert not example_errors("postPrint", {"label_id": "lbl_x", "printer": "p"})
+    answer = {"source": {"name": "a.zpl", "format": "zpl"}, "report": []}
+    made = {"label_id": "lbl_x", "version": 1, "name": "a", "fidelity": "exact", "warnings": 0}
+    assert not example_errors("postImport:201", {**answer, "documents": [made]})
+    assert example_errors("postImport:201", {**answer, "documents": [{**made, "fidelity": "ok"}]})
+
+
+def test_a_node_is_checked_against_its_type_in_the_registry() -> None:
+    trigger = {"id": "web", "type": "trigger.http", "path": "orders", "wires": ["print"]}
+    assert not example_errors("node", {**trigger, "secret": "erp-in"})
+    assert example_errors("node", {**trigger, "secret": "no spaces allowed"})
+    assert example_errors("node", {**trigger, "sercet": "erp-in"})  # no such field
+    assert example_errors("node", {**trigger, "type": "trigger.mqtt"})
+    # Inside a flow too: the flow's own schema leaves a node's fields to the registry.
+    assert example_errors("flow", {"nodes": [{**trigger, "path": "/Orders"}]})
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
