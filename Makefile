@@ -79,7 +79,7 @@ test: $(STAMP) browser corpus
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-# The README's console screenshots (docs/console/*.png), from a fresh local service.
+# The docs' console screenshots (docs/console/*.png), from a fresh local service.
 screenshots: $(STAMP) browser
 	$(BIN)/python docs/console/screenshots.py
 
@@ -99,7 +99,7 @@ bench-anatomy: $(STAMP)
 load: $(STAMP)
 	$(BIN)/python bench/load_bench.py $(LOAD_ARGS)
 
-# The long proofs (README, Security): schemathesis for >= 10,000 generated requests with the
+# The long proofs (docs/guides/security.md): schemathesis for >= 10,000 generated requests with the
 # stateful phase and a random seed, then the fault tests repeated (FAULT_ROUNDS).
 FUZZ_SECONDS ?= 900
 FAULT_ROUNDS ?= 5

@@ -10,7 +10,8 @@
   store key is what `exportCredentialMasterKey` hands an admin, wrapped under a passphrase, so a
   backup of the table can be opened where this KMS key does not exist (`open_with_store_key`).
 - An export is Argon2id (64 MiB, 3 passes) of the passphrase into a 256-bit key, then
-  AES-256-GCM of the store key; the format is in the README and `unwrap_export` reads it.
+  AES-256-GCM of the store key; the format is in docs/guides/backup-restore.md and
+  `unwrap_export` reads it.
 
 Plaintext keys live only in memory, only as long as one call needs them (the store key is cached
 per warm container, like the webhook secrets); nothing here logs.
@@ -171,7 +172,8 @@ def _export_aad(key_id: str) -> bytes:
 
 
 def wrap_for_export(key: bytes, key_id: str, passphrase: str) -> dict[str, Any]:
-    """The export document (see the README): the store key under a passphrase-derived key."""
+    """The export document (docs/guides/backup-restore.md): the store key under a
+    passphrase-derived key."""
     salt = os.urandom(16)
     wrapping = _derive(passphrase, salt, KDF)
     nonce = os.urandom(NONCE_BYTES)

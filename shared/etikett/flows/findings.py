@@ -18,7 +18,8 @@ class Finding(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-# Every code lint can report: the catalog postFlowLint's description and the README list.
+# Every code lint can report: the catalog postFlowLint's description and the list in
+# docs/concepts/flows.md.
 FLOW_FINDING_CODES: dict[str, str] = {
     "flow.no_trigger": "No trigger node: nothing ever starts the flow.",
     "flow.unknown_node_type": "A node's type is not in the registry.",

@@ -8,7 +8,7 @@ The Runner's agent channel is fuzzed too, as an enrolled Runner with its client 
 `make test` runs a short, seeded run; `make fuzz` a long one with a random seed and the stateful
 phase (ETIKETT_FUZZ_EXAMPLES, ETIKETT_FUZZ_PHASES, ETIKETT_FUZZ_AGENT_PHASES, ETIKETT_FUZZ_SEED,
 ETIKETT_FUZZ_MAX_TIME, ETIKETT_FUZZ_MIN_REQUESTS, ETIKETT_FUZZ_MIN_AGENT_REQUESTS,
-ETIKETT_FUZZ_WORKERS; README, Security).
+ETIKETT_FUZZ_WORKERS; docs/guides/security.md).
 
 Left out, and only these:
 - `logout`: it ends the session the fuzzer uses (tested in tests/integration/api/test_auth.py);

@@ -34,9 +34,9 @@ ROLE_COLUMNS = ("designer", "operator", "approver", "admin", "none")
 # Published operations the contract's tables do not list, each with why it may exist.
 BEYOND_CONTRACT = {
     "getOpenApiDocument": "the published OpenAPI document itself (svc://openapi in MCP)",
-    "deleteRunner": "removing a Runner (README, Runners and printers); admin only",
+    "deleteRunner": "removing a Runner (docs/concepts/runners.md); admin only",
     "putRunnerGroupPrinterPorts": "the printer ports a group's Runners may reach besides 9100, "
-    "6101 and 515 (README, Security); admin only",
+    "6101 and 515 (docs/guides/security.md); admin only",
     "listRunnerDiscoveryFindings": "the findings a Runner's discoveries made, whose ids "
     "createPrinter adopts (docs/concepts/runners.md); operators, like the discovery itself",
 }
