@@ -192,6 +192,15 @@ class ProblemCode(StrEnum):
         "The flow version cannot run: its wires form a cycle (params.findings). Fix it before "
         "a dry run or a deployment.",
     )
+    FLOW_PATH_REFUSED = (
+        "flow.path_refused",
+        422,
+        "A folder trigger's path (or a constant action.file path) could reach outside the "
+        "folders a Runner's site allowed: a `..` segment, a drive or `:`, a network or device "
+        "path, a NUL or control character, a leading `~`, a Windows device name. Nothing was "
+        "saved; params.findings names each path. An absolute path is allowed: the Runner "
+        "decides at run time whether it lies inside its allowed roots.",
+    )
     DEPLOYMENT_NOT_FOUND = ("deployment.not_found", 404, "No deployment has this id.")
     DEPLOYMENT_FLOW_HAS_ERRORS = (
         "deployment.flow_has_errors",

@@ -29,8 +29,10 @@ _DOCUMENT_ERRORS: Responses = {
     422: {
         "description": "`document.invalid` (params.errors name the JSON path where the document "
         "is malformed: ids, wires to missing nodes, sizes), `document.id_changed`, "
-        "`document.patch_failed`. Well-formed but wrong documents are saved and answered with "
-        "lint `findings`."
+        "`document.patch_failed`; `flow.path_refused` (params.findings: a folder trigger's "
+        "or a constant action.file path with `..`, a drive or `:`, a network path or a NUL; "
+        "an absolute path is allowed, the Runner decides). Other well-formed but wrong "
+        "documents are saved and answered with lint `findings`."
     },
     413: {"description": "Document too large (`document.too_large`)"},
 }

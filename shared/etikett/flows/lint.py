@@ -19,6 +19,7 @@ from etikett.dsl.flow import (
     targets,
 )
 from etikett.dsl.flow_registry import CEL_FIELDS, NODE_SPECS, HttpAction, HttpTrigger, PrintNode
+from etikett.flows import paths
 from etikett.flows.findings import Finding, pointer
 
 CEL_NAMES = ("record", "context", "runner")
@@ -189,6 +190,7 @@ def _node_findings(
                     params={"expression": source[:200], "reason": problem},
                 )
             )
+    found += paths.node_findings(index, node)
     if isinstance(fields, HttpTrigger):
         other = http_paths.setdefault(fields.path, node.id)
         if other != node.id:

@@ -248,6 +248,7 @@ def test_every_code_lint_reports_is_catalogued() -> None:
             {**_print("lbl_2", {"z": "1"}), "id": "q"},
         ],
         _levels(8),
+        [{"id": "f", "type": "trigger.folder", "path": "..", "wires": ["log"]}, LOG],
     ):
         reported |= {f.code for f in _lint(*nodes, labels=labels)}
     assert reported == set(FLOW_FINDING_CODES) - {"flow.label_variable_unknown"}
