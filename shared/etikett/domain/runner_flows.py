@@ -4,6 +4,7 @@ prints — which go through the ordinary print path, so a flow prints exactly as
 
 import logging
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -211,13 +212,63 @@ def record_run(runner: RunnerRecord, request: FlowRunReport) -> FlowRun:
     )
 
 
+def _refuse_unless_running(
+    runner: RunnerRecord, record: "deployment_store.DeploymentRecord"
+) -> None:
+    """A Runner prints for a deployment only while its group runs it: the group's stage was
+    approved (rolling out, active, or failed while Runners retry) and the deployment was neither
+    rolled back nor superseded — or, while a newer deployment of the flow rolls out in the
+    group, for the one it replaces, so that runs under way finish."""
+    from etikett.store import deployments as deployment_store
+
+    target = deployment_store.group_flow(runner.group_id, record.flow_id)
+    running = target is not None and record.status not in deployment_store.ENDED
+    if running and target is not None and record.id in (
+        target.deployment_id,
+        target.previous_deployment_id,
+    ):
+        return
+    raise Forbidden(
+        f"{record.id} does not run in this Runner's group now (its stage is not approved, or "
+        f"it is {record.status}); its prints are refused.",
+        ProblemCode.RUNNER_DEPLOYMENT_NOT_RUNNING,
+        deployment_id=record.id,
+        status=record.status,
+    ).audited_as(record.id)
+
+
+@lru_cache(maxsize=256)
+def _print_targets(flow_id: str, version: int) -> frozenset[tuple[str, str]]:
+    """(label reference as written, printer alias) of each action.print of a flow version
+    (versions never change: read once per process)."""
+    from etikett.domain import flows
+
+    nodes = flows.load_version(flow_id, version).document.get("nodes") or []
+    return frozenset(
+        (str(node.get("label")), str(node.get("printer")))
+        for node in nodes
+        if isinstance(node, dict) and node.get("type") == "action.print"
+    )
+
+
 def print_records(
     runner: RunnerRecord, request: FlowPrint, lambda_context: Any = None
 ) -> dict[str, Any]:
-    """One print request as an operator would send it, by the Runner (a service actor)."""
+    """One print request as an operator would send it, by the Runner (a service actor): only
+    for a deployment its group runs, and only labels and aliases the deployed version prints."""
     from etikett.domain import print_idempotency, printer_records, printing
 
     record = _deployment_for(runner, request.deployment_id)
+    _refuse_unless_running(runner, record)
+    if (request.label, request.printer) not in _print_targets(record.flow_id, int(record.version)):
+        raise Forbidden(
+            f"Version {record.version} of {record.flow_id} prints no {request.label} to the "
+            f"alias {request.printer!r}; a Runner prints only what its deployed flow names.",
+            ProblemCode.RUNNER_PRINT_NOT_IN_FLOW,
+            deployment_id=record.id,
+            label=request.label,
+            printer=request.printer,
+        ).audited_as(record.id)
     printer_id = deployments.printer_for(record, request.printer, runner.id)
     if printer_id is None:
         raise Conflict(
