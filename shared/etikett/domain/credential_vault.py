@@ -226,6 +226,8 @@ def _attribute(item: dict[str, Any], name: str) -> Any:
         return bool(content)
     if kind == "NULL":
         return None
+    if kind == "L":
+        return [_attribute({"item": entry}, "item") for entry in content]
     return content
 
 
@@ -247,8 +249,12 @@ def restore_body(item: dict[str, Any], key: bytes) -> dict[str, Any] | None:
         )
         secret = open_with_store_key(ref, sealed, key)
     if kind == "secret":
-        return {"ref": ref, "kind": "secret", "value": secret}
-    body: dict[str, Any] = {
+        body: dict[str, Any] = {"ref": ref, "kind": "secret", "value": secret}
+        origins = _attribute(item, "origins")
+        if origins is not None:
+            body["origins"] = list(origins)
+        return body
+    body = {
         "ref": ref,
         "kind": "language-model",
         "provider": _attribute(item, "provider"),

@@ -40,8 +40,14 @@ class DeployedFlow(Model):
         default_factory=dict,
         description="Ref → value of each `secret` credential the flow's action.http nodes send "
         "and its trigger.http nodes require: sent only to Runners of the groups the deployment "
-        "runs on, held in memory there.",
+        "runs on, held in memory there; never for a flow that sends it to an origin it does not "
+        "name.",
         json_schema_extra={"writeOnly": True},
+    )
+    credential_origins: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Ref → the origins a secret may be sent to; the Runner's HTTP node refuses "
+        "to send it anywhere else (`credential.origin_refused`). A ref not here names none.",
     )
 
 
@@ -109,7 +115,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                     f"the printer {printer_id} assigned to the alias {alias!r} in {record.id} "
                     "was deleted; assign another (putDeploymentPrinter)"
                 )
-        secrets = _secrets(document, problems)
+        secrets, origins = _secrets(document, problems)
         answer.append(
             DeployedFlow(
                 deployment_id=record.id,
@@ -120,6 +126,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                 printers=names,
                 problems=problems,
                 credentials=secrets,
+                credential_origins=origins,
             )
         )
     return answer
@@ -143,27 +150,50 @@ def secret_refs(document: dict[str, Any]) -> list[str]:
     )
 
 
-def _secrets(document: dict[str, Any], problems: list[str]) -> dict[str, str]:
-    """The secrets the flow's nodes name, opened for this answer only; what cannot be given is
-    a problem of this flow (never with the secret in it)."""
+def _secrets(
+    document: dict[str, Any], problems: list[str]
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The secrets the flow's nodes name, opened for this answer only, with the origins each
+    may be sent to. What cannot be given is a problem of this flow (never with the secret in
+    it): a secret that an action.http would send to an origin it does not name is withheld."""
     from etikett.domain import credentials
+    from etikett.dsl.flow import FlowDocument
     from etikett.errors import EtikettError, NotFound
+    from etikett.flows.secret_origins import sending_refused, sends
 
-    refs = secret_refs(document)
+    try:
+        sent = list(sends(FlowDocument.model_validate(document)))
+    except ValueError:
+        sent = []  # a version that no longer parses fails on its own
     opened: dict[str, str] = {}
-    for ref in refs:
+    allowed: dict[str, list[str]] = {}
+    for ref in secret_refs(document):
         try:
-            opened[ref] = credentials.secret_value(ref)
+            value, origins = credentials.secret_with_origins(ref)
         except NotFound:
             problems.append(f"the credential {ref!r} does not exist; an admin creates it")
+            continue
         except EtikettError:
             problems.append(f"the credential {ref!r} is a language model, not a secret")
+            continue
         except Exception as error:  # KMS away, a damaged item: this flow waits, not the others
             log.warning(
                 "credential %r cannot be opened for a Runner: %s", ref, type(error).__name__
             )
             problems.append(f"the credential {ref!r} cannot be opened now; tried again shortly")
-    return opened
+            continue
+        refused = [
+            f"the credential {ref!r} is not sent to node {node_id!r}'s URL: {why}"
+            for _, node_id, named, url in sent
+            if named == ref and (why := sending_refused(url, origins)) is not None
+        ]
+        if refused:
+            problems.extend(refused)
+            continue
+        opened[ref] = value
+        if origins is not None:
+            allowed[ref] = list(origins)
+    return opened, allowed
 
 
 def _deployment_for(
@@ -223,9 +253,14 @@ def _refuse_unless_running(
 
     target = deployment_store.group_flow(runner.group_id, record.flow_id)
     running = target is not None and record.status not in deployment_store.ENDED
-    if running and target is not None and record.id in (
-        target.deployment_id,
-        target.previous_deployment_id,
+    if (
+        running
+        and target is not None
+        and record.id
+        in (
+            target.deployment_id,
+            target.previous_deployment_id,
+        )
     ):
         return
     raise Forbidden(

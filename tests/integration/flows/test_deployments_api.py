@@ -604,3 +604,96 @@ def test_an_http_triggers_secret_reaches_only_the_runners_that_run_its_flow(
     (served,) = agent_here.get("/flows").json()
     assert served["version"] == 3 and served["credentials"] == {}
     assert any("'gone'" in p and "does not exist" in p for p in served["problems"])
+
+
+def test_a_secret_goes_only_to_the_origins_it_names(
+    admin: Api, operator: Api, approver: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Issue 23, item 5: origins are stored in normal form; lint refuses a flow that sends the
+    secret elsewhere (and warns of a secret without origins); such a version is not deployed;
+    and a secret narrowed after a deployment is withheld from its Runners, with why."""
+    ref = unique("erp")
+    bad = admin.post(
+        "/credentials",
+        json={
+            "ref": ref,
+            "kind": "secret",
+            "value": "x",
+            "origins": ["https://erp.example.com/api"],
+        },
+    )
+    fields = problem(bad, 422, "request.invalid")["params"]["fields"]
+    assert fields[0]["field"] == "body.secret.origins" and "no path" in fields[0]["message"]
+    created = admin.post(
+        "/credentials",
+        json={
+            "ref": ref,
+            "kind": "secret",
+            "value": "erp-" + unique("secret"),
+            "origins": ["HTTPS://ERP.example.com:443", "https://erp.example.com"],
+        },
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["origins"] == ["https://erp.example.com"]
+    listed = admin.get("/credentials", params={"limit": 200}).json()["items"]
+    assert next(c for c in listed if c["ref"] == ref)["origins"] == ["https://erp.example.com"]
+
+    def document(url: str, credential: str) -> dict[str, Any]:
+        return {
+            "nodes": [
+                {"id": "in", "type": "trigger.http", "path": "hook", "wires": ["call"]},
+                {"id": "call", "type": "action.http", "url": url, "credential": credential},
+            ]
+        }
+
+    elsewhere = _flow(admin, document("https://erp.example.com.evil.net/x", ref))
+    findings = admin.post(f"/flows/{elsewhere}/lint", json={}).json()["findings"]
+    assert [(f["code"], f["severity"], f["path"]) for f in findings] == [
+        ("flow.credential_origin_refused", "error", "/nodes/1/url")
+    ]
+    group = _group(admin)
+    refused = problem(_deploy(operator, elsewhere, [[group]]), 422, "deployment.flow_has_errors")
+    assert refused["params"]["findings"][0]["code"] == "flow.credential_origin_refused"
+
+    # A secret without origins: deployed as before, with a warning.
+    unbound = unique("open")
+    admin.post("/credentials", json={"ref": unbound, "kind": "secret", "value": "open-secret"})
+    flow_id = _flow(admin, document("https://erp.example.com/labels", unbound))
+    (warning,) = admin.get(f"/flows/{flow_id}/document").json()["findings"]
+    assert (warning["code"], warning["severity"]) == ("flow.credential_unbound", "warning")
+    _, agent = _site(admin, dev_server, tmp_path, group)
+    deployment = _deploy(operator, flow_id, [[group]]).json()
+    _approve(approver, deployment["id"], 0)
+    (served,) = agent.get("/flows").json()
+    assert served["credentials"] == {unbound: "open-secret"}
+    assert served["credential_origins"] == {}
+
+    # Re-made with origins elsewhere: the Runners no longer get it, and say why.
+    assert admin.delete(f"/credentials/{unbound}").status_code == 204
+    remade = admin.post(
+        "/credentials",
+        json={
+            "ref": unbound,
+            "kind": "secret",
+            "value": "open-secret",
+            "origins": ["https://other.example.com"],
+        },
+    )
+    assert remade.status_code == 201, remade.text
+    (served,) = agent.get("/flows").json()
+    assert served["credentials"] == {} and "open-secret" not in str(served)
+    assert any("https://erp.example.com" in p and unbound in p for p in served["problems"])
+    # Bound where the flow sends it: delivered, with its origins for the Runner to enforce.
+    assert admin.delete(f"/credentials/{unbound}").status_code == 204
+    admin.post(
+        "/credentials",
+        json={
+            "ref": unbound,
+            "kind": "secret",
+            "value": "open-secret",
+            "origins": ["https://erp.example.com"],
+        },
+    )
+    (served,) = agent.get("/flows").json()
+    assert served["credentials"] == {unbound: "open-secret"} and served["problems"] == []
+    assert served["credential_origins"] == {unbound: ["https://erp.example.com"]}
