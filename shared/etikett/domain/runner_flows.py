@@ -103,9 +103,10 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
             document = flows.load_version(target.flow_id, int(target.version)).document
         except NotFound:
             problems.append(f"version {target.version} of {target.flow_id} no longer exists")
+        deployed_context, printers = deployments.running(record, runner.group_id)
         names = {}
-        for alias in record.printers:
-            printer_id = deployments.printer_for(record, alias, runner.id)
+        for alias in printers:
+            printer_id = deployments.printer_in(printers, alias, runner.id)
             if printer_id is None:
                 continue
             try:
@@ -122,7 +123,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                 flow_id=target.flow_id,
                 version=int(target.version),
                 document=document,
-                context={**deployments.context_values(record), **group_context, **own_context},
+                context={**deployed_context, **group_context, **own_context},
                 printers=names,
                 problems=problems,
                 credentials=secrets,
@@ -304,7 +305,8 @@ def print_records(
             label=request.label,
             printer=request.printer,
         ).audited_as(record.id)
-    printer_id = deployments.printer_for(record, request.printer, runner.id)
+    _, printers = deployments.running(record, runner.group_id)
+    printer_id = deployments.printer_in(printers, request.printer, runner.id)
     if printer_id is None:
         raise Conflict(
             f"{request.deployment_id} assigns no printer to {request.printer!r}.",

@@ -280,7 +280,10 @@ def test_agent_versions_need_a_human_approver(
 
 def test_only_a_human_admin_changes_the_policy(admin: Api, designer: Api, agent: Api) -> None:
     policies = designer.get("/policies").json()["items"]
-    assert [(p["name"], p["enabled"]) for p in policies] == [("aiFreigabePflicht", True)]
+    assert [(p["name"], p["enabled"]) for p in policies] == [
+        ("aiFreigabePflicht", True),
+        ("deploymentChangesNeedApproval", False),
+    ]
     admin_token = admin.as_token(admin.service_token("admin")["token"])
     problem(
         admin_token.request("PUT", "/policies/aiFreigabePflicht", json={"enabled": False}),
