@@ -103,7 +103,7 @@ def store_key() -> tuple[bytes, str]:
     with _lock:
         cached = _store_keys.get(record.key_id)
     if cached is None:
-        cached = keys.decrypt(record.kms_key_id, record.wrapped_key, STORE_CONTEXT)
+        cached = keys.decrypt(_key_id(), record.wrapped_key, STORE_CONTEXT)
         with _lock:
             _store_keys[record.key_id] = cached
     return cached, record.key_id
@@ -125,8 +125,10 @@ def seal(ref: str, secret: str) -> Sealed:
 
 
 def open_secret(ref: str, sealed: Sealed) -> str:
-    """The secret, through KMS (which checks the context)."""
-    data_key = keys.decrypt(sealed.kms_key_id, sealed.wrapped_key, _context(ref))
+    """The secret, through KMS (which checks the context). Decrypt names the service's own
+    credentials key, never the key an item names: a stored item cannot point the service at
+    another key it may use."""
+    data_key = keys.decrypt(_key_id(), sealed.wrapped_key, _context(ref))
     return _open_bytes(data_key, sealed.ciphertext, _secret_aad(ref)).decode()
 
 
