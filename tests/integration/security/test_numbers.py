@@ -129,3 +129,22 @@ def test_the_agent_channel_meets_it_too(
     assert _field(agent.post("/flow-runs", json=report)) == "body.records"
     report["records"], report["trace"] = 1, [{"weight": FOUND}]
     assert _field(agent.post("/flow-runs", json=report)) == "body.trace.0.weight"
+
+
+def test_version_numbers_in_paths_and_queries_are_bounded(admin: Api) -> None:
+    """A version number in a path or query is a DynamoDB key: bounded as references write it
+    (nine digits), so a 40-digit one is 422 naming it, not a key DynamoDB refuses."""
+    flow = admin.post("/flows", json={"name": unique("numbers")}).json()
+    label = admin.post(
+        "/labels/from-dimensions", json={"name": unique("numbers"), "width_mm": 50, "height_mm": 30}
+    ).json()
+    huge = str(10**39 + 7)
+    for path, params, field in (
+        (f"/flows/{flow['id']}/document", {"version": huge}, "query.version"),
+        (f"/flows/{flow['id']}/versions/{huge}", {}, "path.version"),
+        (f"/labels/{label['id']}/document", {"version": huge}, "query.version"),
+        (f"/labels/{label['id']}/versions/{huge}", {}, "path.version"),
+    ):
+        fields = problem(admin.get(path, params=params), 422, "request.invalid")["params"]
+        assert fields["fields"][0]["field"] == field, (path, fields)
+    assert admin.get(f"/flows/{flow['id']}/versions/1").status_code == 200
