@@ -177,7 +177,7 @@ def fuzz(
     requests, by_phase, statuses = _tally(next(reports.glob("*.ndjson")))
     upstream = upstream_log.read_text().splitlines() if upstream_log.exists() else []
     summary = (
-        f"fuzzing (seed {seed}; again with ETIKETT_FUZZ_SEED={seed}): {requests} requests in "
+        f"fuzzing (seed {seed}; again: make fuzz FUZZ_SEED={seed}): {requests} requests in "
         f"{elapsed:.0f} s "
         f"({', '.join(f'{phase} {count}' for phase, count in sorted(by_phase.items()))}); "
         f"statuses {dict(sorted(statuses.items()))}; "
@@ -195,8 +195,9 @@ def fuzz(
 
 
 def run_seed() -> str:
-    """ETIKETT_FUZZ_SEED if set (`make test`'s fixed one, or a seed to replay); empty (as
-    `make fuzz` sets it): a fresh random seed for this run, printed with its figures."""
+    """ETIKETT_FUZZ_SEED if set (`make test`'s fixed one, or a seed to replay: `make fuzz
+    FUZZ_SEED=…`); empty (as `make fuzz` sets it): a fresh random seed for this run, printed
+    with its figures."""
     seed = _setting("SEED", FIXED_SEED)
     return seed if seed else str(secrets.randbits(63))
 
