@@ -71,3 +71,11 @@ def test_the_refusal_is_request_invalid_naming_the_field() -> None:
     assert field["field"] == "body.value.weights.1"
     assert field["type"] == "number_out_of_range" and "38 significant digits" in field["message"]
     refuse_unstorable({"value": [1e-130, 10**40, -3]}, "body")  # nothing to refuse
+
+
+def test_values_not_made_by_a_json_parser_are_checked_too() -> None:
+    class Mapping(dict):  # type: ignore[type-arg]
+        pass
+
+    assert first_unstorable({"a": Mapping(b=[1, 1e-200])}, "body") == "body.a.b.1"
+    assert first_unstorable({"a": Mapping(b=[1, 2.0])}, "body") is None

@@ -55,16 +55,49 @@ def fits(number: int | float) -> bool:
 def first_unstorable(value: Any, where: str) -> str | None:
     """The path (`where` and the keys and indexes below it, dotted) of the first number in
     `value` that DynamoDB cannot store, or None."""
+    if _all_fit(value):
+        return None  # the common case, without building a single path
+    return _first_with_path(value, where)
+
+
+def _first_with_path(value: Any, where: str) -> str | None:
     stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         item, path = stack.pop()
         if isinstance(item, dict):
-            stack.extend((inner, f"{path}.{key}") for key, inner in item.items())
+            stack.extend((inner, f"{path}.{key}") for key, inner in reversed(item.items()))
         elif isinstance(item, list):
-            stack.extend((inner, f"{path}.{index}") for index, inner in enumerate(item))
+            stack.extend((inner, f"{path}.{i}") for i, inner in reversed(list(enumerate(item))))
         elif isinstance(item, (int, float)) and not fits(item):
             return path
     return None
+
+
+def _all_fit(value: Any) -> bool:
+    """Whether every number of a parsed JSON value fits: one pass over a body that may hold
+    10,000 records, so by exact type (what a JSON parser makes) and with the sure bounds first."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        elif kind is int:
+            if not -_INT_FITS < item < _INT_FITS and not fits(item):
+                return False
+        elif kind is float:
+            if not (item == 0.0 or _FLOAT_SMALLEST <= abs(item) < _FLOAT_BELOW) and not fits(item):
+                return False
+        elif (
+            isinstance(item, (dict, list, int, float))
+            and not isinstance(item, bool)
+            and _first_with_path(item, "") is not None  # not from a JSON parser: the long way
+        ):
+            return False
+    return True
 
 
 def refuse_unstorable(value: Any, where: str) -> None:
