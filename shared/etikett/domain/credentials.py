@@ -337,19 +337,6 @@ def secret_with_origins(ref: str) -> tuple[str, tuple[str, ...] | None]:
     return _opened(ref, record.sealed), record.origins
 
 
-def secret_value(ref: str) -> str:
-    """The plain value of a `secret` credential, for the Runners whose deployed flow names it
-    (`runner_flows`, over the mutual-TLS agent channel only). Never log or answer it elsewhere."""
-    record = load(ref)
-    if record.kind != SECRET or record.sealed is None:
-        raise InvalidRequest(
-            f"The credential {ref!r} is a language model, not a secret.",
-            ProblemCode.CREDENTIAL_NOT_SECRET,
-            ref=ref,
-        )
-    return _opened(ref, record.sealed)
-
-
 _keys: dict[tuple[str, bytes], str] = {}
 
 

@@ -253,16 +253,8 @@ def _refuse_unless_running(
     from etikett.store import deployments as deployment_store
 
     target = deployment_store.group_flow(runner.group_id, record.flow_id)
-    running = target is not None and record.status not in deployment_store.ENDED
-    if (
-        running
-        and target is not None
-        and record.id
-        in (
-            target.deployment_id,
-            target.previous_deployment_id,
-        )
-    ):
+    current = {target.deployment_id, target.previous_deployment_id} if target else set()
+    if record.status not in deployment_store.ENDED and record.id in current:
         return
     raise Forbidden(
         f"{record.id} does not run in this Runner's group now (its stage is not approved, or "
