@@ -197,9 +197,10 @@ class ProblemCode(StrEnum):
         422,
         "A folder trigger's path (or a constant action.file path) could reach outside the "
         "folders a Runner's site allowed: a `..` segment, a drive or `:`, a network or device "
-        "path, a NUL or control character, a leading `~`, a Windows device name. Nothing was "
-        "saved; params.findings names each path. An absolute path is allowed: the Runner "
-        "decides at run time whether it lies inside its allowed roots.",
+        "path, a NUL or control character, a leading `~`, a Windows device name, or an "
+        "absolute action.file path. Nothing was saved; params.findings names each path. An "
+        "absolute folder is allowed: the Runner decides at run time whether it lies inside its "
+        "allowed roots.",
     )
     DEPLOYMENT_NOT_FOUND = ("deployment.not_found", 404, "No deployment has this id.")
     DEPLOYMENT_FLOW_HAS_ERRORS = (

@@ -31,8 +31,9 @@ FLOW_FINDING_CODES: dict[str, str] = {
     "flow.unreachable_node": "No trigger reaches the node (a warning).",
     "flow.path_refused": "A trigger.folder path, or an action.file path whose CEL is a "
     "constant, has a `..` segment, a drive or `:`, a network or device path, a NUL or control "
-    "character, a leading `~` or a Windows device name (an error; such a version is not saved). "
-    "An absolute path is allowed: the Runner decides whether it lies inside its allowed roots.",
+    "character, a leading `~` or a Windows device name, or a constant action.file path is "
+    "absolute (an error; such a version is not saved). An absolute folder is allowed: the "
+    "Runner decides whether it lies inside its allowed roots.",
     "flow.credential_origin_refused": "An action.http sends a secret to an origin the secret "
     "does not name (an error: not deployed, and no Runner gets the secret for it).",
     "flow.credential_unbound": "An action.http sends a secret that names no origins, so it "

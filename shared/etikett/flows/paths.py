@@ -4,8 +4,9 @@ may never be in one, whatever the site allowed.
 The service cannot know which folders a site allowed its Runner (its data folder, and the roots
 its administrator named with `--watch-root`), so it refuses only what escapes on any machine: a
 `..` segment, a drive or any `:` (also an NTFS stream), a network or device path, a NUL or other
-control character, a leading `~`, a Windows device name. An absolute path is not refused here:
-the Runner decides at run time whether it lies inside its allowed roots. The Runner may use this
+control character, a leading `~`, a Windows device name. An absolute folder is not refused
+here: the Runner decides at run time whether it lies inside its allowed roots (an `action.file`
+path is relative to the data folder, so an absolute one is refused). The Runner may use this
 check too; it is part of the engine it installs.
 """
 
@@ -70,8 +71,13 @@ def node_findings(index: int, node: FlowNode) -> list[Finding]:
         value = _constant(path)
     else:
         return []
-    why = refusal(value) if value is not None else None
-    if value is None or why is None:
+    if value is None:
+        return []
+    why = refusal(value)
+    if why is None and node.type == "action.file" and value[:1] in ("/", "\\"):
+        # Files are written inside the data folder only: an absolute one never could be.
+        why = "a leading `/` (an action.file path is relative to the Runner's data folder)"
+    if why is None:
         return []
     shown = value if node.type == "trigger.folder" else f"{path} (= {value!r})"
     return [

@@ -85,7 +85,13 @@ def test_lint_reports_a_folder_trigger_path_as_an_error_at_its_pointer() -> None
 
 @pytest.mark.parametrize(
     "source",
-    ['"../key.pem"', '"../" + "key.pem"', "'C:/x'", "'..' + '/' + 'state/key.pem'"],
+    [
+        '"../key.pem"',
+        '"../" + "key.pem"',
+        "'C:/x'",
+        "'..' + '/' + 'state/key.pem'",
+        '"/etc/cron.d/x"',  # written inside the data folder only: never absolute
+    ],
 )
 def test_a_constant_file_path_is_checked_by_its_value(source: str) -> None:
     found = paths.findings(_document(_folder("in"), _file(source)))
@@ -96,4 +102,5 @@ def test_a_constant_file_path_is_checked_by_its_value(source: str) -> None:
     "source", ['"printed/" + record.order_id + ".txt"', "context.folder", '"out/ok.txt"']
 )
 def test_a_path_that_depends_on_the_record_is_left_to_the_runner(source: str) -> None:
+    # (an absolute folder trigger path too: only the Runner knows its roots)
     assert paths.findings(_document(_folder("/srv/in"), _file(source))) == []
