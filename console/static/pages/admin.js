@@ -354,7 +354,7 @@ function renderCredentials(panel) {
   const share = checkbox("Share sample values with the model", { name: "shareSampleValues" });
   const isDefault = checkbox("The default language model", { name: "default" });
   const value = limit(input({ name: "value", type: "password", autocomplete: "off" }), "value");
-  const origins = input({ name: "origins", autocomplete: "off", placeholder: "https://erp.example.com" });
+  const origins = input({ name: "origins", autocomplete: "off", placeholder: "https://host, https://host:8443" });
   const modelFields = h("div", h("div", { class: "row" }, field("Provider", provider), field("Model", model), field("Endpoint", endpoint)), field("API key", apiKey, { help: "Stored encrypted; never shown again." }), share, isDefault);
   const secretFields = h(
     "div",
