@@ -99,13 +99,17 @@ bench-anatomy: $(STAMP)
 load: $(STAMP)
 	$(BIN)/python bench/load_bench.py $(LOAD_ARGS)
 
-# The long proofs (docs/guides/security.md): schemathesis for >= 10,000 generated requests with the
-# stateful phase and a random seed, then the fault tests repeated (FAULT_ROUNDS).
+# The long proofs (docs/guides/security.md): schemathesis for >= FUZZ_MIN_REQUESTS generated requests
+# with the stateful phase and a random seed (printed; FUZZ_SEED=<it> replays a run), then the
+# fault tests repeated (FAULT_ROUNDS). A shorter FUZZ_SECONDS wants a lower FUZZ_MIN_REQUESTS
+# (a loaded two-core machine sends 8-18 requests a second).
 FUZZ_SECONDS ?= 900
+FUZZ_MIN_REQUESTS ?= 10000
+FUZZ_SEED ?=
 FAULT_ROUNDS ?= 5
 fuzz: $(STAMP)
 	ETIKETT_FUZZ_EXAMPLES=100 ETIKETT_FUZZ_PHASES=examples,coverage,fuzzing,stateful \
-	ETIKETT_FUZZ_SEED= ETIKETT_FUZZ_MAX_TIME=$(FUZZ_SECONDS) ETIKETT_FUZZ_MIN_REQUESTS=10000 \
+	ETIKETT_FUZZ_SEED=$(FUZZ_SEED) ETIKETT_FUZZ_MAX_TIME=$(FUZZ_SECONDS) ETIKETT_FUZZ_MIN_REQUESTS=$(FUZZ_MIN_REQUESTS) \
 	ETIKETT_FUZZ_AGENT_PHASES=examples,coverage,fuzzing,stateful ETIKETT_FUZZ_MIN_AGENT_REQUESTS=400 \
 	ETIKETT_FUZZ_PROGRESS=1 \
 	  $(BIN)/python -m pytest -p no:cacheprovider -s tests/integration/security/test_fuzz.py

@@ -3,7 +3,7 @@ documents, previews, and the versions they are saved as."""
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
+from fastapi import Path, Query, Response
 from pydantic import ConfigDict, Field
 
 from etikett.api.access import any_caller, requires
@@ -12,6 +12,7 @@ from etikett.api.routing import Responses, router
 from etikett.domain import label_versions, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch
+from etikett.dsl.strict import MAX_VERSION
 from etikett.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
@@ -53,7 +54,7 @@ class PreviewRequest(Model):
 def get_document(
     labelId: str,
     invocation: Anyone,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> DocumentAnswer:
     return label_versions.get_document(labelId, version, with_findings=True)
 
@@ -105,7 +106,7 @@ def preview(
     labelId: str,
     invocation: Anyone,
     stufe: Annotated[Literal["etikett"], Query(description="`etikett`: the label.")] = "etikett",
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
     body: PreviewRequest | None = None,
 ) -> Response:
     result = previews.preview(labelId, version, (body or PreviewRequest()).variables)
@@ -131,7 +132,7 @@ def preview(
 def get_form(
     labelId: str,
     invocation: Anyone,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> DocumentAnswer:
     return label_versions.get_form(labelId, version)
 
@@ -174,7 +175,7 @@ def list_versions(
 )
 def get_version(
     labelId: str,
-    version: int,
+    version: Annotated[int, Path(ge=1, le=MAX_VERSION)],
     invocation: Anyone,
 ) -> label_versions.VersionWithDocument:
     return label_versions.get_version(labelId, version)

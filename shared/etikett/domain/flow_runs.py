@@ -171,7 +171,7 @@ def _runner_and_context(
     deployed: dict[str, Any] = {}
     target = deployment_store.group_flow(record.group_id, flow_id)
     if target is not None and (found := deployment_store.get(target.deployment_id)) is not None:
-        deployed = deployments.context_values(found)
+        deployed = deployments.running(found, record.group_id)[0]
     effective = {**deployed, **runner_context.effective_context(record), **request.context}
     return identity, effective
 

@@ -98,7 +98,7 @@ def _target_document(
         from etikett.domain import flows
 
         _, document = flow_version(reference, version)
-        return "flow", document, "nodes", flows.parse
+        return "flow", document, "nodes", flows.parse_to_save
     from etikett.domain import label_validation, label_versions
 
     label = label_versions.get_document(reference, version)

@@ -104,8 +104,9 @@ def version_sk(kind: str, version: int) -> str:
 
 
 def _name_key(name: str, label_id: str) -> str:
-    """Casefolded name + "#" + id: a sorted, unique range key for listing by name."""
-    return f"{name.casefold()}#{label_id}"
+    """Casefolded name, NUL, id: a sorted, unique range key for listing by name. The
+    separator sorts below every character a name holds, so "two" comes before "two (2)"."""
+    return f"{name.casefold()}\x00{label_id}"
 
 
 class _ByName(GlobalSecondaryIndex["_LabelItem"]):

@@ -40,6 +40,7 @@ def test_credentials_are_stored_sealed_and_never_shown(
         "shareSampleValues": True,
         "default": False,
         "has_secret": True,
+        "origins": None,  # a secret's (where it may be sent)
         "created_at": created["created_at"],
         "created_by": "ai-admin",
     }

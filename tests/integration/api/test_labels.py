@@ -290,7 +290,10 @@ def test_agent_versions_need_a_human_approver(
 
 def test_only_a_human_admin_changes_the_policy(admin: Api, designer: Api, agent: Api) -> None:
     policies = designer.get("/policies").json()["items"]
-    assert [(p["name"], p["enabled"]) for p in policies] == [("aiFreigabePflicht", True)]
+    assert [(p["name"], p["enabled"]) for p in policies] == [
+        ("aiFreigabePflicht", True),
+        ("deploymentChangesNeedApproval", False),
+    ]
     admin_token = admin.as_token(admin.service_token("admin")["token"])
     problem(
         admin_token.request("PUT", "/policies/aiFreigabePflicht", json={"enabled": False}),
@@ -441,7 +444,9 @@ def test_rename_archive_copy_and_delete(designer: Api, admin: Api) -> None:
 
 def test_labels_list_by_name_with_pagination(designer: Api) -> None:
     prefix = unique("zz-list")
-    made = [_create(designer, name=f"{prefix}-{i}")["id"] for i in range(3)]
+    # a name and the same name with a suffix: the shorter sorts first
+    names_made = [f"{prefix} (2)", f"{prefix}", *(f"{prefix}-{i}" for i in range(3))]
+    made = [_create(designer, name=name)["id"] for name in names_made]
     seen, cursor = [], None
     while True:
         page = designer.get(

@@ -623,3 +623,46 @@ def test_patch_answers_carry_the_version_status(designer: Api, admin: Api, appro
     versions = designer.get(f"/flows/{flow['id']}/versions").json()["items"]
     assert [(v["version"], v["status"]) for v in versions] == [(2, "draft"), (1, "deployed")]
     assert designer.get(f"/flows/{flow['id']}/versions/1").json()["status"] == "deployed"
+
+
+@pytest.mark.parametrize(
+    "path", ["..", "in/../../state", "C:\\Runner\\state", "in\u0000", "//host/share"]
+)
+def test_a_folder_path_that_could_escape_is_refused_and_nothing_is_saved(
+    designer: Api, path: str
+) -> None:
+    """Issue 23, item 2: 422 `flow.path_refused` with the lint finding, at create and patch."""
+    nodes = [
+        {"id": "in", "type": "trigger.folder", "path": path, "wires": ["log"]},
+        {"id": "log", "type": "action.log", "message": "'got one'"},
+    ]
+    name = unique("escape")
+    created = designer.post("/flows", json={"name": name, "document": {"nodes": nodes}})
+    refused = problem(created, 422, "flow.path_refused")
+    (finding,) = refused["params"]["findings"]
+    assert (finding["code"], finding["path"], finding["node_id"]) == (
+        "flow.path_refused",
+        "/nodes/0/path",
+        "in",
+    )
+    assert name not in designer.get("/flows", params={"limit": 200}).text
+
+    # The same through a patch of a sound flow: no new version.
+    sound = [{**nodes[0], "path": "/srv/labels/in"}, nodes[1]]
+    flow = designer.post("/flows", json={"name": name, "document": {"nodes": sound}}).json()
+    operations = [{"op": "replace", "path": "/nodes/0/path", "value": path}]
+    patched = designer.request(
+        "PATCH", f"/flows/{flow['id']}/document", json={"operations": operations}
+    )
+    problem(patched, 422, "flow.path_refused")
+    assert designer.get(f"/flows/{flow['id']}").json()["latest_version"] == 1
+
+    # A constant action.file path is checked by its value; one built from the record is the
+    # Runner's to check when it runs.
+    write = {"id": "log", "type": "action.file", "content": "record"}
+    for source, status in (('"../" + "key.pem"', 422), ('"out/" + record.id + ".txt"', 200)):
+        operations = [{"op": "replace", "path": "/nodes/1", "value": {**write, "path": source}}]
+        answer = designer.request(
+            "PATCH", f"/flows/{flow['id']}/document", json={"operations": operations}
+        )
+        assert answer.status_code == status, answer.text
