@@ -29,6 +29,7 @@ export const ROUTES = [
   ["/audit", "audit.js"],
   ["/admin", "admin.js"],
   ["/admin/:tab", "admin.js"],
+  ["/reference", "reference.js"],
 ];
 
 export const NAV = [
@@ -40,6 +41,7 @@ export const NAV = [
   ["/archive", "Archive", () => can("operator", "approver")],
   ["/audit", "Audit log", () => can("approver")],
   ["/admin", "Administration", () => can("admin")],
+  ["/reference", "API reference", () => true],
 ];
 
 function match(path) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
+from fastapi import Path, Query, Response
 
 from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
@@ -15,6 +15,7 @@ from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch
 from etikett.dsl.flow_registry import FlowRegistry
+from etikett.dsl.strict import MAX_VERSION
 
 routes = router(prefix="/api/v1", tags=["Flows"])
 
@@ -29,8 +30,10 @@ _DOCUMENT_ERRORS: Responses = {
     422: {
         "description": "`document.invalid` (params.errors name the JSON path where the document "
         "is malformed: ids, wires to missing nodes, sizes), `document.id_changed`, "
-        "`document.patch_failed`. Well-formed but wrong documents are saved and answered with "
-        "lint `findings`."
+        "`document.patch_failed`; `flow.path_refused` (params.findings: a folder trigger's "
+        "or a constant action.file path with `..`, a drive or `:`, a network path or a NUL; "
+        "an absolute path is allowed, the Runner decides). Other well-formed but wrong "
+        "documents are saved and answered with lint `findings`."
     },
     413: {"description": "Document too large (`document.too_large`)"},
 }
@@ -49,18 +52,18 @@ def list_flows(invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 @routes.post(
     "/flows",
     operation_id="createFlow",
-    response_model=flows.Flow,
+    response_model=flows.CreatedFlow,
     status_code=201,
     summary="Create a flow; its document becomes version 1",
     description="Node types and their fields: getFlowRegistry (svc://registry/flows); the "
-    "document's schema: svc://schema/flow. Lint it with postFlowLint, try it with "
-    "postFlowDryRun.",
+    "document's schema: svc://schema/flow. The answer carries version 1's lint findings (as "
+    "postFlowLint and every patchFlowDocument answer do); try it with postFlowDryRun.",
     responses=_DOCUMENT_ERRORS,
 )
 def create_flow(
     body: Annotated[flows.NewFlow, ex.body("A folder of CSV files to SSCC labels", ex.NEW_FLOW)],
     invocation: Designer,
-) -> flows.Flow:
+) -> flows.CreatedFlow:
     return flows.create(invocation, body)
 
 
@@ -125,7 +128,9 @@ def delete_flow(flowId: str, invocation: Designer) -> Response:
     responses=_NOT_FOUND,
 )
 def get_document(
-    flowId: str, invocation: Anyone, version: Annotated[int | None, Query(ge=1)] = None
+    flowId: str,
+    invocation: Anyone,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> flows.FlowDocumentAnswer:
     return flows.get_document(flowId, version)
 
@@ -172,7 +177,9 @@ def list_versions(
     summary="Read one version of a flow with its author and document",
     responses=_NOT_FOUND,
 )
-def get_version(flowId: str, version: int, invocation: Anyone) -> flows.FlowVersion:
+def get_version(
+    flowId: str, version: Annotated[int, Path(ge=1, le=MAX_VERSION)], invocation: Anyone
+) -> flows.FlowVersion:
     return flows.get_version(flowId, version)
 
 

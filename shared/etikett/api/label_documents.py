@@ -3,7 +3,7 @@ documents, previews, and the versions they are saved as."""
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
+from fastapi import Path, Query, Response
 from pydantic import ConfigDict, Field
 
 from etikett.api.access import any_caller, requires
@@ -12,6 +12,7 @@ from etikett.api.routing import Responses, router
 from etikett.domain import label_versions, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch
+from etikett.dsl.strict import MAX_VERSION
 from etikett.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
@@ -68,7 +69,7 @@ class PreviewRequest(Model):
 def get_document(
     labelId: str,
     invocation: Anyone,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> DocumentAnswer:
     return label_versions.get_document(labelId, version, with_findings=True)
 
@@ -106,7 +107,7 @@ def patch_document(
     description="Exactly the dots the printer will print, at the label's density. "
     "Headers: X-Label-Dots (WxH), X-Label-Dpi, X-Label-Findings (how many preflight "
     "findings this layout has; getLabelDocument lists them). Missing variables use their "
-    "default, then their sample.",
+    "sample, then their default (a print uses only the default).",
     response_class=Response,
     responses={
         200: {
@@ -120,7 +121,7 @@ def preview(
     labelId: str,
     invocation: Anyone,
     stufe: Annotated[Literal["etikett"], Query(description="`etikett`: the label.")] = "etikett",
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
     body: PreviewRequest | None = None,
 ) -> Response:
     request = body or PreviewRequest()
@@ -149,7 +150,7 @@ def preview(
 def get_form(
     labelId: str,
     invocation: Anyone,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> DocumentAnswer:
     return label_versions.get_form(labelId, version)
 
@@ -192,7 +193,7 @@ def list_versions(
 )
 def get_version(
     labelId: str,
-    version: int,
+    version: Annotated[int, Path(ge=1, le=MAX_VERSION)],
     invocation: Anyone,
 ) -> label_versions.VersionWithDocument:
     return label_versions.get_version(labelId, version)

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
-from etikett.domain import flows
+from etikett.domain import activity, flows
 from etikett.domain.flow_run_view import FlowRun as FlowRun
 from etikett.domain.flow_run_view import RunOutcome as RunOutcome
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
@@ -243,7 +243,7 @@ def _runner_and_context(
     deployed: dict[str, Any] = {}
     target = deployment_store.group_flow(record.group_id, flow_id)
     if target is not None and (found := deployment_store.get(target.deployment_id)) is not None:
-        deployed = deployments.context_values(found)
+        deployed = deployments.running(found, record.group_id)[0]
     effective = {**deployed, **runner_context.effective_context(record), **request.context}
     return identity, effective
 
@@ -362,4 +362,6 @@ def record_run(
     if not added:
         recorded = store.get_run(flow_id, run_id)
         record = recorded if recorded is not None else record
+    else:
+        activity.flow_run(run_id, flow_id, outcome, records, runner_id)
     return _view(record)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from etikett.domain import labels
+from etikett.domain import activity, labels
 from etikett.domain.actors import Invocation
 from etikett.errors import EtikettError, PayloadTooLarge, ProblemCode
 from etikett.model import Model
@@ -77,6 +77,8 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
         max_expanded=settings.import_max_expanded_bytes,
         max_labels=MAX_LABELS_PER_IMPORT,
     )
+    total = len(conversion.labels)
+    activity.progress(f"import {name} ({conversion.format}): converted; checking", 0, total)
     ready: list[labels.NewDocument] = []
     comment = f"imported from {name} ({conversion.format})"
     stored = 0
@@ -110,6 +112,7 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
             )
         ready.append(labels.NewDocument(label.name, document, comment=comment))
     created = labels.create_together(invocation, ready)
+    activity.progress(f"import {name} ({conversion.format}): labels created", len(created), total)
     documents = []
     for index, made in enumerate(created):
         warnings = sum(

@@ -111,7 +111,7 @@ def _target_document(
             flows.load(reference)
             flows.parse(given)
             document = given
-        return "flow", document, "nodes", flows.parse
+        return "flow", document, "nodes", flows.parse_to_save
     from etikett.domain import label_records, label_validation, label_versions
 
     if given is None:

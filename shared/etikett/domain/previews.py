@@ -24,7 +24,7 @@ def preview(
     samples: bool = True,
     counters: dict[str, Any] | None = None,
 ) -> Preview:
-    """Missing entered variables take their default, then (with `samples`) their sample: a
+    """Missing entered variables take (with `samples`) their sample, then their default: a
     designer sees a filled label; print requests get no samples. Counters show their next
     values unless `counters` names others (nothing is taken). The preview's own layout is
     preflighted on the way; an object that cannot be drawn (a barcode its data cannot encode) is

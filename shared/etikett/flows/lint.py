@@ -1,7 +1,8 @@
 """Lint of a flow document: what is well-formed but wrong, each finding with its JSON Pointer.
 
 Structural checks need nothing but the document. Label references (`action.print`) are checked
-against a `LabelCatalog` the caller supplies: the service reads its labels table, a test a dict.
+against a `LabelCatalog` the caller supplies, the secrets `action.http` sends against a
+`SecretCatalog`: the service reads its tables, a test a dict.
 """
 
 from collections.abc import Iterator
@@ -19,8 +20,10 @@ from etikett.dsl.flow import (
     targets,
 )
 from etikett.dsl.flow_registry import CEL_FIELDS, NODE_SPECS, HttpAction, HttpTrigger, PrintNode
+from etikett.flows import paths, secret_origins
 from etikett.flows.findings import Finding, pointer
 from etikett.flows.scope import Scope, name_findings, record_fields
+from etikett.flows.secret_origins import SecretCatalog
 
 CEL_NAMES = ("record", "context", "runner")
 MAX_MACRO_DEPTH = 1  # a comprehension, but never one inside another: cost stays linear
@@ -85,11 +88,15 @@ def check_expression(source: str) -> str | None:
 
 
 def lint(
-    document: FlowDocument, labels: LabelCatalog | None = None, scope: Scope | None = None
+    document: FlowDocument,
+    labels: LabelCatalog | None = None,
+    secrets: SecretCatalog | None = None,
+    scope: Scope | None = None,
 ) -> list[Finding]:
     """Every finding. Expressions are checked against the Runner's fields, and with a `scope`
     also against the record fields and context parameters it names (`flow.cel_name_unknown`);
-    a schedule's records are empty, so what follows one is always checked."""
+    a schedule's records are empty, so what follows one is always checked. With `secrets`, what
+    `action.http` sends is checked against each secret's origins."""
     findings: list[Finding] = []
     scope = scope or Scope()
     entering = record_fields(document, scope.record)
@@ -119,6 +126,8 @@ def lint(
     if not cycles:  # a cycle is unbounded anyway, and reported as such
         findings += _fan_out(nodes, triggers)
     findings += _unreachable(nodes, triggers)
+    if secrets is not None:
+        findings += secret_origins.findings(document, secrets)
     return findings
 
 
@@ -201,6 +210,7 @@ def _node_findings(
                     params={"expression": source[:200], "reason": problem},
                 )
             )
+    found += paths.node_findings(index, node)
     if isinstance(fields, HttpTrigger):
         other = http_paths.setdefault(fields.path, node.id)
         if other != node.id:

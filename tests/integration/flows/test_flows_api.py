@@ -171,10 +171,13 @@ def test_registry_describes_every_node_type(designer: Api) -> None:
 def test_create_read_rename_list_and_delete(designer: Api, approver: Api) -> None:
     flow = _create(designer, description="first")
     assert flow["id"].startswith("flw_") and flow["latest_version"] == 1
+    # The creation's answer carries the lint of the version it saved, as a patch's does.
+    created = {key: flow.pop(key) for key in ("version", "findings")}
+    assert created["version"] == 1 and _codes(created["findings"]) == {"flow.no_trigger"}
     assert approver.get(f"/flows/{flow['id']}").json() == flow
     document = approver.get(f"/flows/{flow['id']}/document").json()
     assert document["version"] == 1 and document["document"]["nodes"] == []
-    assert _codes(document["findings"]) == {"flow.no_trigger"}
+    assert document["findings"] == created["findings"]
 
     renamed = designer.request(
         "PATCH", f"/flows/{flow['id']}", json={"name": "Zz renamed", "description": ""}
@@ -715,3 +718,46 @@ def test_unsaved_changes_are_linted_and_dry_run_without_being_saved(
         "auth.forbidden",
     )
     assert designer.get(f"/flows/{flow['id']}/versions").json()["items"][0]["version"] == 1
+
+
+@pytest.mark.parametrize(
+    "path", ["..", "in/../../state", "C:\\Runner\\state", "in\u0000", "//host/share"]
+)
+def test_a_folder_path_that_could_escape_is_refused_and_nothing_is_saved(
+    designer: Api, path: str
+) -> None:
+    """Issue 23, item 2: 422 `flow.path_refused` with the lint finding, at create and patch."""
+    nodes = [
+        {"id": "in", "type": "trigger.folder", "path": path, "wires": ["log"]},
+        {"id": "log", "type": "action.log", "message": "'got one'"},
+    ]
+    name = unique("escape")
+    created = designer.post("/flows", json={"name": name, "document": {"nodes": nodes}})
+    refused = problem(created, 422, "flow.path_refused")
+    (finding,) = refused["params"]["findings"]
+    assert (finding["code"], finding["path"], finding["node_id"]) == (
+        "flow.path_refused",
+        "/nodes/0/path",
+        "in",
+    )
+    assert name not in designer.get("/flows", params={"limit": 200}).text
+
+    # The same through a patch of a sound flow: no new version.
+    sound = [{**nodes[0], "path": "/srv/labels/in"}, nodes[1]]
+    flow = designer.post("/flows", json={"name": name, "document": {"nodes": sound}}).json()
+    operations = [{"op": "replace", "path": "/nodes/0/path", "value": path}]
+    patched = designer.request(
+        "PATCH", f"/flows/{flow['id']}/document", json={"operations": operations}
+    )
+    problem(patched, 422, "flow.path_refused")
+    assert designer.get(f"/flows/{flow['id']}").json()["latest_version"] == 1
+
+    # A constant action.file path is checked by its value; one built from the record is the
+    # Runner's to check when it runs.
+    write = {"id": "log", "type": "action.file", "content": "record"}
+    for source, status in (('"../" + "key.pem"', 422), ('"out/" + record.id + ".txt"', 200)):
+        operations = [{"op": "replace", "path": "/nodes/1", "value": {**write, "path": source}}]
+        answer = designer.request(
+            "PATCH", f"/flows/{flow['id']}/document", json={"operations": operations}
+        )
+        assert answer.status_code == status, answer.text
