@@ -48,6 +48,6 @@ def repo() -> Path:
 
 
 # Runners started by the tests (in process or as `etikett-runner`) reach the printer simulator and
-# test HTTP servers on loopback, which a Runner refuses unless told so (see README, Security).
+# test HTTP servers on loopback, which a Runner refuses unless told so (docs/guides/security.md).
 os.environ.setdefault("ETIKETT_RUNNER_LOOPBACK_PRINTERS", "1")
 os.environ.setdefault("ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS", "1")

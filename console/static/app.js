@@ -20,6 +20,7 @@ export const ROUTES = [
   ["/jobs/:id", "job.js"],
   ["/flows", "flows.js"],
   ["/flows/:id", "flow.js"],
+  ["/flows/:id/edit", "flowedit.js"],
   ["/deployments", "deployments.js"],
   ["/deployments/:id", "deployment.js"],
   ["/runners", "runners.js"],
@@ -29,6 +30,7 @@ export const ROUTES = [
   ["/audit", "audit.js"],
   ["/admin", "admin.js"],
   ["/admin/:tab", "admin.js"],
+  ["/reference", "reference.js"],
 ];
 
 export const NAV = [
@@ -40,6 +42,7 @@ export const NAV = [
   ["/archive", "Archive", () => can("operator", "approver")],
   ["/audit", "Audit log", () => can("approver")],
   ["/admin", "Administration", () => can("admin")],
+  ["/reference", "API reference", () => true],
 ];
 
 function match(path) {

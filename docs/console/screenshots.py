@@ -107,6 +107,47 @@ def seed(server: DevServer, simulator: PrinterSimulator, workdir: Path) -> dict[
             },
         },
     ).json()
+    parcels = ines.post(
+        "/flows",
+        json={
+            "name": "Paketlabels Halle 1",
+            "description": "Orders from the ERP's export folder become shipping labels",
+            "document": parcels_flow(made["shipping-label"]),
+        },
+    ).json()
+    # A second version as an agent would propose it: the packaging's weight counted, heavier
+    # parcels to the freight desk.
+    agent.request(
+        "PATCH",
+        f"/flows/{parcels['id']}/document",
+        json={
+            "operations": [
+                {
+                    "op": "replace",
+                    "path": "/nodes/1/values/weight",
+                    "value": "double(record.weight_g) / 1000.0 + 0.25",
+                },
+                {
+                    "op": "add",
+                    "path": "/nodes/2/cases/-",
+                    "value": {"when": "record.weight > 31.5", "wires": ["freight"]},
+                },
+                {
+                    "op": "add",
+                    "path": "/nodes/-",
+                    "value": {
+                        "id": "freight",
+                        "type": "action.http",
+                        "url": "https://erp.example.com/api/freight",
+                        "body": "record",
+                        "ui": {"x": 690, "y": 320},
+                    },
+                },
+            ],
+            "comment": "Parcels over 31.5 kg to the freight desk",
+        },
+    )
+    made["parcels"] = parcels["id"]
     other = admin.post("/runner-groups", json={"name": "Halle 2"}).json()
     deployment = ines.post(
         "/deployments",
@@ -226,6 +267,112 @@ def shoot_designer(page: Page, server: DevServer, made: dict[str, str]) -> None:
     shoot(page, "designer-copilot")
 
 
+def parcels_flow(label_id: str) -> dict[str, object]:
+    """The editor's example: a folder of CSV orders → shaped → routed → a shipping label, or a
+    note in the run when the order has nothing to ship."""
+    fields = {
+        name: f"record.{name}"
+        for name in (
+            "recipient_name",
+            "recipient_street",
+            "recipient_postcode",
+            "recipient_city",
+            "tracking_number",
+        )
+    }
+    return {
+        "nodes": [
+            {
+                "id": "inbox",
+                "type": "trigger.folder",
+                "name": "ERP export",
+                "path": "/srv/erp/out",
+                "pattern": "orders-*.csv",
+                "format": "csv",
+                "delimiter": ";",
+                "wires": ["shape"],
+                "ui": {"x": 30, "y": 150},
+            },
+            {
+                "id": "shape",
+                "type": "logic.set",
+                "name": "Weight and parcels",
+                "values": {
+                    "weight": "double(record.weight_g) / 1000.0",
+                    "parcels": "int(record.parcels)",
+                },
+                "wires": ["route"],
+                "ui": {"x": 250, "y": 150},
+            },
+            {
+                "id": "route",
+                "type": "logic.switch",
+                "name": "Anything to ship?",
+                "cases": [{"when": "record.parcels > 0", "wires": ["label"]}],
+                "otherwise": ["note"],
+                "ui": {"x": 470, "y": 150},
+            },
+            {
+                "id": "label",
+                "type": "action.print",
+                "name": "Shipping label",
+                "label": label_id,
+                "printer": "dock",
+                "copies": "record.parcels",
+                "variables": {
+                    **fields,
+                    "sender_name": "context.sender",
+                    "sender_street": "'Hafenstraße 21'",
+                    "sender_postcode": "'20457'",
+                    "sender_city": "'Hamburg'",
+                    "weight_kg": "record.weight",
+                },
+                "wires": ["done"],
+                "ui": {"x": 690, "y": 70},
+            },
+            {
+                "id": "note",
+                "type": "action.log",
+                "name": "Nothing to ship",
+                "message": "'order ' + record.order + ' has no parcels'",
+                "level": "warning",
+                "ui": {"x": 690, "y": 230},
+            },
+            {
+                "id": "done",
+                "type": "action.http",
+                "name": "Tell the ERP",
+                "url": "https://erp.example.com/api/printed",
+                "body": '{"order": record.order, "tracking": record.tracking_number}',
+                "ui": {"x": 910, "y": 70},
+            },
+        ],
+        "samples": [
+            {
+                "order": "SO-4711",
+                "weight_g": "2400",
+                "parcels": "2",
+                "recipient_name": "Erika Mustermann",
+                "recipient_street": "Heidestraße 17",
+                "recipient_postcode": "51147",
+                "recipient_city": "Köln",
+                "tracking_number": "ET123456785DE",
+            }
+        ],
+    }
+
+
+RECORDS = "\n".join(
+    [
+        "order;weight_g;parcels;recipient_name;recipient_street;recipient_postcode;"
+        "recipient_city;tracking_number",
+        "SO-4711;2400;2;Erika Mustermann;Heidestraße 17;51147;Köln;ET123456785DE",
+        "SO-4712;800;0;Max Muster;Am Markt 1;10115;Berlin;ET123456799DE",
+        "SO-4713;12500;1;Beispiel AG;Industriestraße 5;70565;Stuttgart;ET123456802DE",
+    ]
+)
+
+
 def shoot(page: Page, name: str) -> None:
     page.wait_for_load_state("networkidle")
     time.sleep(0.4)
@@ -281,6 +428,34 @@ def main() -> None:
                 page.goto(f"{server.url}/console/flows/{made['flow']}")
                 page.locator(".graph .node").first.focus()
                 shoot(page, "flow")
+
+                # The flow editor: the print node chosen, its settings from the registry.
+                page.goto(f"{server.url}/console/flows/{made['parcels']}/edit")
+                expect(page.locator(".x6-node")).to_have_count(7)
+                body = page.locator('.x6-node[data-cell-id="label"] .fe-body').bounding_box()
+                assert body is not None
+                page.mouse.click(body["x"] + 40, body["y"] + 12)
+                expect(page.locator(".fe-node-head code")).to_have_text("label")
+                shoot(page, "flow-editor")
+
+                page.get_by_role("tab", name="Dry run").click()
+                page.get_by_label("Records (JSON, JSON lines or CSV with a header row)").fill(
+                    RECORDS
+                )
+                page.get_by_label("Context (JSON object)").fill(
+                    '{"sender": "Etikett Versand GmbH"}'
+                )
+                page.get_by_role("button", name="Dry run", exact=True).click()
+                expect(page.locator(".fe-previews img")).to_have_count(2)
+                for _ in range(3):
+                    page.get_by_role("button", name="Next step ▶").click()
+                page.locator(".fe-bottom .tab-panels").evaluate("e => e.scrollTo(0, 0)")
+                shoot(page, "flow-editor-dry-run")
+
+                page.get_by_role("tab", name="Versions").click()
+                page.get_by_role("button", name="Changes of v2").click()
+                expect(page.get_by_role("dialog")).to_be_visible()
+                shoot(page, "flow-editor-diff")
 
                 page.goto(f"{server.url}/console/deployments/{made['deployment']}")
                 shoot(page, "deployment")

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     defaults = reach.from_environment()
     network = parser.add_argument_group(
-        "what the Runner may reach besides the service (see the README's Security section)"
+        "what the Runner may reach besides the service (see docs/guides/security.md)"
     )
     network.add_argument(
         "--loopback-printers",

@@ -6,8 +6,8 @@ copies) become one data-stream print request, sent after the event is journaled 
 public addresses, each address the name resolves to checked and the connection pinned to it;
 loopback and private addresses only with `--outgoing-private-networks` (see `reach`); a named
 `secret` credential goes as a Bearer token (delivered by the service over the agent channel,
-kept in memory only). Files stay inside the Runner's data folder; log messages go to the
-Runner's log and the run's trace."""
+kept in memory only), and only to the origins the secret names, if it names any. Files stay
+inside the Runner's data folder; log messages go to the Runner's log and the run's trace."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from etikett.flows.effects import (
     Outcome,
     PrintIntent,
 )
+from etikett.flows.secret_origins import sending_refused
 from etikett_runner import reach
 from etikett_runner.roots import PathRefused
 from etikett_runner.site_folders import write_inside
@@ -65,9 +66,16 @@ class SiteEffects:
     is running (set by the caller before each record). `credentials` are the secrets the
     service delivered for this flow (ref → value): held in memory, never written or logged."""
 
-    def __init__(self, data_dir: Path, credentials: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        credentials: dict[str, str] | None = None,
+        credential_origins: dict[str, list[str]] | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self._credentials = dict(credentials or {})
+        # ref -> the origins a secret may go to (a ref not here names none)
+        self._origins = {ref: tuple(o) for ref, o in (credential_origins or {}).items()}
         self.record_index = 0
         self.batches: list[PrintBatch] = []
         self._open: dict[tuple[str, str, int], PrintBatch] = {}
@@ -126,6 +134,12 @@ class SiteEffects:
                 raise EffectFailed(
                     f"the credential {intent.credential!r} was not delivered to this Runner "
                     "(it must be a `secret` credential that exists)"
+                )
+            elsewhere = sending_refused(intent.url, self._origins.get(intent.credential))
+            if elsewhere is not None:
+                raise EffectFailed(
+                    f"credential.origin_refused: the secret {intent.credential!r} is not sent "
+                    f"to {intent.url}: {elsewhere}"
                 )
             headers["authorization"] = f"Bearer {secret}"
         body = plain(intent.body) if intent.body is not None else None

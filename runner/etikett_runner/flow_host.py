@@ -177,7 +177,9 @@ class Deployed:
                 problem=problem,
                 file=file,
             )
-            effects = SiteEffects(self.host.data_dir, spec.get("credentials"))
+            effects = SiteEffects(
+                self.host.data_dir, spec.get("credentials"), spec.get("credential_origins")
+            )
             env = RunEnv(
                 context=spec.get("context") or {}, runner=self.host.identity, run_id=run_id
             )

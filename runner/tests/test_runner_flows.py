@@ -608,3 +608,46 @@ def test_http_sends_a_delivered_secret_as_bearer_and_keeps_it_in_memory_only(
         assert secret not in caplog.text and secret not in str(channel.runs)
     finally:
         receiver.close()
+
+
+def test_http_sends_a_secret_only_to_the_origins_it_names(host: Host) -> None:
+    """Issue 23, item 5: the service delivers a secret's origins with it; the Runner's HTTP
+    node refuses to send it anywhere else (the record fails with `credential.origin_refused`,
+    nothing reaches the other receiver), and sends it where it may."""
+    import httpx
+
+    allowed, other = Receiver(), Receiver()
+    try:
+        channel, flows, thread = host
+        flows.http = HttpTriggers("127.0.0.1", 0)
+        secret = "s3cr3t-origins-Hs72kd9Q"
+        flow = {
+            "nodes": [
+                {"id": "web", "type": "trigger.http", "path": "hook", "wires": ["ok", "off"]},
+                {"id": "ok", "type": "action.http", "url": allowed.url, "credential": "erp"},
+                {"id": "off", "type": "action.http", "url": other.url, "credential": "erp"},
+            ]
+        }
+        origin = allowed.url.removesuffix("/hook")
+        channel.wanted = [
+            spec(
+                flow,
+                printers={},
+                credentials={"erp": secret},
+                credential_origins={"erp": [origin]},
+            )
+        ]
+        thread.start()
+        eventually(lambda: statuses(channel) and statuses(channel)[-1] == ("active", None))
+        base = f"http://127.0.0.1:{flows.http.address[1]}"
+        assert httpx.post(f"{base}/flows/hook", json={"n": 1}).status_code == 202
+        (run,) = eventually(lambda: channel.runs)
+        (error,) = run["trace"]["errors"]
+        assert error["node_id"] == "off", error
+        assert error["message"].startswith("credential.origin_refused"), error
+        assert origin in error["message"]
+        assert allowed.seen == [(f"Bearer {secret}", None)]
+        assert other.seen == []
+    finally:
+        allowed.close()
+        other.close()

@@ -9,7 +9,7 @@ the whole catalog (`x-etikett-problem-codes`). Domain code raises them and never
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 
 class ProblemCode(StrEnum):
@@ -198,6 +198,16 @@ class ProblemCode(StrEnum):
         "The flow version cannot run: its wires form a cycle (params.findings). Fix it before "
         "a dry run or a deployment.",
     )
+    FLOW_PATH_REFUSED = (
+        "flow.path_refused",
+        422,
+        "A folder trigger's path (or a constant action.file path) could reach outside the "
+        "folders a Runner's site allowed: a `..` segment, a drive or `:`, a network or device "
+        "path, a NUL or control character, a leading `~`, a Windows device name, or an "
+        "absolute action.file path. Nothing was saved; params.findings names each path. An "
+        "absolute folder is allowed: the Runner decides at run time whether it lies inside its "
+        "allowed roots.",
+    )
     DEPLOYMENT_NOT_FOUND = ("deployment.not_found", 404, "No deployment has this id.")
     DEPLOYMENT_FLOW_HAS_ERRORS = (
         "deployment.flow_has_errors",
@@ -310,6 +320,18 @@ class ProblemCode(StrEnum):
         "runner.certificate_revoked",
         401,
         "The certificate is no longer the Runner's.",
+    )
+    RUNNER_DEPLOYMENT_NOT_RUNNING = (
+        "runner.deployment_not_running",
+        403,
+        "The deployment does not run in this Runner's group now: its stage is not approved, "
+        "or it was rolled back or superseded there. Its prints are refused (audited).",
+    )
+    RUNNER_PRINT_NOT_IN_FLOW = (
+        "runner.print_not_in_flow",
+        403,
+        "The deployed flow version has no action.print of this label (as it names it, "
+        "`lbl_…` or `lbl_…@N`) to this printer alias. Refused and audited.",
     )
     RUNNER_REMOVED = ("runner.removed", 401, "The Runner of this certificate was removed.")
     ENROLLMENT_TOKEN_INVALID = (
@@ -510,6 +532,13 @@ class EtikettError(Exception):
             self.code = code
         self.params = params
         self.headers: dict[str, str] = {}
+        self.audit_target: str | None = None  # the refusal's audit entry names it
+
+    def audited_as(self, target_id: str) -> Self:
+        """The same error, whose refusal is audited with `target_id` as its target (where the
+        request's path names none)."""
+        self.audit_target = target_id
+        return self
 
     @property
     def status(self) -> int:

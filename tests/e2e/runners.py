@@ -42,7 +42,7 @@ class RunnerProcess:
     def start(self, *arguments: str) -> RunnerProcess:
         assert self.process is None or self.process.poll() is not None
         env = {k: v for k, v in os.environ.items() if not k.startswith("ETIKETT_")}
-        # The printer simulators and test servers listen on loopback (README: Security).
+        # The printer simulators and test servers listen on loopback (docs/guides/security.md).
         env.update(
             ETIKETT_RUNNER_LOOPBACK_PRINTERS="1", ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS="1"
         )

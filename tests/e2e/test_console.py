@@ -580,6 +580,51 @@ def test_roll_back_a_deployment(
     )
 
 
+def test_a_change_after_approval_is_shown_and_its_stage_approved_again(
+    console: Session, server: DevServer, admin: Api, person: dict[str, Any]
+) -> None:
+    """Issue 23, item 5: the deployment page shows a stage changed since its approval, and,
+    while deploymentChangesNeedApproval holds the change back, approves it again."""
+    deployment = deployment_awaiting_approval(admin, person)
+    human = admin.as_token(admin.login(person["username"]))
+    assert (
+        human.post(f"/deployments/{deployment['id']}/approval", json={"stage": 0}).status_code
+        == 200
+    )
+    changed = admin.request(
+        "PUT", f"/deployments/{deployment['id']}/context/site", json={"value": "Halle 2"}
+    )
+    assert changed.status_code == 200, changed.text
+
+    page = console.page
+    sign_in(page, server, person["username"])
+    page.goto(f"{server.url}/console/deployments/{deployment['id']}")
+    expect(page.locator(".summary")).to_contain_text("changed since approval")
+    stage = page.get_by_role("article", name="Stage 1")
+    expect(stage).to_contain_text("Context or printer aliases changed after this approval.")
+
+    policy = "/policies/deploymentChangesNeedApproval"
+    assert admin.request("PUT", policy, json={"enabled": True}).status_code == 200
+    try:
+        # A change made on the page itself is held back and shown as waiting.
+        page.get_by_label("Parameter name").fill("site")
+        page.get_by_label("Value (JSON, or plain text)").fill("Halle 3")
+        page.get_by_role("button", name="Set parameter").click()
+        expect(stage).to_contain_text("changes wait for approval")
+        stage.get_by_role("button", name="Approve the changes of stage 1").click()
+        dialog = page.get_by_role("dialog", name="Approve the changes of stage 1")
+        dialog.get_by_label("Comment").fill("Hall 3 is ready")
+        dialog.get_by_role("button", name="Approve the changes of stage 1").click()
+        expect(stage).not_to_contain_text("changes wait for approval")
+        expect(page.locator(".summary")).not_to_contain_text("changed since approval")
+        expect(stage.get_by_role("button", name="Approve the changes of stage 1")).to_have_count(0)
+    finally:
+        admin.request("PUT", policy, json={"enabled": False})
+    answer = admin.get(f"/deployments/{deployment['id']}").json()
+    assert answer["changed_since_approval"] is False
+    assert answer["stages"][0]["approved_by"] == person["username"]
+
+
 SWITCHED = {
     "nodes": [
         {"id": "inbox", "type": "trigger.folder", "path": "in", "format": "csv", "wires": ["qty"]},
@@ -893,13 +938,22 @@ def test_a_secret_credential_is_stored_never_shown_and_deleted(
 
     ref = unique("erp-token")
     form.get_by_label("Reference").fill(ref)
+    # Where it may be sent: an origin with a path is refused by the API, next to the field.
+    form.get_by_label("Allowed origins").fill("https://erp.example.com/api")
+    form.get_by_role("button", name="Store credential").click()
+    expect(form.get_by_label("Allowed origins")).to_have_attribute("aria-invalid", "true")
+    form.get_by_label("Allowed origins").fill("https://ERP.example.com, https://erp2.example.com")
     form.get_by_role("button", name="Store credential").click()
     row = page.get_by_role("row").filter(has_text=ref)
     expect(row.get_by_role("cell").nth(4)).to_have_text("stored")
     expect(row.get_by_role("cell").nth(1)).to_have_text("secret")
+    expect(row.get_by_role("cell").nth(3)).to_have_text(
+        "https://erp.example.com, https://erp2.example.com"
+    )
     expect(form.get_by_label("Value", exact=True)).to_have_value("")
     stored = next(c for c in admin.get("/credentials").json()["items"] if c["ref"] == ref)
     assert stored["has_secret"] is True and stored["kind"] == "secret"
+    assert stored["origins"] == ["https://erp.example.com", "https://erp2.example.com"]
     assert secret not in page.content()
     assert answers and not [text for text in answers if secret in text]
 

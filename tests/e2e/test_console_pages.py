@@ -219,8 +219,10 @@ def test_every_page_fits_a_tablet_without_sideways_scrolling(
 # no address of their own, so this list is kept by hand).
 DIALOGS = [
     ("/labels", None, "New label"),
+    ("/labels", None, "Import file"),
     ("/labels/{labels}", None, "Duplicate"),
     ("/labels/{labels}", "Versions (2)", "Approve v2"),
+    ("/flows/{flows}/edit", None, "Keyboard shortcuts"),
     ("/deployments", None, "New deployment"),
     ("/deployments/{deployments}", None, "Approve stage 1"),
     ("/deployments/{deployments}", None, "Roll back"),

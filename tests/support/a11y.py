@@ -123,6 +123,9 @@ _MOUSE_ONLY = f"""() => {{
   return (window.__clickables || []).map((ref) => ref.deref())
     .filter((el) => el && el.isConnected && shown(el))
     .filter((el) => !el.matches(keyboard) && !(el.tabIndex >= 0 && el.hasAttribute('tabindex')))
+    // A vendored library's root, where it listens for its controls' events (React delegates
+    // every click to the element it renders into): not a control; its controls are checked.
+    .filter((el) => !el.hasAttribute('data-event-root'))
     .map((el) => el.outerHTML.slice(0, 120));
 }}"""
 

@@ -62,8 +62,9 @@ class DevServer:
                 return line.rsplit(" ", 1)[1]
         raise LookupError("no AWS endpoint in the log")
 
-    def start(self, timeout: float = 60) -> str:
-        """Start and wait until the API answers; returns what the server printed so far.
+    def start(self, timeout: float = 150) -> str:
+        """Start and wait until the API answers; returns what the server printed so far (generous:
+        on a loaded machine a cold start of every function takes more than a minute).
 
         Free ports are picked before the server binds them, so another process can take one
         meanwhile: then pick new ones and try again."""

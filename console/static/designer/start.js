@@ -4,7 +4,7 @@
 // opens in the designer; an import shows its report first.
 
 import { navigate, ROOT } from "../app.js";
-import { listAll, post, request } from "../lib/api.js";
+import { listAll, post, upload } from "../lib/api.js";
 import { add, h, nextId, replace } from "../lib/dom.js";
 import { mm } from "../lib/format.js";
 import { apiRules } from "../lib/schema.js";
@@ -161,9 +161,7 @@ export async function newLabelDialog() {
           file.focus();
           return;
         }
-        const upload = new FormData();
-        upload.append("file", chosen, chosen.name);
-        const answer = await request("POST", "/import", { form: upload, query: { dpi: importDpi.value } });
+        const answer = await upload("/import", chosen, { query: { dpi: importDpi.value } });
         replace(report, importReport(answer));
         // Opening a label leaves the dialog (the router follows the link).
         for (const link of report.querySelectorAll("a")) link.addEventListener("click", () => close());

@@ -38,19 +38,19 @@ async function problemOf(response) {
 }
 
 /**
- * request("POST", "/labels", {json: {...}}) → parsed JSON (or null for 204); `form` sends a
- * FormData (an upload) instead.
+ * request("POST", "/labels", {json: {...}}) → parsed JSON (or null for 204); `body` sends a
+ * FormData (an upload) instead; `upload()` builds one from a file.
  * `raw: true` answers the Response itself (previews).
  */
-export async function request(method, path, { json, form, query, raw = false, signal } = {}) {
+export async function request(method, path, { json, body, query, raw = false, signal } = {}) {
   const headers = { Accept: "application/json" };
   if (method !== "GET" && method !== "HEAD") headers[CSRF_HEADER] = "1";
   const init = { method, headers, credentials: "same-origin", signal, cache: "no-store" };
   if (json !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(json);
-  } else if (form !== undefined) {
-    init.body = form; // FormData: the browser writes the multipart type and its boundary
+  } else if (body !== undefined) {
+    init.body = body; // FormData: the browser writes the multipart boundary itself
   }
   let response;
   try {
@@ -81,6 +81,12 @@ export async function request(method, path, { json, form, query, raw = false, si
 export const get = (path, query, options = {}) => request("GET", path, { ...options, query });
 export const post = (path, json, options = {}) => request("POST", path, { ...options, json });
 export const put = (path, json, options = {}) => request("PUT", path, { ...options, json });
+/** A file as the multipart field `name` (imports). */
+export function upload(path, file, { name = "file", query } = {}) {
+  const body = new FormData();
+  body.append(name, file, file.name);
+  return request("POST", path, { body, query });
+}
 export const patch = (path, json, options = {}) => request("PATCH", path, { ...options, json });
 export const del = (path, options = {}) => request("DELETE", path, options);
 
@@ -107,10 +113,11 @@ export function page(path, query = {}, cursor = null, limit = 50) {
   return get(path, { ...query, limit, cursor });
 }
 
-/** The print raster of a label (version or latest) as a PNG blob, with its dots and density. */
-export async function preview(labelId, { version, variables = {}, signal } = {}) {
+/** The print raster of a label (version or latest) as a PNG blob, with its dots and density.
+ * `counters` and `samples: false` show a print as a dry run says it would come out. */
+export async function preview(labelId, { version, variables = {}, counters, samples, signal } = {}) {
   const response = await request("POST", `/labels/${encodeURIComponent(labelId)}/preview`, {
-    json: { variables },
+    json: { variables, counters, samples },
     query: { stufe: "etikett", version },
     raw: true,
     signal,

@@ -8,7 +8,7 @@ import { can } from "./session.js";
 import { button, field, form, input, loading, notify, showError, table } from "./ui.js";
 
 /** `path` is the level's …/context collection; `operation` the operationId that sets one there. */
-export function contextEditor(path, { level = "this level", operation } = {}) {
+export function contextEditor(path, { level = "this level", operation, onChange } = {}) {
   const list = h("div");
   const el = h("div", { class: "context" }, list);
   const load = async () => {
@@ -30,6 +30,7 @@ export function contextEditor(path, { level = "this level", operation } = {}) {
                       await del(`${path}/${encodeURIComponent(p.name)}`);
                       notify(`${p.name} removed.`);
                       await load();
+                      onChange?.();
                     }, { class: "danger" })
                   : "",
             },
@@ -62,6 +63,7 @@ export function contextEditor(path, { level = "this level", operation } = {}) {
           notify(`${name.value} set at ${level}.`);
           formEl.reset();
           await load();
+          onChange?.();
         },
         { submitLabel: "Set parameter" },
       ),

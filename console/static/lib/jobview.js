@@ -21,6 +21,7 @@ export function jobView(jobId, { onUpdate, every = 1000 } = {}) {
   let timer = null;
   let seen = 0;
   let lastStatus = null;
+  let lastShown = null;
   let resolveDone;
   const done = new Promise((resolve) => (resolveDone = resolve));
 
@@ -47,12 +48,18 @@ export function jobView(jobId, { onUpdate, every = 1000 } = {}) {
     try {
       const job = await get(`/jobs/${jobId}`);
       if (stopped) return;
-      replace(
+      // Redraw only what changed: a redrawn link or button under the keyboard's focus would
+      // take the focus with it once a second while the job waits.
+      const shown = JSON.stringify([job.status, job.outcome, job.outcome_reason, job.waiting, job.attempts, job.updated_at]);
+      const changed = shown !== lastShown;
+      lastShown = shown;
+      if (changed) replace(
         status,
         h("span", { class: "job-id" }, h("a", { href: `/console/jobs/${job.id}` }, job.id)),
         " ",
         badge(job.status),
         job.outcome ? [" outcome ", badge(job.outcome), job.outcome_reason ? ` (${job.outcome_reason})` : ""] : null,
+        job.waiting ? h("span", { class: "job-waiting" }, ` · waiting: ${job.waiting}`) : null,
         h("span", { class: "muted small" }, ` · ${job.kind} · attempt ${job.attempts} · updated ${when(job.updated_at)}`),
       );
       for (const message of job.messages.slice(seen)) {
@@ -65,7 +72,7 @@ export function jobView(jobId, { onUpdate, every = 1000 } = {}) {
         announce(`Job ${job.status}${job.outcome_reason ? `: ${job.outcome_reason}` : ""}`);
         lastStatus = job.status;
       }
-      replace(
+      if (changed) replace(
         actions,
         can("operator") && CANCELLABLE.has(job.status)
           ? button("Cancel job", async () => {
@@ -82,6 +89,7 @@ export function jobView(jobId, { onUpdate, every = 1000 } = {}) {
         return;
       }
     } catch (error) {
+      lastShown = null; // the next answer is drawn again in place of the error
       replace(status, errorBox(error));
     }
     timer = window.setTimeout(poll, every);

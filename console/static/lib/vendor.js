@@ -6,9 +6,27 @@ const GLOBALS = {
   x6: ["x6.min.js", "X6"],
   "json-editor": ["jsoneditor.js", "JSONEditor"],
   dagre: ["dagre.min.js", "dagre"],
+  "swagger-ui": ["swagger-ui-bundle.js", "SwaggerUIBundle"],
 };
 
 const loading = new Map();
+const styles = new Map();
+
+/** Resolves once the library's stylesheet (a file of its vendored folder) is loaded, once. */
+export function vendorStyle(name, file) {
+  const key = `${name}/${file}`;
+  if (!styles.has(key)) {
+    styles.set(key, new Promise((resolve, reject) => {
+      const link = document.createElement("link");
+      link.rel = "stylesheet";
+      link.href = new URL(`../vendor/${key}`, import.meta.url).href;
+      link.onload = () => resolve(link);
+      link.onerror = () => { styles.delete(key); reject(new Error(`${file} did not load`)); };
+      document.head.append(link);
+    }));
+  }
+  return styles.get(key);
+}
 
 /** Resolves to the library's global (window.Konva, window.X6, …), loading its script once. */
 export function vendor(name) {

@@ -1,5 +1,6 @@
 // Administration: users and roles, API tokens (secret shown once), webhooks with their
-// deliveries, credentials, and the approval policy (only a person who is an admin may switch it).
+// deliveries, credentials (a secret's allowed origins), and the approval policies (only a
+// person who is an admin may switch them).
 
 import { ROOT } from "../app.js";
 import { del, get, listAll, page, post, put } from "../lib/api.js";
@@ -306,7 +307,7 @@ function renderCredentials(panel) {
             { title: "Reference", render: (c) => h("code", c.ref) },
             { title: "Kind", render: (c) => c.kind },
             { title: "Provider / model", render: (c) => (c.provider ? `${c.provider} · ${c.model || ""}` : "") },
-            { title: "Endpoint", render: (c) => c.endpoint || "" },
+            { title: "Endpoint / may go to", render: (c) => c.endpoint || (c.kind === "secret" ? (c.origins || []).join(", ") || "anywhere (no origins)" : "") },
             { title: "Secret", render: (c) => (c.has_secret ? "stored" : "none") },
             { title: "Default", render: (c) => (c.default ? "yes" : "") },
             {
@@ -353,8 +354,16 @@ function renderCredentials(panel) {
   const share = checkbox("Share sample values with the model", { name: "shareSampleValues" });
   const isDefault = checkbox("The default language model", { name: "default" });
   const value = limit(input({ name: "value", type: "password", autocomplete: "off" }), "value");
+  const origins = input({ name: "origins", autocomplete: "off", placeholder: "https://host, https://host:8443" });
   const modelFields = h("div", h("div", { class: "row" }, field("Provider", provider), field("Model", model), field("Endpoint", endpoint)), field("API key", apiKey, { help: "Stored encrypted; never shown again." }), share, isDefault);
-  const secretFields = h("div", { hidden: true }, field("Value", value, { help: "Stored encrypted; never shown again." }));
+  const secretFields = h(
+    "div",
+    { hidden: true },
+    field("Value", value, { help: "Stored encrypted; never shown again." }),
+    field("Allowed origins", origins, {
+      help: "Where flows may send it, separated by spaces or commas (https://host[:port]). Leave empty to allow any (lint warns of such a secret).",
+    }),
+  );
   // Only the fields of the chosen kind count (and are required).
   const syncKind = () => {
     const secret = kind.value === "secret";
@@ -369,8 +378,11 @@ function renderCredentials(panel) {
     [h("div", { class: "row" }, field("Reference", ref), field("Kind", kind)), modelFields, secretFields],
     async (el) => {
       const body = { ref: ref.value.trim(), kind: kind.value };
-      if (kind.value === "secret") body.value = value.value;
-      else {
+      if (kind.value === "secret") {
+        body.value = value.value;
+        const named = origins.value.split(/[\s,]+/).filter(Boolean);
+        if (named.length) body.origins = named;
+      } else {
         Object.assign(body, {
           provider: provider.value,
           model: model.value.trim(),
@@ -462,7 +474,7 @@ export async function render(main, { tab }) {
       { id: "tokens", label: "API tokens", render: renderTokens },
       { id: "webhooks", label: "Webhooks", render: renderWebhooks },
       { id: "credentials", label: "Credentials", render: renderCredentials },
-      { id: "policies", label: "Approval policy", render: renderPolicies },
+      { id: "policies", label: "Approval policies", render: renderPolicies },
     ],
     {
       initial: tab || "users",

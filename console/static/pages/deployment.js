@@ -34,21 +34,36 @@ export async function render(main, { id }) {
     new Promise((resolve) => {
       const comment = rules.constrain(input({ name: "comment", placeholder: "optional" }), "postDeploymentApproval", "comment");
       const groupsText = stage.group_ids.map((g) => groupName[g] || g).join(", ");
+      const again = stage.status !== "awaiting_approval";
+      const title = again ? `Approve the changes of stage ${stage.index + 1}` : `Approve stage ${stage.index + 1}`;
+      const text = again
+        ? `The Runners of ${groupsText} will run this deployment's context and printer aliases as they are now (see below).`
+        : `The Runners of ${groupsText} will run ${flow ? flow.name : deployment.flow_id} v${deployment.version}.`;
       const { close } = dialog(
-        `Approve stage ${stage.index + 1}`,
+        title,
         form(
-          [h("p", `The Runners of ${groupsText} will run ${flow ? flow.name : deployment.flow_id} v${deployment.version}.`), field("Comment", comment)],
+          [h("p", text), field("Comment", comment)],
           async () => {
             deployment = await post(`/deployments/${id}/approval`, { stage: stage.index, comment: comment.value.trim() || undefined });
             close(true);
-            notify(`Stage ${stage.index + 1} approved.`);
+            notify(again ? `The changes of stage ${stage.index + 1} are approved.` : `Stage ${stage.index + 1} approved.`);
             draw();
           },
-          { submitLabel: `Approve stage ${stage.index + 1}` },
+          { submitLabel: title },
         ),
         { onClose: resolve },
       );
     });
+
+  // What an approval of the stage would approve now: its first, or the changes made since.
+  const approvable = (stage) => stage.status === "awaiting_approval" || stage.changed_since_approval || stage.changes_await_approval;
+  const changesNote = (stage) => {
+    if (stage.changes_await_approval) {
+      return [badge("held", "changes wait for approval"), " Its Runners keep the context and printers they ran until the stage is approved again."];
+    }
+    if (stage.changed_since_approval) return [badge("warning", "changed since approval"), " Context or printer aliases changed after this approval."];
+    return null;
+  };
 
   const rollback = () =>
     new Promise((resolve) => {
@@ -80,7 +95,14 @@ export async function render(main, { id }) {
         crumbs: [[`${ROOT}/deployments`, "Deployments"]],
         actions: can("operator") && !ended ? [button("Roll back", rollback, { class: "danger" })] : [],
       }),
-      h("div", { class: "summary" }, badge(deployment.status), h("code", deployment.id), `created ${when(deployment.created_at)} by ${author(deployment.author)}`),
+      h(
+        "div",
+        { class: "summary" },
+        badge(deployment.status),
+        deployment.changed_since_approval ? badge("warning", "changed since approval") : null,
+        h("code", deployment.id),
+        `created ${when(deployment.created_at)} by ${author(deployment.author)}`,
+      ),
     );
     replace(
       stages,
@@ -92,6 +114,7 @@ export async function render(main, { id }) {
           definitionList([
             ["Groups", stage.group_ids.map((g) => groupName[g] || g).join(", ") || "none"],
             ["Approved", stage.approved_at ? `${when(stage.approved_at)} by ${stage.approved_by}` : "not yet"],
+            ...(changesNote(stage) ? [["Changes", changesNote(stage)]] : []),
           ]),
           table(
             [
@@ -106,20 +129,29 @@ export async function render(main, { id }) {
             stage.runners,
             { empty: "No Runner in these groups yet." },
           ),
-          stage.status === "awaiting_approval" && can("approver") && !ended
-            ? h("div", { class: "actions" }, button(`Approve stage ${stage.index + 1}`, () => approve(stage), { class: "primary" }))
+          approvable(stage) && can("approver") && !ended
+            ? h(
+                "div",
+                { class: "actions" },
+                button(stage.status === "awaiting_approval" ? `Approve stage ${stage.index + 1}` : `Approve the changes of stage ${stage.index + 1}`, () => approve(stage), {
+                  class: "primary",
+                }),
+              )
             : null,
         ),
       ),
     );
   }
 
+  // A change of aliases or context may make a stage "changed since approval" (or hold it).
+  const refresh = async () => {
+    deployment = await get(`/deployments/${id}`);
+    if (!document.querySelector("dialog[open]")) draw();
+  };
+
   async function poll() {
     try {
-      if (MOVING.has(deployment.status)) {
-        deployment = await get(`/deployments/${id}`);
-        if (!document.querySelector("dialog[open]")) draw();
-      }
+      if (MOVING.has(deployment.status) || deployment.changed_since_approval) await refresh();
     } catch {
       /* keep the last state on a failed poll */
     }
@@ -144,6 +176,7 @@ export async function render(main, { id }) {
                   ? button(`Remove ${a.alias}`, async () => {
                       await del(`/deployments/${id}/printers/${encodeURIComponent(a.alias)}`);
                       await loadAliases();
+                      await refresh();
                     }, { class: "danger" })
                   : "",
             },
@@ -173,12 +206,13 @@ export async function render(main, { id }) {
               await put(`/deployments/${id}/printers/${encodeURIComponent(aliasName.value.trim())}`, { printer_id: aliasPrinter.value });
               formEl.reset();
               await loadAliases();
+              await refresh();
             },
             { submitLabel: "Assign printer" },
           )
         : null,
     ),
-    can("operator", "designer") ? section("Context parameters (deployment level)", contextEditor(`/deployments/${id}/context`, { level: "the deployment", operation: "putDeploymentContextParameter" })) : null,
+    can("operator", "designer") ? section("Context parameters (deployment level)", contextEditor(`/deployments/${id}/context`, { level: "the deployment", operation: "putDeploymentContextParameter", onChange: refresh })) : null,
   );
   loadAliases();
   timer = window.setTimeout(poll, 3000);

@@ -54,7 +54,9 @@ export async function render(main, _params, query) {
   if (query.get("flow") && can("operator")) newDeployment(flows, query.get("flow"), query.get("version"));
 }
 
-async function newDeployment(flows, flowId, version) {
+/** The "New deployment" dialog; `aliases` are the printer aliases the flow prints to (a row
+ * each, so only the printers remain to choose). */
+export async function newDeployment(flows, flowId, version, { aliases = [] } = {}) {
   const [groups, printers, rules] = await Promise.all([listAll("/runner-groups"), listAll("/printers").catch(() => []), apiRules()]);
   const flow = select(flows.map((f) => [f.id, `${f.name} (latest v${f.latest_version})`]), { name: "flow_id", value: flowId || "" });
   const versionInput = input({ name: "version", type: "number", min: "1", step: "1", required: true });
@@ -80,17 +82,18 @@ async function newDeployment(flows, flowId, version) {
   };
   addStage();
   const printerRows = h("div");
-  const addPrinter = () => {
+  const addPrinter = (alias = "") => {
     printerRows.appendChild(
       h(
         "div",
         { class: "row printer-row" },
-        field("Printer alias", rules.constrain(input({ name: "alias", placeholder: "e.g. shipping" }), "putDeploymentPrinter", "name", { hint: ALIAS_HINT })),
+        field("Printer alias", rules.constrain(input({ name: "alias", placeholder: "e.g. shipping", value: alias }), "putDeploymentPrinter", "name", { hint: ALIAS_HINT })),
         field("Printer", select([["", "—"], ...printers.map((p) => [p.id, p.name])], { name: "printer" })),
       ),
     );
   };
-  addPrinter();
+  if (aliases.length) aliases.forEach((alias) => addPrinter(alias));
+  else addPrinter();
   const context = h("textarea", { name: "context", rows: 3, spellcheck: "false" });
   context.value = "{}";
 
@@ -103,7 +106,7 @@ async function newDeployment(flows, flowId, version) {
         button("Add a stage", addStage, { class: "secondary" }),
         h("h3", "Printer aliases"),
         printerRows,
-        button("Add a printer alias", addPrinter, { class: "secondary" }),
+        button("Add a printer alias", () => addPrinter(), { class: "secondary" }),
         field("Context parameters (JSON object)", context),
       ],
       async () => {

@@ -68,9 +68,10 @@ export async function render(main, { id }) {
     pageHeader(flow.name, {
       crumbs: [[`${ROOT}/flows`, "Flows"]],
       subtitle: flow.description || null,
-      actions: can("operator")
-        ? [h("a", { class: "button primary", href: `${ROOT}/deployments?flow=${id}&version=${current.version}` }, "Deploy…")]
-        : [],
+      actions: [
+        h("a", { class: ["button", can("designer") && "primary"], href: `${ROOT}/flows/${id}/edit` }, can("designer") ? "Edit" : "Open in the editor"),
+        can("operator") ? h("a", { class: "button", href: `${ROOT}/deployments?flow=${id}&version=${current.version}` }, "Deploy…") : null,
+      ],
     }),
     h("div", { class: "row" }, field("Version", version)),
   );
@@ -224,7 +225,10 @@ export async function render(main, { id }) {
                         ` ${when(r.started_at)} · v${r.version} · ${r.records} records · Runner ${r.runner_id || "—"} · trigger ${r.trigger?.node_id || ""}`,
                       ),
                       r.job_ids?.length ? h("p", "Jobs: ", r.job_ids.map((j) => [h("a", { href: `${ROOT}/jobs/${j}` }, j), " "])) : null,
-                      traceView(Array.isArray(r.trace) ? r.trace : []),
+                      // A Runner reports the first records' traces (trace.records), a trace each.
+                      (Array.isArray(r.trace?.records) ? r.trace.records : []).map((trace, index) =>
+                        h("div", h("h3", `Record ${index + 1}`), traceView(Array.isArray(trace) ? trace : [])),
+                      ),
                     ),
                   ),
                 )

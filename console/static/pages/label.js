@@ -251,7 +251,14 @@ export async function render(main, { id }) {
           { title: "Comment", render: (v) => v.comment || "" },
           {
             title: "Status changed",
-            render: (v) => (v.status_changed_at ? `${v.status_changed_by || ""} · ${ago(v.status_changed_at)}` : ""),
+            // Who changed it, when, and what they said (an approval's comment is kept here).
+            render: (v) =>
+              v.status_changed_at
+                ? [
+                    `${v.status_changed_by || ""} · ${ago(v.status_changed_at)}`,
+                    v.status_comment ? h("q", { class: "status-comment" }, v.status_comment) : null,
+                  ]
+                : "",
           },
           {
             title: "Actions",

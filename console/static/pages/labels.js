@@ -1,14 +1,16 @@
-// Labels: thumbnails, search and filters, and a new label (designer/start.js: from a Vorlage, a
-// preset, a size, an imported file or a copy), which opens in the designer.
+// Labels: thumbnails, search and filters, a new label (designer/start.js: from a Vorlage, a preset,
+// a size, an imported file or a copy), which opens in the designer, and new labels imported from
+// a ZPL or gLabels file (with how exactly each came through).
 
 import { ROOT } from "../app.js";
 import { newLabelDialog } from "../designer/start.js";
-import { listAll, preview } from "../lib/api.js";
+import { listAll, preview, upload } from "../lib/api.js";
 import { add, h, replace } from "../lib/dom.js";
 import { ago, mm } from "../lib/format.js";
+import { importResult } from "../lib/importview.js";
 import { previewImage } from "../lib/raster.js";
 import { can } from "../lib/session.js";
-import { badge, button, field, input, loading, pageHeader, select, showError } from "../lib/ui.js";
+import { badge, button, dialog, field, form, input, loading, pageHeader, select, showError } from "../lib/ui.js";
 
 const STATUS_FILTERS = [
   ["", "Any status"],
@@ -136,7 +138,9 @@ export async function render(main, _params, query) {
 
   add(main, 
     pageHeader("Labels", {
-      actions: can("designer") ? [button("New label", () => newLabelDialog(), { class: "primary" })] : [],
+      actions: can("designer")
+        ? [button("Import file", () => importDialog(load)), button("New label", () => newLabelDialog(), { class: "primary" })]
+        : [],
     }),
     h(
       "div",
@@ -150,4 +154,35 @@ export async function render(main, _params, query) {
   );
   await load();
   return () => thumbs.stop();
+}
+
+/** Upload a ZPL or gLabels file; the dialog then shows what was created and how exactly. */
+function importDialog(reload) {
+  const file = input({ type: "file", name: "file", required: true, accept: ".zpl,.prn,.txt,.glabels,.xml,.gz" });
+  const dpi = select([["203", "203 dpi"], ["300", "300 dpi"], ["600", "600 dpi"]], { name: "dpi" });
+  let imported = false;
+  let close = () => {};
+  const body = h(
+    "div",
+    form(
+      [
+        field("File", file, { help: "A ZPL format (^XA…^XZ) or a gLabels 3 or 4 document. Each label in it becomes a new draft." }),
+        field("Density of the file's dots", dpi, { help: "ZPL positions are printer dots; gLabels documents get this density." }),
+      ],
+      async () => {
+        const answer = await upload("/import", file.files[0], { query: { dpi: dpi.value } });
+        imported = true;
+        const done = button("Done", () => close(), { class: "primary" });
+        replace(body, importResult(answer), h("div", { class: "actions" }, done));
+        done.focus();
+      },
+      { submitLabel: "Import" },
+    ),
+  );
+  ({ close } = dialog("Import a label file", body, {
+    wide: true,
+    onClose: () => {
+      if (imported) reload();
+    },
+  }));
 }

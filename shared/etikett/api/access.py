@@ -22,6 +22,7 @@ from fastapi import Depends, Request, params
 
 from etikett.domain.actors import ROLES, Caller, Invocation
 from etikett.errors import Forbidden, ProblemCode, Unauthenticated, UnsupportedMediaType
+from etikett.store.numbers import refuse_unstorable
 
 SESSION_COOKIE = "etikett_session"
 CSRF_HEADER = "X-Etikett-CSRF"
@@ -102,6 +103,7 @@ class Access:
                 raise refused
         request.state.invocation = invocation
         await require_declared_media_type(request)
+        await refuse_unstorable_numbers(request)
         return invocation
 
 
@@ -216,6 +218,22 @@ async def require_declared_media_type(request: Request) -> None:
     )
 
 
+async def refuse_unstorable_numbers(request: Request) -> None:
+    """Every number of a JSON body fits DynamoDB, or the request is refused naming the field
+    (422), before anything reads it: one check for all that any operation stores."""
+    if request.method in SAFE_METHODS:
+        return
+    if accepted_media_types(request.scope.get("route")) != (JSON_MEDIA_TYPE,):
+        return
+    if not await request.body():
+        return
+    try:
+        data = await request.json()  # FastAPI parsed it already: Starlette keeps the result
+    except ValueError:
+        return  # not JSON: the operation answers `request.malformed` itself
+    refuse_unstorable(data, "body")
+
+
 def client_address(request: Request) -> str | None:
     """The address the request came from, as API Gateway saw the connection (the local gateway
     passes its peer the same way). Never a header the client wrote, such as X-Forwarded-For."""
@@ -299,6 +317,7 @@ class RunnerCertificateAccess(Access):
         caller = Caller(actor="service", subject=f"runner:{runner.id}", roles=frozenset())
         invocation = Invocation(caller, operation_id, request_id(request))
         request.state.invocation = invocation
+        await refuse_unstorable_numbers(request)
         return invocation
 
 

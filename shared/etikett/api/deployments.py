@@ -94,12 +94,16 @@ def get_deployment(deploymentId: str, invocation: Anyone) -> deployments.Deploym
     operation_id="postDeploymentApproval",
     response_model=deployments.Deployment,
     summary="Approve the stage awaiting approval; its Runners then apply the version",
-    description="While aiFreigabePflicht is on, only a person may approve.",
+    description="While aiFreigabePflicht is on, only a person may approve. An approved stage "
+    "whose context or printer aliases changed since (`changed_since_approval`) is approved "
+    "again the same way: what it runs now is approved, and a change held for it "
+    "(`changes_await_approval`, policy deploymentChangesNeedApproval) reaches its Runners.",
     responses={
         **_NOT_FOUND,
         **_POLICY,
         409: {
-            "description": "The stage is not awaiting approval (`deployment.stage_not_awaiting`)"
+            "description": "The stage is not awaiting approval, nor changed since its approval "
+            "(`deployment.stage_not_awaiting`)"
         },
     },
 )

@@ -5,7 +5,9 @@ Only function entries (`functions/<group>/app.py`) call this; domain code never 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -31,17 +33,38 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 def http_handler(app: FastAPI, service: str) -> Handler:
     logger = Logger(service=f"etikett-{service}")
     metrics = Metrics(namespace="Etikett", service=f"etikett-{service}")
-    asgi = Mangum(app, lifespan="off", api_gateway_base_path="/", text_mime_types=TEXT_TYPES)
+    # Per thread: local mode invokes a function from several threads at once (Lambda never).
+    # Mangum runs the app on the invoking thread's event loop.
+    seen = threading.local()
+
+    async def remembered(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        # Starlette keeps `request.state` in scope["state"]: after the call it names the caller.
+        if scope["type"] == "http":
+            seen.state = scope.setdefault("state", {})
+        await app(scope, receive, send)
+
+    asgi = Mangum(remembered, lifespan="off", api_gateway_base_path="/", text_mime_types=TEXT_TYPES)
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        seen.state = {}
         response = asgi(event, context)
         status = int(response.get("statusCode", 500))
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
         if status >= 500:
             metrics.add_metric(name="ServerErrors", unit=MetricUnit.Count, value=1)
-        logger.info("request", extra={"route": event.get("routeKey"), "status": status})
+        http = event.get("requestContext", {}).get("http", {})
+        line = {
+            "route": event.get("routeKey"),
+            "method": http.get("method"),
+            "path": event.get("rawPath"),
+            "status": status,
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+            "actor": actor_of(seen.state),
+        }
+        logger.info("request", extra=line)
         return response
 
     if tracing_enabled():
@@ -51,6 +74,19 @@ def http_handler(app: FastAPI, service: str) -> Handler:
         tracer = Tracer(service=f"etikett-{service}")
         return tracer.capture_lambda_handler(handler, capture_response=False)
     return handler
+
+
+def actor_of(state: dict[str, Any]) -> str | None:
+    """Who made a request, for its log line: `admin (person)`, `label-bot (agent)`, or a Runner."""
+    invocation = state.get("invocation")
+    caller = getattr(invocation, "caller", None)
+    if caller is None:
+        return None
+    subject = str(caller.subject)
+    if subject.startswith("runner:"):
+        return subject.replace(":", " ", 1)
+    kind = {"human": "person", "service": "agent"}.get(caller.actor, caller.actor)
+    return f"{subject} ({kind})"
 
 
 def tracing_enabled() -> bool:

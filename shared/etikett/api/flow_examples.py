@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Body
+from fastapi.openapi.models import Example
 
 from etikett.api.answer_examples import answer_media
 
@@ -24,9 +25,13 @@ AT = "2026-05-04T10:00:00.000Z"
 LATER = "2026-05-04T10:02:13.512Z"
 
 
-def body(summary: str, example: Any) -> Any:
-    """A request body's `Body(...)` with one named example."""
-    return Body(openapi_examples={"default": {"summary": summary, "value": example}})
+def body(summary: str, example: Any, **more: tuple[str, Any]) -> Any:
+    """A request body's `Body(...)` with one named example (and more by name: (summary,
+    value))."""
+    examples: dict[str, Example] = {"default": {"summary": summary, "value": example}}
+    for name, (text, value) in more.items():
+        examples[name] = {"summary": text, "value": value}
+    return Body(openapi_examples=examples)
 
 
 def page(*items: Any) -> dict[str, Any]:
@@ -106,11 +111,54 @@ DOCUMENT_PATCH = {
     "comment": "Only pairs",
 }
 LINT_REQUEST = {"version": 3}
-LINT_ANSWER = {"version": 3, "findings": [FINDING]}
+UNSAVED_DOCUMENT: dict[str, Any] = {
+    **DOCUMENT,
+    "nodes": [
+        {**node, "ui": {"x": 40 + 220 * index, "y": 80}}
+        for index, node in enumerate(DOCUMENT["nodes"])
+    ],
+}
+UNSAVED_DOCUMENT["nodes"][2] = {**UNSAVED_DOCUMENT["nodes"][2], "condition": "record.qtty > 0"}
+LINT_UNSAVED_REQUEST = {
+    "document": UNSAVED_DOCUMENT,
+    "scope": {"record": ["sscc", "qty"], "context": ["hall"]},
+}
+UNSAVED_FINDING = {
+    "code": "flow.cel_name_unknown",
+    "severity": "warning",
+    "path": "/nodes/2/condition",
+    "node_id": "some",
+    "message": "record.qtty: no record that reaches this node has the field 'qtty' (it may "
+    "have: qty, sscc)",
+    "params": {
+        "expression": "record.qtty > 0",
+        "name": "record.qtty",
+        "root": "record",
+        "field": "qtty",
+        "known": ["qty", "sscc"],
+        "line": 1,
+        "column": 8,
+    },
+}
+LINT_UNSAVED_ANSWER = {
+    "version": None,
+    "findings": [UNSAVED_FINDING],
+    "record_fields": {
+        "inbox": ["qty", "sscc"],
+        "shape": ["qty", "sscc"],
+        "some": ["qty", "sscc"],
+        "ship": ["qty", "sscc"],
+    },
+}
 DRY_RUN_REQUEST = {
     "version": 3,
     "samples": [{"sscc": "00340123450000000017", "qty": "2"}],
     "runner_id": RUNNER_ID,
+}
+DRY_RUN_UNSAVED_REQUEST = {
+    "document": UNSAVED_DOCUMENT,
+    "samples": [{"sscc": "00340123450000000017", "qty": "2"}, {"sscc": "", "qty": "0"}],
+    "context": {"hall": "3"},
 }
 RUNNER = {"id": RUNNER_ID, "name": "Halle 3 PC", "group_id": GROUP_ID}
 DRY_RUN_ANSWER = {
@@ -317,7 +365,7 @@ ANSWERS: dict[str, tuple[int, Any]] = {
     "patchFlowDocument": (200, DOCUMENT_ANSWER),
     "listFlowVersions": (200, page(VERSION_ENTRY)),
     "getFlowVersion": (200, {**VERSION_ENTRY, "document": DOCUMENT}),
-    "postFlowLint": (200, LINT_ANSWER),
+    "postFlowLint": (200, LINT_UNSAVED_ANSWER),
     "postFlowDryRun": (200, DRY_RUN_ANSWER),
     "listFlowRuns": (200, page(FLOW_RUN)),
     "listDeployments": (200, page(DEPLOYMENT)),

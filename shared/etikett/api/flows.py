@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Query, Response
+from fastapi import Path, Query, Response
 
 from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
@@ -15,6 +15,7 @@ from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch
 from etikett.dsl.flow_registry import FlowRegistry
+from etikett.dsl.strict import MAX_VERSION
 
 routes = router(prefix="/api/v1", tags=["Flows"])
 
@@ -29,8 +30,10 @@ _DOCUMENT_ERRORS: Responses = {
     422: {
         "description": "`document.invalid` (params.errors name the JSON path where the document "
         "is malformed: ids, wires to missing nodes, sizes), `document.id_changed`, "
-        "`document.patch_failed`. Well-formed but wrong documents are saved and answered with "
-        "lint `findings`."
+        "`document.patch_failed`; `flow.path_refused` (params.findings: a folder trigger's "
+        "or a constant action.file path with `..`, a drive or `:`, a network path or a NUL; "
+        "an absolute path is allowed, the Runner decides). Other well-formed but wrong "
+        "documents are saved and answered with lint `findings`."
     },
     413: {"description": "Document too large (`document.too_large`)"},
 }
@@ -49,18 +52,18 @@ def list_flows(invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 @routes.post(
     "/flows",
     operation_id="createFlow",
-    response_model=flows.Flow,
+    response_model=flows.CreatedFlow,
     status_code=201,
     summary="Create a flow; its document becomes version 1",
     description="Node types and their fields: getFlowRegistry (svc://registry/flows); the "
-    "document's schema: svc://schema/flow. Lint it with postFlowLint, try it with "
-    "postFlowDryRun.",
+    "document's schema: svc://schema/flow. The answer carries version 1's lint findings (as "
+    "postFlowLint and every patchFlowDocument answer do); try it with postFlowDryRun.",
     responses=_DOCUMENT_ERRORS,
 )
 def create_flow(
     body: Annotated[flows.NewFlow, ex.body("A folder of CSV files to SSCC labels", ex.NEW_FLOW)],
     invocation: Designer,
-) -> flows.Flow:
+) -> flows.CreatedFlow:
     return flows.create(invocation, body)
 
 
@@ -125,7 +128,9 @@ def delete_flow(flowId: str, invocation: Designer) -> Response:
     responses=_NOT_FOUND,
 )
 def get_document(
-    flowId: str, invocation: Anyone, version: Annotated[int | None, Query(ge=1)] = None
+    flowId: str,
+    invocation: Anyone,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> flows.FlowDocumentAnswer:
     return flows.get_document(flowId, version)
 
@@ -172,7 +177,9 @@ def list_versions(
     summary="Read one version of a flow with its author and document",
     responses=_NOT_FOUND,
 )
-def get_version(flowId: str, version: int, invocation: Anyone) -> flows.FlowVersion:
+def get_version(
+    flowId: str, version: Annotated[int, Path(ge=1, le=MAX_VERSION)], invocation: Anyone
+) -> flows.FlowVersion:
     return flows.get_version(flowId, version)
 
 
@@ -180,19 +187,33 @@ def get_version(flowId: str, version: int, invocation: Anyone) -> flows.FlowVers
     "/flows/{flowId}/lint",
     operation_id="postFlowLint",
     response_model=flow_runs.LintAnswer,
-    summary="Lint a flow version: graph, fields, CEL and label references",
-    description="Codes: flow.no_trigger, flow.unknown_node_type, flow.field_invalid, "
-    "flow.cel_invalid, flow.cycle, flow.unreachable_node (warning), flow.fan_out (warning: a "
-    "record may exceed the engine's budget of one record), flow.label_not_found, "
-    "flow.label_not_released, flow.label_variable_unknown. Each finding has a JSON Pointer "
-    "`path` into the document.",
-    responses=_NOT_FOUND,
+    summary="Lint a flow version, or unsaved changes: graph, fields, CEL and label references",
+    description="Lints a saved `version` (default the latest) or a `document` given in the "
+    "request (an editor's unsaved changes; nothing is saved). Codes: flow.no_trigger, "
+    "flow.unknown_node_type, flow.field_invalid, flow.cel_invalid, flow.cel_name_unknown "
+    "(warning: a record field, context parameter or Runner field no run will have; record "
+    "fields and context are checked against `scope`), flow.cycle, flow.unreachable_node "
+    "(warning), flow.fan_out (warning: a record may exceed the engine's budget of one record), "
+    "flow.label_not_found, flow.label_not_released, flow.label_variable_unknown. Each finding "
+    "has a JSON Pointer `path` into the document.",
+    responses={
+        **_NOT_FOUND,
+        422: {
+            "description": "`document.invalid` (a given document is malformed; params.errors "
+            "name each path), `request.invalid` (both `version` and `document`)"
+        },
+    },
 )
 def lint(
     flowId: str,
     invocation: DesignerOrOperator,
     body: Annotated[
-        flow_runs.LintRequest | None, ex.body("Lint version 3", ex.LINT_REQUEST)
+        flow_runs.LintRequest | None,
+        ex.body(
+            "Unsaved changes, with the names the editor knows",
+            ex.LINT_UNSAVED_REQUEST,
+            version=("Lint version 3", ex.LINT_REQUEST),
+        ),
     ] = None,
 ) -> flow_runs.LintAnswer:
     return flow_runs.lint(flowId, body or flow_runs.LintRequest())
@@ -202,16 +223,19 @@ def lint(
     "/flows/{flowId}/dry-run",
     operation_id="postFlowDryRun",
     response_model=flow_runs.DryRunAnswer,
-    summary="Run a flow version on samples without any side effect",
-    description="Each sample enters the trigger and travels the wires; the answer traces every "
-    "node and lists every side effect with `performed: false` and what it would have done (a "
-    "print: label, version, printer alias, resolved variables, copies, counter values it would "
-    "take). Nothing is printed, sent, written or counted.",
+    summary="Run a flow version, or unsaved changes, on samples without any side effect",
+    description="Runs a saved `version` (default the latest) or a `document` given in the "
+    "request (an editor's unsaved changes; nothing is saved). Each sample enters the trigger "
+    "and travels the wires; the answer traces every node and lists every side effect with "
+    "`performed: false` and what it would have done (a print: label, version, printer alias, "
+    "resolved variables, copies, counter values it would take). Nothing is printed, sent, "
+    "written or counted.",
     responses={
         **_NOT_FOUND,
         422: {
             "description": "`flow.no_trigger`, `flow.not_runnable` (the wires form a cycle; "
-            "params.findings), or an unknown `trigger`"
+            "params.findings), an unknown `trigger`, `document.invalid` (a given document is "
+            "malformed)"
         },
     },
 )
@@ -220,7 +244,11 @@ def dry_run(
     invocation: DesignerOrOperator,
     body: Annotated[
         flow_runs.DryRunRequest | None,
-        ex.body("One sample, as a Runner of Halle 3 would run it", ex.DRY_RUN_REQUEST),
+        ex.body(
+            "One sample, as a Runner of Halle 3 would run it",
+            ex.DRY_RUN_REQUEST,
+            unsaved=("Unsaved changes on two records", ex.DRY_RUN_UNSAVED_REQUEST),
+        ),
     ] = None,
 ) -> flow_runs.DryRunAnswer:
     return flow_runs.dry_run(flowId, body or flow_runs.DryRunRequest())

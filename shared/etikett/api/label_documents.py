@@ -4,7 +4,7 @@ versions they are saved as."""
 
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, Query, Request, Response
+from fastapi import Depends, Path, Query, Request, Response
 from pydantic import ConfigDict, Field, WithJsonSchema
 
 from etikett.api.access import any_caller, requires
@@ -13,6 +13,7 @@ from etikett.api.routing import Responses, router
 from etikett.domain import label_versions, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch
+from etikett.dsl.strict import MAX_VERSION
 from etikett.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
@@ -31,12 +32,27 @@ PATCH_ERRORS: Responses = {
 }
 
 
+CounterValue = Annotated[str, Field(max_length=100)] | int
+
+
 class PreviewRequest(Model):
     model_config = ConfigDict(extra="forbid")
     variables: dict[str, Any] = Field(
         default_factory=dict,
         description="Values for the label's declared variables; missing ones use their default, "
-        "then their sample.",
+        "then (with `samples`) their sample.",
+    )
+    samples: bool = Field(
+        default=True,
+        description="false: a missing variable takes only its default and is otherwise empty, "
+        "as a print leaves it (how a flow's dry run shows what it would print).",
+    )
+    counters: dict[str, CounterValue] | None = Field(
+        default=None,
+        max_length=50,
+        description="Values of `counters.<name>` to show instead of the next ones (a dry run's "
+        "`counter_values`); nothing is taken either way.",
+        examples=[{"sscc_serial": "0000042"}],
     )
 
 
@@ -54,7 +70,7 @@ class PreviewRequest(Model):
 def get_document(
     labelId: str,
     invocation: Anyone,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> DocumentAnswer:
     return label_versions.get_document(labelId, version, with_findings=True)
 
@@ -92,7 +108,7 @@ def patch_document(
     description="Exactly the dots the printer will print, at the label's density. "
     "Headers: X-Label-Dots (WxH), X-Label-Dpi, X-Label-Findings (how many preflight "
     "findings this layout has; getLabelDocument lists them). Missing variables use their "
-    "default, then their sample.",
+    "sample, then their default (a print uses only the default).",
     response_class=Response,
     responses={
         200: {
@@ -106,10 +122,13 @@ def preview(
     labelId: str,
     invocation: Anyone,
     stufe: Annotated[Literal["etikett"], Query(description="`etikett`: the label.")] = "etikett",
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
     body: PreviewRequest | None = None,
 ) -> Response:
-    result = previews.preview(labelId, version, (body or PreviewRequest()).variables)
+    request = body or PreviewRequest()
+    result = previews.preview(
+        labelId, version, request.variables, samples=request.samples, counters=request.counters
+    )
     return Response(
         result.png,
         media_type="image/png",
@@ -231,7 +250,7 @@ def layout(
 def get_form(
     labelId: str,
     invocation: Anyone,
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> DocumentAnswer:
     return label_versions.get_form(labelId, version)
 
@@ -274,7 +293,7 @@ def list_versions(
 )
 def get_version(
     labelId: str,
-    version: int,
+    version: Annotated[int, Path(ge=1, le=MAX_VERSION)],
     invocation: Anyone,
 ) -> label_versions.VersionWithDocument:
     return label_versions.get_version(labelId, version)

@@ -28,7 +28,7 @@ Reviewer = Annotated[Invocation, requires("operator", "approver")]
     "per record and hands the job to the printer's Runner. Outcomes "
     "(held, sent, confirmed, failed) appear on the job (getJob), in the "
     "archive and as webhook events. With `idempotency_key`, a retry answers "
-    "the first answer and prints nothing more.",
+    "the first answer, with the job's status as it is now, and prints nothing more.",
     responses={
         404: {"description": "`label.not_found`, `printer.not_found`"},
         409: {

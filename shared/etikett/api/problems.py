@@ -61,7 +61,7 @@ def problem_response(
     )
 
 
-def _audit_refusal(request: Request, code: ProblemCode) -> None:
+def _audit_refusal(request: Request, code: ProblemCode, target_id: str | None = None) -> None:
     """A refused change by a known caller is worth an audit entry; anonymous noise is not."""
     invocation = getattr(request.state, "invocation", None)
     if request.method in _READ_METHODS or invocation is None or invocation.caller is None:
@@ -69,7 +69,7 @@ def _audit_refusal(request: Request, code: ProblemCode) -> None:
     from etikett.domain import audit
 
     try:
-        audit.record_refusal(invocation, code, target_id=_target_of(request))
+        audit.record_refusal(invocation, code, target_id=target_id or _target_of(request))
     except Exception:  # the refusal itself must still reach the caller
         logger.exception("could not audit a refusal")
 
@@ -83,7 +83,7 @@ def _target_of(request: Request) -> str | None:
 
 
 async def _etikett_error(request: Request, error: EtikettError) -> JSONResponse:
-    _audit_refusal(request, error.code)
+    _audit_refusal(request, error.code, error.audit_target)
     return problem_response(error.code, error.title, error.detail, error.params, error.headers)
 
 

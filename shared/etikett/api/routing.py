@@ -28,6 +28,18 @@ from etikett.api.access import Access
 Responses = dict[int | str, dict[str, Any]]
 
 _PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+# API Gateway's own answer to a body over its 10 MB payload limit (the local gateway answers
+# alike): it reaches no function, so it is no problem document.
+_GATEWAY_TOO_LARGE = {
+    "application/json": {
+        "schema": {
+            "type": "object",
+            "properties": {"message": {"type": "string", "examples": ["Request Entity Too Large"]}},
+            "required": ["message"],
+        }
+    }
+}
+_GATEWAY_TOO_LARGE_TEXT = "a body over 10 MB is refused by API Gateway itself (`message`)"
 
 # One lock for every build: builds are rare (once per route and process), and two threads that
 # ask for the same route at once must not build it twice.
@@ -168,6 +180,20 @@ class EtikettRoute(APIRoute):
                 response
                 if "content" in response
                 else {**_problem(response.get("description", "")), **response}
+            )
+        if self.body_field is not None:
+            own = responses.get(413)
+            responses[413] = (
+                {
+                    **own,
+                    "description": f"{own['description']}; {_GATEWAY_TOO_LARGE_TEXT}",
+                    "content": {**own["content"], **_GATEWAY_TOO_LARGE},
+                }
+                if own is not None
+                else {
+                    "description": _GATEWAY_TOO_LARGE_TEXT[0].upper() + _GATEWAY_TOO_LARGE_TEXT[1:],
+                    "content": _GATEWAY_TOO_LARGE,
+                }
             )
         self.responses = responses
 

@@ -133,6 +133,11 @@ def flow_run(body: runner_flows.FlowRunReport, request: Request, invocation: Run
     status_code=202,
     openapi_extra=_HIDDEN,
     responses={
+        403: {
+            "description": "The deployment does not run in the Runner's group now "
+            "(`runner.deployment_not_running`), or its flow version prints no such label to "
+            "this alias (`runner.print_not_in_flow`); refused and audited"
+        },
         404: {"description": "No such deployment, label or printer (`*.not_found`)"},
         409: {
             "description": "No printer for the alias (`deployment.printer_unassigned`), or the "
@@ -140,6 +145,10 @@ def flow_run(body: runner_flows.FlowRunReport, request: Request, invocation: Run
         },
     },
     summary="Print a trigger event's records through the print path (idempotent)",
+    description="Only for a deployment the Runner's group runs (its stage approved: rolling "
+    "out, active, or failed while Runners retry; not rolled back or superseded; or the one a "
+    "newer deployment of the flow still rolling out there replaces), and only a label "
+    "reference and printer alias that one of the deployed version's action.print nodes names.",
 )
 def flow_print(body: runner_flows.FlowPrint, request: Request, invocation: RunnerCall) -> Any:
     return runner_flows.print_records(request.state.runner, body, request.scope.get("aws.context"))

@@ -22,6 +22,9 @@ from etikett.errors import ProblemCode, Unauthenticated
 routes = router(prefix="/api/v1", tags=["Runners and enrollment"])
 
 Admin = Annotated[Invocation, requires("admin")]
+# What makes a Runner (an identity that receives flows and their secrets): a person only, never
+# a token or MCP, so that no agent can enroll a Runner of its own (issue 23).
+AdminPerson = Annotated[Invocation, requires("admin", human=True)]
 Operator = Annotated[Invocation, requires("operator")]
 RunnerReader = Annotated[Invocation, requires("operator", "approver", "designer")]
 ContextReader = Annotated[Invocation, requires("operator", "designer")]
@@ -80,12 +83,15 @@ def put_printer_ports(
     response_model=runner_enrollment.IssuedEnrollmentToken,
     status_code=201,
     summary="Issue a one-time enrollment token for a new Runner of the group",
+    description="Only an admin signed in with a session (a person) may; a token or MCP call is "
+    "refused with `auth.human_required`.",
     responses=_GROUP_404,
+    openapi_extra=not_in_mcp(),
 )
 def create_token(
     groupId: str,
     body: runner_enrollment.NewEnrollmentToken,
-    invocation: Admin,
+    invocation: AdminPerson,
 ) -> runner_enrollment.IssuedEnrollmentToken:
     return runner_enrollment.issue_token(invocation, groupId, body)
 
@@ -98,13 +104,14 @@ def create_token(
     summary="Build an installer (Linux and Windows) for a new Runner of the group",
     description="A zip with the Runner package, its configuration (server URL, CA "
     "bundle), a fresh enrollment token and install scripts; answered as a "
-    "presigned download URL.",
+    "presigned download URL. Only an admin signed in with a session (a person) may.",
     responses=_GROUP_404,
+    openapi_extra=not_in_mcp(),
 )
 def create_installer(
     groupId: str,
     request: Request,
-    invocation: Admin,
+    invocation: AdminPerson,
     body: installers.InstallerRequest | None = None,
 ) -> installers.Installer:
     return installers.build(
@@ -226,9 +233,11 @@ def get_enrollment(
     operation_id="postRunnerEnrollmentApproval",
     response_model=runner_enrollment.Enrollment,
     summary="Approve a waiting enrollment: the Runner gets its certificate",
+    description="Only an admin signed in with a session (a person) may.",
     responses={404: {"description": "Unknown enrollment (`enrollment.not_found`)"}},
+    openapi_extra=not_in_mcp(),
 )
-def approve_enrollment(id: str, invocation: Admin) -> runner_enrollment.Enrollment:
+def approve_enrollment(id: str, invocation: AdminPerson) -> runner_enrollment.Enrollment:
     return runner_enrollment.approve(invocation, id)
 
 
@@ -281,7 +290,8 @@ def delete_runner(runnerId: str, invocation: Admin) -> Response:
     status_code=202,
     summary="Search for printers on the Runner's network",
     description="Probes each target (port 9100 by default) with ~HI/~HS; the job's "
-    "result lists findings to adopt with createPrinter. Targets are private or link-local "
+    "result (getJob) lists findings to adopt with createPrinter, and so does "
+    "listRunnerDiscoveryFindings. Targets are private or link-local "
     "addresses (or names) on printer ports; a Runner discovers at most three times at once, "
     "then once every 20 s.",
     responses={
@@ -335,6 +345,25 @@ def list_jobs(
     cursor: Cursor = None,
 ) -> ItemList[jobs.Job]:
     return ItemList[jobs.Job].of(jobs.list_for_runner(runnerId, limit, cursor))
+
+
+@routes.get(
+    "/runners/{runnerId}/discovery/findings",
+    operation_id="listRunnerDiscoveryFindings",
+    response_model=ItemList[discovery.Finding],
+    summary="Printers the Runner's discoveries found, newest first",
+    description="Each finding's `id` is the `finding_id` that createPrinter adopts "
+    '(`{"finding_id", "name"}`). Findings are kept a week; the discovery job\'s result '
+    "(getJob) lists the same findings of that one job.",
+    responses=_RUNNER_404,
+)
+def list_discovery_findings(
+    runnerId: str,
+    invocation: Operator,
+    limit: Limit = DEFAULT,
+    cursor: Cursor = None,
+) -> ItemList[discovery.Finding]:
+    return ItemList[discovery.Finding].of(discovery.list_findings(runnerId, limit, cursor))
 
 
 @routes.get(

@@ -8,8 +8,9 @@ Every evaluation is bounded by `etikett.cel.limits` (size, work, time): an excee
 The package, one purpose a module, from the bottom up: `limits` (what an evaluation may cost, its
 budget), `library` (celpy, loaded on first use), `charged` (celpy's operations, charged to the
 budget), `errors` (the problems and their messages), `values` (JSON/Python values as CEL's and
-back), `helpers` (the label helpers), `programs` (compiled expressions). This module is what the
-rest of the service uses: `check`, `evaluate`, `Expression` and the names re-exported below.
+back), `helpers` (the label helpers), `programs` (compiled expressions), `fields` (which fields
+of a name an expression reads, for flow lint). This module is what the rest of the service uses:
+`check`, `evaluate`, `Expression` and the names re-exported below.
 """
 
 from __future__ import annotations

@@ -176,7 +176,7 @@ def propose_flow(flow_id: str, request: CopilotRequest) -> CopilotAnswer:
         + "Lint findings of the current version:\n"
         + as_json([f.model_dump(exclude_none=True) for f in current_findings]),
         id_collection="nodes",
-        validate=flows.parse,
+        validate=flows.parse_to_save,
     )
     answer, parsed = _propose(conversation, subject, request.instruction)
     answer.findings = flow_checks.lint(parsed)

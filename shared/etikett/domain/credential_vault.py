@@ -10,7 +10,8 @@
   store key is what `exportCredentialMasterKey` hands an admin, wrapped under a passphrase, so a
   backup of the table can be opened where this KMS key does not exist (`open_with_store_key`).
 - An export is Argon2id (64 MiB, 3 passes) of the passphrase into a 256-bit key, then
-  AES-256-GCM of the store key; the format is in the README and `unwrap_export` reads it.
+  AES-256-GCM of the store key; the format is in docs/guides/backup-restore.md and
+  `unwrap_export` reads it.
 
 Plaintext keys live only in memory, only as long as one call needs them (the store key is cached
 per warm container, like the webhook secrets); nothing here logs.
@@ -103,7 +104,7 @@ def store_key() -> tuple[bytes, str]:
     with _lock:
         cached = _store_keys.get(record.key_id)
     if cached is None:
-        cached = keys.decrypt(record.kms_key_id, record.wrapped_key, STORE_CONTEXT)
+        cached = keys.decrypt(_key_id(), record.wrapped_key, STORE_CONTEXT)
         with _lock:
             _store_keys[record.key_id] = cached
     return cached, record.key_id
@@ -125,8 +126,10 @@ def seal(ref: str, secret: str) -> Sealed:
 
 
 def open_secret(ref: str, sealed: Sealed) -> str:
-    """The secret, through KMS (which checks the context)."""
-    data_key = keys.decrypt(sealed.kms_key_id, sealed.wrapped_key, _context(ref))
+    """The secret, through KMS (which checks the context). Decrypt names the service's own
+    credentials key, never the key an item names: a stored item cannot point the service at
+    another key it may use."""
+    data_key = keys.decrypt(_key_id(), sealed.wrapped_key, _context(ref))
     return _open_bytes(data_key, sealed.ciphertext, _secret_aad(ref)).decode()
 
 
@@ -171,7 +174,8 @@ def _export_aad(key_id: str) -> bytes:
 
 
 def wrap_for_export(key: bytes, key_id: str, passphrase: str) -> dict[str, Any]:
-    """The export document (see the README): the store key under a passphrase-derived key."""
+    """The export document (docs/guides/backup-restore.md): the store key under a
+    passphrase-derived key."""
     salt = os.urandom(16)
     wrapping = _derive(passphrase, salt, KDF)
     nonce = os.urandom(NONCE_BYTES)
@@ -226,6 +230,8 @@ def _attribute(item: dict[str, Any], name: str) -> Any:
         return bool(content)
     if kind == "NULL":
         return None
+    if kind == "L":
+        return [_attribute({"item": entry}, "item") for entry in content]
     return content
 
 
@@ -247,8 +253,12 @@ def restore_body(item: dict[str, Any], key: bytes) -> dict[str, Any] | None:
         )
         secret = open_with_store_key(ref, sealed, key)
     if kind == "secret":
-        return {"ref": ref, "kind": "secret", "value": secret}
-    body: dict[str, Any] = {
+        body: dict[str, Any] = {"ref": ref, "kind": "secret", "value": secret}
+        origins = _attribute(item, "origins")
+        if origins is not None:
+            body["origins"] = list(origins)
+        return body
+    body = {
         "ref": ref,
         "kind": "language-model",
         "provider": _attribute(item, "provider"),

@@ -7,7 +7,7 @@ import time
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from etikett import clock
 from etikett.ai.conversation import PROVIDERS, Endpoint, Provider
@@ -79,6 +79,32 @@ class NewSecret(Model):
         description="Stored encrypted; never shown again.",
         json_schema_extra={"writeOnly": True},
     )
+    origins: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=20,
+        description="Where the secret may be sent: origins (`https://host[:port]`, plain "
+        "http:// only to loopback; no path, no wildcard). A flow's action.http naming it "
+        "elsewhere is a lint error (`flow.credential_origin_refused`); no Runner gets it for "
+        "such a flow, and a Runner refuses to send it elsewhere. Without origins it goes "
+        "wherever a flow sends it, and lint warns (`flow.credential_unbound`).",
+        examples=[["https://erp.example.com"]],
+    )
+
+    @field_validator("origins")
+    @classmethod
+    def _origins(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        from etikett.dsl.origins import parse_origin
+
+        normal = []
+        for index, text in enumerate(value):
+            try:
+                normal.append(parse_origin(text))
+            except ValueError as error:
+                raise ValueError(f"origin {index} ({text[:100]!r}) {error}") from None
+        return sorted(set(normal))
 
 
 NewCredential = Annotated[NewLanguageModel | NewSecret, Field(discriminator="kind")]
@@ -93,6 +119,11 @@ class Credential(Model):
     share_sample_values: bool | None = Field(default=None, serialization_alias="shareSampleValues")
     default: bool = False
     has_secret: bool
+    origins: list[str] | None = Field(
+        default=None,
+        description="A secret's allowed origins; null: it names none (sent wherever a flow "
+        "sends it).",
+    )
     created_at: str
     created_by: str
 
@@ -152,6 +183,7 @@ def view(record: CredentialRecord, default_ref: str | None) -> Credential:
         share_sample_values=record.share_sample_values if model else None,
         default=model and record.ref == default_ref,
         has_secret=record.has_secret,
+        origins=list(record.origins) if record.origins is not None else None,
         created_at=clock.rfc3339(record.created_at),
         created_by=record.created_by,
     )
@@ -236,9 +268,14 @@ def create(invocation: Invocation, request: NewLanguageModel | NewSecret) -> Cre
         created_at=clock.now(),
         created_by=caller.subject,
         sealed=sealed,
+        origins=tuple(request.origins)
+        if isinstance(request, NewSecret) and request.origins is not None
+        else None,
     )
     make_default = isinstance(request, NewLanguageModel) and request.default
     details: dict[str, Any] = {"ref": record.ref, "kind": record.kind, "has_secret": bool(sealed)}
+    if not model:
+        details["origins"] = list(record.origins) if record.origins is not None else None
     if model:
         details.update(
             provider=record.provider,
@@ -286,9 +323,10 @@ def endpoint_of(record: CredentialRecord) -> Endpoint:
     )
 
 
-def secret_value(ref: str) -> str:
-    """The plain value of a `secret` credential, for the Runners whose deployed flow names it
-    (`runner_flows`, over the mutual-TLS agent channel only). Never log or answer it elsewhere."""
+def secret_with_origins(ref: str) -> tuple[str, tuple[str, ...] | None]:
+    """A `secret` credential's plain value and its allowed origins (None: it names none), for
+    the Runners whose deployed flow names it (`runner_flows`, over the mutual-TLS agent channel
+    only). Never log or answer the value elsewhere."""
     record = load(ref)
     if record.kind != SECRET or record.sealed is None:
         raise InvalidRequest(
@@ -296,7 +334,7 @@ def secret_value(ref: str) -> str:
             ProblemCode.CREDENTIAL_NOT_SECRET,
             ref=ref,
         )
-    return _opened(ref, record.sealed)
+    return _opened(ref, record.sealed), record.origins
 
 
 _keys: dict[tuple[str, bytes], str] = {}
@@ -364,7 +402,9 @@ def test(ref: str) -> CredentialTest:
                 turns=(Turn(role="user", text="Say OK."),),
                 max_tokens=16,
             ),
-            limits=client.Limits(retries=0, timeout=10.0, deadline=12.0),
+            # Retries a 429 after its retry-after like every AI call (the default retries and
+            # deadline); an attempt that hangs is cut after 10 s.
+            limits=client.Limits(timeout=10.0),
         )
     except ProviderFailed as failure:
         return CredentialTest(

@@ -19,6 +19,7 @@ from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import printers
 from etikett.store import runners as runner_store
+from etikett.store.pages import Page
 from etikett.store.printers import FindingRecord
 
 FINDING_LIFETIME = timedelta(days=7)
@@ -46,6 +47,46 @@ class GroupDiscoveryRequest(DiscoveryRequest):
 
 class DiscoveryJobs(Model):
     jobs: list[jobs.Job]
+
+
+class Finding(Model):
+    """A printer a Runner's discovery found; createPrinter `{"finding_id", "name"}` adopts it."""
+
+    id: str = Field(description="The finding_id createPrinter adopts (fnd_…).")
+    runner_id: str
+    job_id: str = Field(description="The discovery job that found it (getJob).")
+    address: str = Field(description="host:port on the Runner's network.")
+    model: str | None
+    firmware: str | None
+    dpi: int | None
+    status: str | None
+    found_at: str
+    expires_at: str = Field(description="Adopt it before this; a new discovery finds it again.")
+
+
+def list_findings(runner_id: str, limit: int, cursor: str | None) -> Page[Finding]:
+    """The Runner's findings of the last week, newest first."""
+    runner_records.load_runner(runner_id)  # 404 for a Runner that does not exist
+    now = clock.now()
+    page = printers.page_findings(runner_id, limit, cursor, now)
+    return Page(
+        items=[
+            Finding(
+                id=f.id,
+                runner_id=f.runner_id,
+                job_id=f.job_id,
+                address=f.address,
+                model=f.model,
+                firmware=f.firmware,
+                dpi=f.dpi,
+                status=f.status,
+                found_at=clock.rfc3339(f.found_at),
+                expires_at=clock.rfc3339(f.found_at + FINDING_LIFETIME),
+            )
+            for f in page.items
+        ],
+        next_cursor=page.next_cursor,
+    )
 
 
 def discover_at(invocation: Invocation, runner_id: str, request: DiscoveryRequest) -> jobs.Job:

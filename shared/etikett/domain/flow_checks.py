@@ -1,5 +1,6 @@
-"""Flow lint with the service's labels: the structural checks of `etikett.flows.lint` plus every
-`action.print`'s label reference, read from the labels table (each label once per lint)."""
+"""Flow lint with the service's labels and secrets: the structural checks of `etikett.flows.lint`
+plus every `action.print`'s label reference, read from the labels table (each label once per
+lint), and where `action.http` sends the secrets it names, read from the credentials table."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from etikett.dsl.flow import FlowDocument
 from etikett.flows import lint as flow_lint
 from etikett.flows.findings import Finding
 from etikett.flows.lint import LabelFacts
+from etikett.flows.scope import Scope
+from etikett.flows.secret_origins import SecretFacts
 
 
 class StoredLabels:
@@ -47,5 +50,25 @@ def _read(label_id: str, version: int | None) -> LabelFacts | None:
     )
 
 
-def lint(document: FlowDocument) -> list[Finding]:
-    return flow_lint.lint(document, StoredLabels())
+class StoredSecrets:
+    """The credentials table as lint's `SecretCatalog` (each ref read once per lint; the value
+    is never opened here)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, SecretFacts | None] = {}
+
+    def secret(self, ref: str) -> SecretFacts | None:
+        if ref not in self._seen:
+            from etikett.store import credentials
+
+            record = credentials.get(ref)
+            self._seen[ref] = (
+                SecretFacts(ref=ref, origins=record.origins)
+                if record is not None and record.kind == "secret"
+                else None
+            )
+        return self._seen[ref]
+
+
+def lint(document: FlowDocument, scope: Scope | None = None) -> list[Finding]:
+    return flow_lint.lint(document, StoredLabels(), StoredSecrets(), scope)

@@ -6,12 +6,12 @@ it says what would be printed: the label version, the printer alias, the resolve
 copies and the counter values the labels would take (read, not taken)."""
 
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
-from etikett.domain import flows
+from etikett.domain import activity, flows
 from etikett.domain.flow_run_view import FlowRun as FlowRun
 from etikett.domain.flow_run_view import RunOutcome as RunOutcome
 from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
@@ -22,16 +22,62 @@ from etikett.store import flows as store
 from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
 
+FieldName = Annotated[str, Field(min_length=1, max_length=200)]
+UNSAVED = Field(
+    default=None,
+    description="A document to use instead of a saved version: the editor's unsaved changes "
+    "(svc://schema/flow; malformed: 422 `document.invalid` naming each path). Nothing is saved.",
+)
+
+
+class LintScope(Model):
+    """The names the caller knows the flow's expressions can see; what is not given is not
+    checked (a Runner's fields always are)."""
+
+    model_config = ConfigDict(extra="forbid")
+    record: list[FieldName] | None = Field(
+        default=None,
+        max_length=500,
+        description="Fields records have as they enter a folder or HTTP trigger (e.g. those of "
+        "the sample records). A read of a field no path to the node provides is a "
+        "`flow.cel_name_unknown` warning.",
+        examples=[["sscc", "qty", "name"]],
+    )
+    context: list[FieldName] | None = Field(
+        default=None,
+        max_length=500,
+        description="The context parameters set where the flow runs (deployment, group and "
+        "Runner context).",
+        examples=[["hall"]],
+    )
+
 
 class LintRequest(Model):
     model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
+    document: dict[str, Any] | None = UNSAVED
+    scope: LintScope | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if self.version is not None and self.document is not None:
+            raise ValueError("give version or document, not both")
+        return self
 
 
 class LintAnswer(Model):
-    version: int
+    version: int | None = Field(description="The version linted; null for a given `document`.")
     findings: list[Finding]
+    record_fields: dict[str, list[str]] | None = Field(
+        default=None,
+        description="With `scope.record` (or after a schedule): node id → the fields a record "
+        "may have as it enters the node, over every path to it. Nodes no trigger reaches, or "
+        "whose records' fields are not known, are absent.",
+        examples=[{"inbox": ["qty", "sscc"], "shape": ["qty", "sscc"], "ship": ["n", "qty"]}],
+    )
 
+
+_Source = tuple[int | None, FlowDocument]
 
 # What `runner` is in a dry run given neither `runner_id` nor `runner`.
 PLACEHOLDER_RUNNER = {"id": "run_dry_run", "name": "dry-run", "group_id": "rgp_dry_run"}
@@ -49,6 +95,7 @@ class RunnerIdentity(Model):
 class DryRunRequest(Model):
     model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1, description="Default: the latest version.")
+    document: dict[str, Any] | None = UNSAVED
     samples: list[dict[str, Any]] | None = Field(
         default=None,
         max_length=MAX_SAMPLES,
@@ -79,6 +126,8 @@ class DryRunRequest(Model):
     def _one_runner(self) -> Self:
         if self.runner_id is not None and self.runner is not None:
             raise ValueError("give runner_id or runner, not both")
+        if self.version is not None and self.document is not None:
+            raise ValueError("give version or document, not both")
         return self
 
 
@@ -107,17 +156,40 @@ class DryRunRun(Model):
 
 
 class DryRunAnswer(Model):
-    version: int
+    version: int | None = Field(description="The version run; null for a given `document`.")
     trigger: str
     runner: RunnerIdentity = Field(description="What `runner` was in the expressions.")
     runs: list[DryRunRun]
 
 
+def _document(flow_id: str, version: int | None, given: dict[str, Any] | None) -> _Source:
+    """The saved version asked for, or the given (unsaved) document of the flow."""
+    if given is None:
+        return flows.version_document(flow_id, version)
+    flows.load(flow_id)
+    return None, flows.parse(given)
+
+
 def lint(flow_id: str, request: LintRequest) -> LintAnswer:
     from etikett.domain import flow_checks
+    from etikett.flows.scope import Scope, record_fields
 
-    version, document = flows.version_document(flow_id, request.version)
-    return LintAnswer(version=version, findings=flow_checks.lint(document))
+    version, document = _document(flow_id, request.version, request.document)
+    given = request.scope or LintScope()
+    scope = Scope(
+        record=None if given.record is None else frozenset(given.record),
+        context=None if given.context is None else frozenset(given.context),
+    )
+    fields = {
+        node: sorted(names)
+        for node, names in record_fields(document, scope.record).items()
+        if names is not None
+    }
+    return LintAnswer(
+        version=version,
+        findings=flow_checks.lint(document, scope),
+        record_fields=fields or None,
+    )
 
 
 def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
@@ -126,14 +198,14 @@ def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
     from etikett.flows.effects import DryRun
     from etikett.flows.engine import FlowProgram, RunEnv
 
-    version, document = flows.version_document(flow_id, request.version)
+    version, document = _document(flow_id, request.version, request.document)
     _refuse_unrunnable(flow_id, version, document)
     trigger = _trigger(document, request.trigger)
     samples = request.samples if request.samples is not None else document.samples
     program = FlowProgram.compile(document)
     effects = DryRun(PrintPlanner().describe)
     runner, context = _runner_and_context(flow_id, request)
-    env = RunEnv(context=context, runner=runner, run_id=f"dry-{flow_id}@{version}")
+    env = RunEnv(context=context, runner=runner, run_id=f"dry-{flow_id}@{version or 'draft'}")
     values = program.env_values(env)
     runs = []
     for index, sample in enumerate(samples):
@@ -171,12 +243,12 @@ def _runner_and_context(
     deployed: dict[str, Any] = {}
     target = deployment_store.group_flow(record.group_id, flow_id)
     if target is not None and (found := deployment_store.get(target.deployment_id)) is not None:
-        deployed = deployments.context_values(found)
+        deployed = deployments.running(found, record.group_id)[0]
     effective = {**deployed, **runner_context.effective_context(record), **request.context}
     return identity, effective
 
 
-def _refuse_unrunnable(flow_id: str, version: int, document: FlowDocument) -> None:
+def _refuse_unrunnable(flow_id: str, version: int | None, document: FlowDocument) -> None:
     """A version whose wires loop is not run at all (the engine's budget would stop each
     record, but the answer would only say so record by record)."""
     from etikett.flows.findings import UNRUNNABLE
@@ -185,7 +257,8 @@ def _refuse_unrunnable(flow_id: str, version: int, document: FlowDocument) -> No
     blocking = [f for f in lint(document) if f.code in UNRUNNABLE and f.severity == "error"]
     if blocking:
         raise InvalidRequest(
-            f"Version {version} of {flow_id} cannot run: {blocking[0].message}",
+            f"{f'Version {version}' if version else 'The document'} of {flow_id} cannot run: "
+            f"{blocking[0].message}",
             ProblemCode.FLOW_NOT_RUNNABLE,
             flow_id=flow_id,
             version=version,
@@ -289,4 +362,6 @@ def record_run(
     if not added:
         recorded = store.get_run(flow_id, run_id)
         record = recorded if recorded is not None else record
+    else:
+        activity.flow_run(run_id, flow_id, outcome, records, runner_id)
     return _view(record)

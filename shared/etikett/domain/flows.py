@@ -14,6 +14,7 @@ from etikett.dsl.flow import FlowDocument, malformations
 from etikett.errors import (
     Conflict,
     DocumentInvalid,
+    InvalidRequest,
     NotFound,
     PayloadTooLarge,
     ProblemCode,
@@ -48,6 +49,15 @@ class Flow(Model):
     latest_version: int
     created_at: str
     updated_at: str
+
+
+class CreatedFlow(Flow):
+    """A new flow: its metadata, and the lint of the version 1 it saved."""
+
+    version: int = Field(description="The version saved: 1.")
+    findings: list[Finding] = Field(
+        description="Lint of version 1 (postFlowLint gives the same); errors stop a deployment."
+    )
 
 
 class NewFlow(Model):
@@ -159,6 +169,23 @@ def parse(data: Any) -> FlowDocument:
     return document
 
 
+def parse_to_save(data: Any) -> FlowDocument:
+    """`parse`, and a path that could reach outside the folders a Runner's site allowed is
+    refused (422 `flow.path_refused` with the lint findings): such a version is never saved,
+    and no proposal offers one. A version saved before the rule shows it as a lint error."""
+    from etikett.flows import paths
+
+    document = parse(data)
+    refused = paths.findings(document)
+    if refused:
+        raise InvalidRequest(
+            f"{refused[0].message} ({len(refused)} path(s) refused)",
+            ProblemCode.FLOW_PATH_REFUSED,
+            findings=[finding.model_dump() for finding in refused],
+        )
+    return document
+
+
 def document_of(record: FlowVersionRecord) -> FlowDocument:
     return FlowDocument.model_validate(record.document)
 
@@ -208,8 +235,8 @@ def _answer(
 # --- flows ---------------------------------------------------------------------------------------
 
 
-def create(invocation: Invocation, request: NewFlow) -> Flow:
-    document = parse(request.document or {})
+def create(invocation: Invocation, request: NewFlow) -> CreatedFlow:
+    document = parse_to_save(request.document or {})
     now = clock.now()
     flow_id = new_id("flw")
     flow = FlowRecord(
@@ -224,7 +251,8 @@ def create(invocation: Invocation, request: NewFlow) -> Flow:
     details = {"name": request.name, "after_version": 1}
     with UnitOfWork(audit.record(invocation, flow_id, details=details)) as uow:
         flows.add(uow, flow, first)
-    return view(flow)
+    findings = flow_checks.lint(document)
+    return CreatedFlow(**view(flow).model_dump(), version=1, findings=findings)
 
 
 def get(flow_id: str) -> Flow:
@@ -314,7 +342,7 @@ def patch_document(
         )
     current = load_version(flow_id, latest).document
     changed = documents.apply_patch(current, patch.operations, id_collection="nodes")
-    document = parse(changed)
+    document = parse_to_save(changed)
     record = _version_record(invocation, flow_id, latest + 1, document, patch.comment)
     after = flow._replace(latest_version=latest + 1, updated_at=clock.now())
     stale = VersionConflict(

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from etikett.domain import labels
+from etikett.domain import activity, labels
 from etikett.domain.actors import Invocation
 from etikett.errors import EtikettError, PayloadTooLarge, ProblemCode
 from etikett.model import Model
@@ -33,6 +33,11 @@ class ImportedDocument(Model):
     label_id: str
     version: int = Field(description="Always 1, a draft.")
     name: str
+    fidelity: Literal["exact", "with_warnings"] = Field(
+        description="`exact`: imported exactly, no warning in `report` concerns this label; "
+        "`with_warnings`: something was approximated, dropped or prints wrong (see `report`)."
+    )
+    warnings: int = Field(description="How many `report` warnings concern this label.")
 
 
 class ReportEntry(Model):
@@ -72,6 +77,8 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
         max_expanded=settings.import_max_expanded_bytes,
         max_labels=MAX_LABELS_PER_IMPORT,
     )
+    total = len(conversion.labels)
+    activity.progress(f"import {name} ({conversion.format}): converted; checking", 0, total)
     ready: list[labels.NewDocument] = []
     comment = f"imported from {name} ({conversion.format})"
     stored = 0
@@ -105,7 +112,23 @@ def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> Imp
             )
         ready.append(labels.NewDocument(label.name, document, comment=comment))
     created = labels.create_together(invocation, ready)
-    documents = [ImportedDocument(label_id=c.id, version=1, name=c.name) for c in created]
+    activity.progress(f"import {name} ({conversion.format}): labels created", len(created), total)
+    documents = []
+    for index, made in enumerate(created):
+        warnings = sum(
+            1
+            for note in conversion.report
+            if note.severity == "warning" and note.document in (index, None)
+        )
+        documents.append(
+            ImportedDocument(
+                label_id=made.id,
+                version=1,
+                name=made.name,
+                fidelity="with_warnings" if warnings else "exact",
+                warnings=warnings,
+            )
+        )
     return ImportAnswer(
         source=ImportSource(name=name, format=conversion.format),
         documents=documents,

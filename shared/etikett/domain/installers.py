@@ -33,6 +33,7 @@ ENGINE_FILES = (
     "dsl/flow.py",
     "dsl/flow_registry.py",
     "dsl/label.py",
+    "dsl/origins.py",
     "dsl/strict.py",
     "flows/",
 )

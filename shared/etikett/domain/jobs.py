@@ -61,6 +61,15 @@ class Job(Model):
     created_at: str
     updated_at: str
     finished_at: str | None = None
+    waiting: str | None = Field(
+        default=None,
+        description="Why a job that is not finished does not move on, when the service knows: "
+        "`printer held (paper_out)` while its printer reports a condition that holds it.",
+    )
+
+
+# What a printer reports when it is fine (or has not said): nothing holds the jobs behind it.
+_PRINTER_FINE = frozenset({"ready", "unknown", "printing", "idle"})
 
 
 def message(level: str, text: str) -> JobMessage:
@@ -124,7 +133,21 @@ def load(job_id: str) -> JobRecord:
 
 
 def get(job_id: str) -> Job:
-    return view(load(job_id))
+    record = load(job_id)
+    return view(record).model_copy(update={"waiting": waiting(record)})
+
+
+def waiting(record: JobRecord) -> str | None:
+    """A job claimed or queued behind a printer that its Runner reports held (out of paper,
+    head open, paused, …) waits for that printer; the job's own status cannot say so."""
+    if is_final(record) or record.printer_id is None or record.status not in ("queued", "running"):
+        return None
+    from etikett.store import printers
+
+    printer = printers.get(record.printer_id)
+    if printer is None or printer.status is None or printer.status in _PRINTER_FINE:
+        return None
+    return f"printer held ({printer.status})"
 
 
 def _place_data(job_id: str, data: bytes) -> tuple[dict[str, Any], bytes | None]:

@@ -46,6 +46,10 @@ class VersionEntry(Model):
     comment: str | None = None
     status_changed_at: str | None = None
     status_changed_by: str | None = None
+    status_comment: str | None = Field(
+        default=None,
+        description="The comment given with the latest status change, e.g. the approval's.",
+    )
 
 
 class VersionWithDocument(VersionEntry):
@@ -120,6 +124,7 @@ def _entry(record: VersionRecord) -> VersionEntry:
         if record.status_changed_at
         else None,
         status_changed_by=record.status_changed_by,
+        status_comment=record.status_comment,
     )
 
 
@@ -333,7 +338,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
         },
     )
     with UnitOfWork(entry) as uow:
-        labels.set_version_status(uow, record, change.status, now, caller.subject)
+        labels.set_version_status(uow, record, change.status, now, caller.subject, change.comment)
         if change.status == "approved" and released and released != change.version:
             previous = load_version(label_id, kind, released)
             labels.set_version_status(uow, previous, "retired", now, caller.subject)

@@ -46,6 +46,12 @@ class LintExplanationRequest(Model):
         examples=["flw_01JABCDEFGHJKMNPQRSTVWXYZ0@3"],
     )
     finding: LintFinding
+    document: dict[str, Any] | None = Field(
+        default=None,
+        description="The unsaved document the finding is about: an editor's changes to the "
+        "target (which must exist; `@N` is ignored). It is checked like a saved one (422 "
+        "`document.invalid`), explained and patched instead of the target's; nothing is saved.",
+    )
     credential: str | None = Field(
         default=None, description="A language-model credential's ref; default: the default one."
     )
@@ -90,23 +96,35 @@ EXPLAIN_SYSTEM = (
 
 
 def _target_document(
-    target: str,
+    target: str, given: dict[str, Any] | None
 ) -> tuple[Literal["flow", "label"], dict[str, Any], str, Callable[[dict[str, Any]], Any]]:
+    """The document a finding is about: the target version's, or the unsaved one given for it
+    (once it proved valid, and the target exists)."""
     reference, _, number = target.partition("@")
-    version = int(number) if number else None
+    version = int(number) if number and given is None else None
     if reference.startswith("flw_"):
         from etikett.domain import flows
 
-        _, document = flow_version(reference, version)
-        return "flow", document, "nodes", flows.parse
-    from etikett.domain import label_validation, label_versions
+        if given is None:
+            _, document = flow_version(reference, version)
+        else:
+            flows.load(reference)
+            flows.parse(given)
+            document = given
+        return "flow", document, "nodes", flows.parse_to_save
+    from etikett.domain import label_records, label_validation, label_versions
 
-    label = label_versions.get_document(reference, version)
-    return "label", label.document, "objects", label_validation.validate_label
+    if given is None:
+        document = label_versions.get_document(reference, version).document
+    else:
+        label_records.load_label(reference)
+        label_validation.validate_label(given)
+        document = given
+    return "label", document, "objects", label_validation.validate_label
 
 
 def explain_finding(request: LintExplanationRequest) -> LintExplanation:
-    kind, document, id_collection, check = _target_document(request.target)
+    kind, document, id_collection, check = _target_document(request.target, request.document)
     conversation = Conversation(request.credential)
     share = conversation.shares_samples
     shown = shown_flow(document, share) if kind == "flow" else shown_label(document, share)
@@ -114,7 +132,7 @@ def explain_finding(request: LintExplanationRequest) -> LintExplanation:
     if kind == "flow":
         context["node_type"] = _node_type_of(document, request.finding)
     prompt = (
-        f"The {kind} document ({request.target}):\n{as_json(shown)}\n\n"
+        f"The {kind} document ({_named(request)}):\n{as_json(shown)}\n\n"
         f"The finding:\n{as_json(request.finding.model_dump(exclude_none=True))}\n"
         + (
             f"\nThe node type's registry entry:\n{as_json(context['node_type'])}\n"
@@ -133,6 +151,12 @@ def explain_finding(request: LintExplanationRequest) -> LintExplanation:
         dropped_operations=dropped,
         model=conversation.model_name(reply),
     )
+
+
+def _named(request: LintExplanationRequest) -> str:
+    if request.document is None:
+        return request.target
+    return f"unsaved changes to {request.target.partition('@')[0]}"
 
 
 def _node_type_of(document: dict[str, Any], finding: LintFinding) -> dict[str, Any] | None:

@@ -1,5 +1,7 @@
 """Service-wide policies. `aiFreigabePflicht` (on by default): versions authored by agents stay
-drafts until a person approves them, and only a person may deploy or approve what agents made."""
+drafts until a person approves them, and only a person may deploy or approve what agents made.
+`deploymentChangesNeedApproval` (off by default): a deployment's context and printer changes
+after an approval wait for the stage's next approval. Only an admin in a session changes them."""
 
 from pydantic import ConfigDict, Field
 
@@ -13,11 +15,16 @@ from etikett.store.policies import PolicyRecord
 from etikett.store.unit_of_work import UnitOfWork
 
 AI_APPROVAL = "aiFreigabePflicht"
-DEFAULTS: dict[str, bool] = {AI_APPROVAL: True}
+DEPLOYMENT_CHANGES = "deploymentChangesNeedApproval"
+DEFAULTS: dict[str, bool] = {AI_APPROVAL: True, DEPLOYMENT_CHANGES: False}
 DESCRIPTIONS: dict[str, str] = {
     AI_APPROVAL: "Agent-authored label and form versions stay drafts until a person approves "
     "them; deploying a new automation and approving a deployment need a person; so do "
     "creating users, granting roles, setting passwords and reactivating users.",
+    DEPLOYMENT_CHANGES: "A change of a deployment's context or printer aliases after a stage "
+    "was approved does not reach that stage's Runners until the stage is approved again "
+    "(postDeploymentApproval); they keep what they ran. Off: such a change reaches them at "
+    "once. Either way it is audited and the deployment shows it as changed since approval.",
 }
 
 

@@ -1,6 +1,7 @@
 """`idempotency_key` on print requests, with Powertools Idempotency on DynamoDB: the same caller,
-key and body answer the first answer and print nothing more; another body under the same key
-is refused, as is a retry while the first request is still running."""
+key and body answer the first answer, with the job's status as it is now, and print nothing
+more; another body under the same key is refused, as is a retry while the first request is
+still running."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ def submit_once(
     if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
         settings.register_lambda_context(lambda_context)  # a crash frees the key in time
 
+    printed: list[bool] = []
+
     def submit(envelope: dict[str, Any]) -> dict[str, Any]:
+        printed.append(True)
         return printing.submit(invocation, request).model_dump()
 
     print_once: Callable[..., dict[str, Any]] = idempotent_function(
@@ -57,7 +61,7 @@ def submit_once(
         "request": request.model_dump(mode="json", exclude={"idempotency_key"}),
     }
     try:
-        return print_once(envelope=envelope)
+        answer = print_once(envelope=envelope)
     except IdempotencyValidationError:
         raise Conflict(
             "This idempotency key was used for another request.",
@@ -70,3 +74,10 @@ def submit_once(
             ProblemCode.PRINT_IN_PROGRESS,
             idempotency_key=request.idempotency_key,
         ) from None
+    if printed:
+        return answer
+    # A replay: the same job, as it is now (a client retrying after a time-out wants to know
+    # whether its labels came out, not that they were once queued).
+    from etikett.domain import jobs
+
+    return {**answer, "status": jobs.load(str(answer["job_id"])).status}

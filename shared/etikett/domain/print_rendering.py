@@ -35,7 +35,7 @@ def render_queued(job_id: str) -> None:
         return
     work = PrintWork.model_validate_json(print_work.get(job_id))
     try:
-        data = work.encode()
+        data = work.encode(job_id)
     except EtikettError as error:
         render_failed(record, error)
         return  # the job is failed with its reason; retrying cannot help

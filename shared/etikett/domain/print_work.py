@@ -8,8 +8,11 @@ from typing import Any
 
 from pydantic import field_serializer
 
+from etikett.domain import activity
 from etikett.dsl.label import LabelDocument
 from etikett.model import Model
+
+PROGRESS_EVERY = 1000  # records between two progress lines of a large data stream
 
 
 class PrintWork(Model):
@@ -24,13 +27,16 @@ class PrintWork(Model):
     def _document(self, document: LabelDocument) -> dict[str, Any]:
         return document.model_dump(mode="json", exclude_none=True)
 
-    def encode(self) -> bytes:
+    def encode(self, job_id: str | None = None) -> bytes:
         from etikett.render import encode_epl, encode_tspl, encode_zpl, render, resolve_variables
 
         document = self.document
         encoded: dict[str, bytes] = {}
         chunks: list[bytes] = []
-        for record, serials in zip(self.records, self.serials, strict=True):
+        total = len(self.records)
+        for done, (record, serials) in enumerate(zip(self.records, self.serials, strict=True)):
+            if job_id is not None and done and done % PROGRESS_EVERY == 0:
+                activity.progress(f"job {job_id}: rendering", done, total)
             key = json.dumps([record, serials], sort_keys=True, default=str)
             if key not in encoded:
                 values = resolve_variables(
@@ -44,4 +50,6 @@ class PrintWork(Model):
                 else:
                     encoded[key] = encode_zpl(image, copies=self.copies)
             chunks.append(encoded[key])
+        if job_id is not None and total > PROGRESS_EVERY:
+            activity.progress(f"job {job_id}: rendering", total, total)
         return b"".join(chunks)

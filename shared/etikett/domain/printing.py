@@ -70,7 +70,10 @@ class PrintRequest(Model):
 class PrintAccepted(Model):
     job_id: str
     archive_entry_ids: list[str]
-    status: str = Field(description="The job's status: rendering, queued or held.")
+    status: str = Field(
+        description="The job's status: rendering, queued or held; a replay with the same "
+        "idempotency_key answers the job's status now (e.g. confirmed)."
+    )
 
 
 def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) -> None:

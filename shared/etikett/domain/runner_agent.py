@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field
 
 from etikett import clock
 from etikett.domain import (
+    activity,
     audit,
     certificates,
     jobs,
@@ -244,6 +245,7 @@ def _claim_one(
     with UnitOfWork(errors={"runner.outlived": _Outlived()}) as uow:
         runner_store.check_process_since(uow, runner.id, began, name="runner.outlived")
         job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
+    activity.job_claimed(job_id, record.kind, runner.id, delivery)
     # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
     # else as a URL for the Runner to fetch).
     key = record.payload.get("data_key")
@@ -375,6 +377,8 @@ def report(
         job_store.update(
             uow, record, changes, messages=notes, status_in={"queued", "running", "held", "sent"}
         )
+    if status is not None and (status != record.status or report.reason != record.outcome_reason):
+        activity.job_outcome(job_id, status, report.reason, runner.id)
     if runner.queue_url and report.receipt:
         if final:
             runner_queues.acknowledge(runner.queue_url, report.receipt)

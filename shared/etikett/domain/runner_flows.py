@@ -4,6 +4,7 @@ prints — which go through the ordinary print path, so a flow prints exactly as
 
 import logging
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -39,8 +40,14 @@ class DeployedFlow(Model):
         default_factory=dict,
         description="Ref → value of each `secret` credential the flow's action.http nodes send "
         "and its trigger.http nodes require: sent only to Runners of the groups the deployment "
-        "runs on, held in memory there.",
+        "runs on, held in memory there; never for a flow that sends it to an origin it does not "
+        "name.",
         json_schema_extra={"writeOnly": True},
+    )
+    credential_origins: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Ref → the origins a secret may be sent to; the Runner's HTTP node refuses "
+        "to send it anywhere else (`credential.origin_refused`). A ref not here names none.",
     )
 
 
@@ -96,9 +103,10 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
             document = flows.load_version(target.flow_id, int(target.version)).document
         except NotFound:
             problems.append(f"version {target.version} of {target.flow_id} no longer exists")
+        deployed_context, printers = deployments.running(record, runner.group_id)
         names = {}
-        for alias in record.printers:
-            printer_id = deployments.printer_for(record, alias, runner.id)
+        for alias in printers:
+            printer_id = deployments.printer_in(printers, alias, runner.id)
             if printer_id is None:
                 continue
             try:
@@ -108,17 +116,18 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                     f"the printer {printer_id} assigned to the alias {alias!r} in {record.id} "
                     "was deleted; assign another (putDeploymentPrinter)"
                 )
-        secrets = _secrets(document, problems)
+        secrets, origins = _secrets(document, problems)
         answer.append(
             DeployedFlow(
                 deployment_id=record.id,
                 flow_id=target.flow_id,
                 version=int(target.version),
                 document=document,
-                context={**deployments.context_values(record), **group_context, **own_context},
+                context={**deployed_context, **group_context, **own_context},
                 printers=names,
                 problems=problems,
                 credentials=secrets,
+                credential_origins=origins,
             )
         )
     return answer
@@ -142,27 +151,50 @@ def secret_refs(document: dict[str, Any]) -> list[str]:
     )
 
 
-def _secrets(document: dict[str, Any], problems: list[str]) -> dict[str, str]:
-    """The secrets the flow's nodes name, opened for this answer only; what cannot be given is
-    a problem of this flow (never with the secret in it)."""
+def _secrets(
+    document: dict[str, Any], problems: list[str]
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The secrets the flow's nodes name, opened for this answer only, with the origins each
+    may be sent to. What cannot be given is a problem of this flow (never with the secret in
+    it): a secret that an action.http would send to an origin it does not name is withheld."""
     from etikett.domain import credentials
+    from etikett.dsl.flow import FlowDocument
     from etikett.errors import EtikettError, NotFound
+    from etikett.flows.secret_origins import sending_refused, sends
 
-    refs = secret_refs(document)
+    try:
+        sent = list(sends(FlowDocument.model_validate(document)))
+    except ValueError:
+        sent = []  # a version that no longer parses fails on its own
     opened: dict[str, str] = {}
-    for ref in refs:
+    allowed: dict[str, list[str]] = {}
+    for ref in secret_refs(document):
         try:
-            opened[ref] = credentials.secret_value(ref)
+            value, origins = credentials.secret_with_origins(ref)
         except NotFound:
             problems.append(f"the credential {ref!r} does not exist; an admin creates it")
+            continue
         except EtikettError:
             problems.append(f"the credential {ref!r} is a language model, not a secret")
+            continue
         except Exception as error:  # KMS away, a damaged item: this flow waits, not the others
             log.warning(
                 "credential %r cannot be opened for a Runner: %s", ref, type(error).__name__
             )
             problems.append(f"the credential {ref!r} cannot be opened now; tried again shortly")
-    return opened
+            continue
+        refused = [
+            f"the credential {ref!r} is not sent to node {node_id!r}'s URL: {why}"
+            for _, node_id, named, url in sent
+            if named == ref and (why := sending_refused(url, origins)) is not None
+        ]
+        if refused:
+            problems.extend(refused)
+            continue
+        opened[ref] = value
+        if origins is not None:
+            allowed[ref] = list(origins)
+    return opened, allowed
 
 
 def _deployment_for(
@@ -211,14 +243,62 @@ def record_run(runner: RunnerRecord, request: FlowRunReport) -> FlowRun:
     )
 
 
+def _refuse_unless_running(
+    runner: RunnerRecord, record: "deployment_store.DeploymentRecord"
+) -> None:
+    """A Runner prints for a deployment only while its group runs it: the group's stage was
+    approved (rolling out, active, or failed while Runners retry) and the deployment was neither
+    rolled back nor superseded — or, while a newer deployment of the flow rolls out in the
+    group, for the one it replaces, so that runs under way finish."""
+    from etikett.store import deployments as deployment_store
+
+    target = deployment_store.group_flow(runner.group_id, record.flow_id)
+    current = {target.deployment_id, target.previous_deployment_id} if target else set()
+    if record.status not in deployment_store.ENDED and record.id in current:
+        return
+    raise Forbidden(
+        f"{record.id} does not run in this Runner's group now (its stage is not approved, or "
+        f"it is {record.status}); its prints are refused.",
+        ProblemCode.RUNNER_DEPLOYMENT_NOT_RUNNING,
+        deployment_id=record.id,
+        status=record.status,
+    ).audited_as(record.id)
+
+
+@lru_cache(maxsize=256)
+def _print_targets(flow_id: str, version: int) -> frozenset[tuple[str, str]]:
+    """(label reference as written, printer alias) of each action.print of a flow version
+    (versions never change: read once per process)."""
+    from etikett.domain import flows
+
+    nodes = flows.load_version(flow_id, version).document.get("nodes") or []
+    return frozenset(
+        (str(node.get("label")), str(node.get("printer")))
+        for node in nodes
+        if isinstance(node, dict) and node.get("type") == "action.print"
+    )
+
+
 def print_records(
     runner: RunnerRecord, request: FlowPrint, lambda_context: Any = None
 ) -> dict[str, Any]:
-    """One print request as an operator would send it, by the Runner (a service actor)."""
+    """One print request as an operator would send it, by the Runner (a service actor): only
+    for a deployment its group runs, and only labels and aliases the deployed version prints."""
     from etikett.domain import print_idempotency, printer_records, printing
 
     record = _deployment_for(runner, request.deployment_id)
-    printer_id = deployments.printer_for(record, request.printer, runner.id)
+    _refuse_unless_running(runner, record)
+    if (request.label, request.printer) not in _print_targets(record.flow_id, int(record.version)):
+        raise Forbidden(
+            f"Version {record.version} of {record.flow_id} prints no {request.label} to the "
+            f"alias {request.printer!r}; a Runner prints only what its deployed flow names.",
+            ProblemCode.RUNNER_PRINT_NOT_IN_FLOW,
+            deployment_id=record.id,
+            label=request.label,
+            printer=request.printer,
+        ).audited_as(record.id)
+    _, printers = deployments.running(record, runner.group_id)
+    printer_id = deployments.printer_in(printers, request.printer, runner.id)
     if printer_id is None:
         raise Conflict(
             f"{request.deployment_id} assigns no printer to {request.printer!r}.",

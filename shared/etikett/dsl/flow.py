@@ -21,6 +21,16 @@ MAX_NODE_EXECUTIONS = 1000
 MAX_FAN_OUT = 100
 MAX_SAMPLES = 100
 CEL_MAX = 2000
+# Where the editor may draw a node: far beyond any canvas, near enough to keep numbers sane.
+CANVAS_LIMIT = 1_000_000
+
+
+class NodeUi(Strict):
+    """Where the console's flow editor draws a node. Only people's editors read it: the engine,
+    lint and Runners ignore it, so moving a node changes nothing a run does."""
+
+    x: float = Field(ge=-CANVAS_LIMIT, le=CANVAS_LIMIT, description="Left edge, canvas units.")
+    y: float = Field(ge=-CANVAS_LIMIT, le=CANVAS_LIMIT, description="Top edge, canvas units.")
 
 
 class FlowNode(BaseModel):
@@ -36,9 +46,14 @@ class FlowNode(BaseModel):
         max_length=100,
         description="Ids of the nodes this node's output goes to (logic.switch: see its cases).",
     )
+    ui: NodeUi | None = Field(
+        default=None,
+        description="Where the flow editor draws the node ({x, y}); runs never read it.",
+        examples=[{"x": 240, "y": 120}],
+    )
 
     def fields(self) -> dict[str, Any]:
-        """The type's own fields: everything but id, type, name and wires."""
+        """The type's own fields: everything but id, type, name, wires and ui."""
         return dict(self.model_extra or {})
 
 

@@ -1,9 +1,13 @@
 """The flow registry: every node type a flow document may use, with a pydantic model of its own
 fields (whose JSON Schema `getFlowRegistry` and svc://registry/flows publish), what it does, where
 its records go, and which of its fields hold CEL. The engine and lint look types up in
-`NODE_SPECS`; the document itself is `etikett.dsl.flow`."""
+`NODE_SPECS`; the document itself is `etikett.dsl.flow`.
 
-from typing import Any, Literal
+The published schemas say what kind of value a string is, so an editor can offer the right
+control without knowing node types: `format` is `cel` (an expression), `label-reference`,
+`printer-alias`, `credential-ref` or `node-id` (a wire's target, drawn rather than typed)."""
+
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -15,6 +19,7 @@ CREDENTIAL_REF = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # as createCredential's `
 HTTP_TRIGGER_PATH = r"^[a-z0-9][a-z0-9_-]{0,63}(/[a-z0-9][a-z0-9_-]{0,63}){0,7}$"
 
 Category = Literal["trigger", "logic", "action"]
+NodeId = Annotated[str, Field(json_schema_extra={"format": "node-id"})]
 
 
 class FolderTrigger(Strict):
@@ -60,6 +65,7 @@ class HttpTrigger(Strict):
         "the Runners that run the flow receive it. Without it, anything that can reach the "
         "Runner's port may start the flow.",
         examples=["erp-trigger"],
+        json_schema_extra={"format": "credential-ref"},
     )
 
 
@@ -94,7 +100,7 @@ class SwitchCase(Strict):
         description="CEL condition over `record`, `context` and `runner`; must give a bool.",
         examples=["record.weight_kg > 30.0", 'record.country in ["AT", "CH"]'],
     )
-    wires: list[str] = Field(
+    wires: list[NodeId] = Field(
         max_length=100,
         description="Ids of the nodes the record goes to when `when` is the first true case.",
         examples=[["print_pallet"]],
@@ -108,7 +114,7 @@ class SwitchNode(Strict):
         description="The record goes along the first case whose `when` is true.",
         examples=[[{"when": "record.weight_kg > 30.0", "wires": ["print_pallet"]}]],
     )
-    otherwise: list[str] | None = Field(
+    otherwise: list[NodeId] | None = Field(
         default=None,
         max_length=100,
         description="Ids of the nodes a record goes to when no case matches; without it such "
@@ -122,6 +128,7 @@ class PrintNode(Strict):
         pattern=LABEL_REFERENCE,
         description="lbl_… (the released version) or lbl_…@N (an approved version N).",
         examples=["lbl_01J0000000000000000000000"],
+        json_schema_extra={"format": "label-reference"},
     )
     printer: str = Field(
         min_length=1,
@@ -129,6 +136,7 @@ class PrintNode(Strict):
         pattern=IDENTIFIER,
         description="A printer alias; each deployment assigns a printer to it.",
         examples=["shipping"],
+        json_schema_extra={"format": "printer-alias"},
     )
     copies: str | None = Field(
         default=None,
@@ -171,6 +179,7 @@ class HttpAction(Strict):
         description="Ref of a `secret` credential (createCredential), sent as "
         "`Authorization: Bearer <secret>`; the Runners that run the flow receive it.",
         examples=["erp-token"],
+        json_schema_extra={"format": "credential-ref"},
     )
 
 
@@ -258,6 +267,8 @@ class NodeSpec:
     def entry(self) -> NodeType:
         schema = self.model.model_json_schema(ref_template="#/$defs/{model}")
         schema.pop("title", None)
+        for pattern in CEL_FIELDS.get(self.type, ()):
+            _mark_cel(schema, schema, tuple(pattern.split("/")))
         return NodeType(
             type=self.type,
             category=self.category,
@@ -364,6 +375,27 @@ CEL_FIELDS: dict[str, tuple[str, ...]] = {
     "action.file": ("path", "content"),
     "action.log": ("message",),
 }
+
+
+def _mark_cel(root: dict[str, Any], node: dict[str, Any], rest: tuple[str, ...]) -> None:
+    """`format: cel` on the string schemas a CEL_FIELDS pattern names (through $refs, nullable
+    `anyOf`s, map values and list items), so the published schema says which strings are CEL."""
+    while "$ref" in node:
+        node = root["$defs"][str(node["$ref"]).rsplit("/", 1)[1]]
+    for option in node.get("anyOf", []):
+        if option.get("type") != "null":
+            _mark_cel(root, option, rest)
+    if not rest:
+        if node.get("type") == "string":
+            node["format"] = "cel"
+        return
+    head, tail = rest[0], rest[1:]
+    if head == "*":
+        for key in ("additionalProperties", "items"):
+            if isinstance(node.get(key), dict):
+                _mark_cel(root, node[key], tail)
+    elif head in node.get("properties", {}):
+        _mark_cel(root, node["properties"][head], tail)
 
 
 def registry() -> dict[str, Any]:

@@ -29,6 +29,9 @@ Symbology = Literal[
     "pdf417",
 ]
 FontFamily = Literal["Roboto", "Roboto Condensed", "Roboto Mono", "Noto Sans"]
+# How an object's dots reach the label: black adds dots, white clears them, reverse inverts what
+# lies under them (ZPL ^FR, ^LR; gLabels' white fills). Absent: black.
+Ink = Literal["black", "white", "reverse"]
 
 # Titles for people (symbologies as printers and scanners name them), in `Symbology`'s order.
 SYMBOLOGY_TITLES = {
@@ -135,6 +138,13 @@ class Placed(Strict):
         description="Clockwise quarter turns about the top-left anchor.",
         json_schema_extra=ui("Position", "degrees"),
     )
+    ink: Ink | None = Field(
+        default=None,
+        title="Ink",
+        description="`black` (absent) adds dots; `white` clears the dots under the object; "
+        "`reverse` turns the dots under it white and the paper under it black.",
+        json_schema_extra=ui("Ink"),
+    )
 
 
 class Valued(Placed):
@@ -222,6 +232,21 @@ class TextObject(Valued):
         description="Baseline distance as a multiple of the size.",
         json_schema_extra=ui("Box"),
     )
+    valign: Literal["top", "middle", "bottom"] | None = Field(
+        default=None,
+        title="Vertical alignment",
+        description="Where the lines sit in a box with `height_mm` (absent: top).",
+        json_schema_extra=ui("Box"),
+    )
+    scale_x: float | None = Field(
+        default=None,
+        ge=0.1,
+        le=10,
+        title="Width scale",
+        description="Glyph width as a multiple of the font's own (absent: 1); ZPL's character "
+        "width differing from the height.",
+        json_schema_extra=ui("Font"),
+    )
 
 
 class BarcodeObject(Valued):
@@ -271,6 +296,22 @@ class BarcodeObject(Valued):
     text_size_pt: float = Field(
         default=8, gt=0, le=72, title="Text size", json_schema_extra=ui("Barcode", "pt")
     )
+    row_height_dots: int | None = Field(
+        default=None,
+        ge=1,
+        le=100,
+        title="Row height",
+        description="PDF417 row height in dots (absent: 3 modules).",
+        json_schema_extra=ui("Barcode", "dots"),
+    )
+    code_set: Literal["A", "B", "C"] | None = Field(
+        default=None,
+        title="Code set",
+        description="Code 128 only: every character in this code set, as a printer encodes "
+        "without its automatic mode (ZPL ^BC mode N: B), so the bars are as wide as it prints "
+        "them (absent: the shortest encoding).",
+        json_schema_extra=ui("Barcode"),
+    )
 
     @model_validator(mode="after")
     def _one_module_unit(self) -> Self:
@@ -278,6 +319,8 @@ class BarcodeObject(Valued):
             raise ValueError("give the module width in mm or in dots, not both")
         if self.height_mm is not None and self.height_dots is not None:
             raise ValueError("give the height in mm or in dots, not both")
+        if self.code_set is not None and self.symbology != "code128":
+            raise ValueError("`code_set` is for the code128 symbology only")
         return self
 
 

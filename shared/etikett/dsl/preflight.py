@@ -25,7 +25,8 @@ class LabelFinding(Model):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-# Every code preflight can report, with its severity: the README and the OpenAPI descriptions.
+# Every code preflight can report, with its severity: docs/concepts/labels.md and the OpenAPI
+# descriptions.
 LABEL_FINDING_CODES: dict[str, tuple[Severity, str]] = {
     "label.object_outside": (
         "error",

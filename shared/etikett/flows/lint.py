@@ -1,7 +1,8 @@
 """Lint of a flow document: what is well-formed but wrong, each finding with its JSON Pointer.
 
 Structural checks need nothing but the document. Label references (`action.print`) are checked
-against a `LabelCatalog` the caller supplies: the service reads its labels table, a test a dict.
+against a `LabelCatalog` the caller supplies, the secrets `action.http` sends against a
+`SecretCatalog`: the service reads its tables, a test a dict.
 """
 
 from collections.abc import Iterator
@@ -19,7 +20,10 @@ from etikett.dsl.flow import (
     targets,
 )
 from etikett.dsl.flow_registry import CEL_FIELDS, NODE_SPECS, HttpAction, HttpTrigger, PrintNode
+from etikett.flows import paths, secret_origins
 from etikett.flows.findings import Finding, pointer
+from etikett.flows.scope import Scope, name_findings, record_fields
+from etikett.flows.secret_origins import SecretCatalog
 
 CEL_NAMES = ("record", "context", "runner")
 MAX_MACRO_DEPTH = 1  # a comprehension, but never one inside another: cost stays linear
@@ -83,8 +87,19 @@ def check_expression(source: str) -> str | None:
     return None
 
 
-def lint(document: FlowDocument, labels: LabelCatalog | None = None) -> list[Finding]:
+def lint(
+    document: FlowDocument,
+    labels: LabelCatalog | None = None,
+    secrets: SecretCatalog | None = None,
+    scope: Scope | None = None,
+) -> list[Finding]:
+    """Every finding. Expressions are checked against the Runner's fields, and with a `scope`
+    also against the record fields and context parameters it names (`flow.cel_name_unknown`);
+    a schedule's records are empty, so what follows one is always checked. With `secrets`, what
+    `action.http` sends is checked against each secret's origins."""
     findings: list[Finding] = []
+    scope = scope or Scope()
+    entering = record_fields(document, scope.record)
     nodes = document.nodes
     by_id = {node.id: node for node in nodes}
     triggers = [n for n in nodes if _category(n) == "trigger"]
@@ -102,11 +117,17 @@ def lint(document: FlowDocument, labels: LabelCatalog | None = None) -> list[Fin
     http_paths: dict[str, str] = {}
     for index, node in enumerate(nodes):
         findings += _node_findings(index, node, by_id, http_paths, labels)
+        if node.id in entering:  # an unreachable node's expressions see nothing in particular
+            sources = cel_sources(node)
+            here = pointer("nodes", index)
+            findings += name_findings(here, node, sources, entering[node.id], scope.context)
     cycles = _cycles(nodes)
     findings += cycles
     if not cycles:  # a cycle is unbounded anyway, and reported as such
         findings += _fan_out(nodes, triggers)
     findings += _unreachable(nodes, triggers)
+    if secrets is not None:
+        findings += secret_origins.findings(document, secrets)
     return findings
 
 
@@ -189,6 +210,7 @@ def _node_findings(
                     params={"expression": source[:200], "reason": problem},
                 )
             )
+    found += paths.node_findings(index, node)
     if isinstance(fields, HttpTrigger):
         other = http_paths.setdefault(fields.path, node.id)
         if other != node.id:

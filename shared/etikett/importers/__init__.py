@@ -77,6 +77,8 @@ def convert(
     `max_labels` how many labels one file may hold."""
     if data[:2] == b"\x1f\x8b":
         data = gunzip(data, max_expanded)
+    if not data.strip():
+        raise refuse(ProblemCode.IMPORT_EMPTY, "The file is empty.", reason="empty")
     text_start = data.lstrip()[:64]
     if text_start.startswith(b"\xef\xbb\xbf"):
         text_start = text_start[3:]

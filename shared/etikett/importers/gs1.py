@@ -30,6 +30,7 @@ def element_string(data: str) -> str:
     """`(AI)value…` for GS1 data; raises ValueError when it is not a GS1 element string."""
     data = data.strip()
     if data.startswith("("):
+        data = data.replace(" ", "")
         if not re.fullmatch(r"(\(\d{2,4}\)[^()]+)+", data):
             raise ValueError("the (AI)value notation is broken")
         return data
@@ -61,3 +62,39 @@ def element_string(data: str) -> str:
     if not parts:
         raise ValueError("no data")
     return "".join(parts)
+
+
+# AIs whose data ends in a GS1 mod-10 check digit (GTIN, SSCC, GLN, GSIN, GSRN …): the digits
+# that carry it. zint refuses a wrong one; a printer encodes whatever it is sent.
+CHECKED = {
+    "00": 18, "01": 14, "02": 14, "402": 17, "8017": 18, "8018": 18,
+    "410": 13, "411": 13, "412": 13, "413": 13, "414": 13, "415": 13, "416": 13, "417": 13,
+}  # fmt: skip
+# AIs whose data starts with such a key and goes on (GDTI 253 and GCN 255 with a serial, GRAI 8003
+# with a serial, ITIP 8006 and 8026 with piece and total): the digits of that key.
+CHECKED_PREFIX = {"253": 13, "255": 13, "8003": 14, "8006": 14, "8026": 14}
+
+
+def with_check_digits(elements: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """The `(AI)value…` string with every check digit right, and (AI, wrong, right) for each
+    one that was not."""
+    changes: list[tuple[str, str, str]] = []
+
+    def fix(match: re.Match[str]) -> str:
+        ai, value = match.group(1), match.group(2)
+        size = CHECKED.get(ai)
+        if size is None or len(value) != size:
+            size = CHECKED_PREFIX.get(ai)
+            if size is None or len(value) < size:
+                return match.group(0)
+        key, rest = value[:size], value[size:]
+        if not key.isdigit():
+            return match.group(0)
+        total = sum(int(d) * (3 if i % 2 == 0 else 1) for i, d in enumerate(reversed(key[:-1])))
+        right = str((10 - total % 10) % 10)
+        if key[-1] != right:
+            changes.append((ai, key[-1], right))
+            return f"({ai}){key[:-1]}{right}{rest}"
+        return match.group(0)
+
+    return re.sub(r"\((\d{2,4})\)([^()]+)", fix, elements), changes

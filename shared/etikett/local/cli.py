@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import logging
+import os
 import signal
 import sys
 import threading
@@ -11,6 +11,8 @@ from pathlib import Path
 
 from etikett.local import template as templates
 from etikett.local.settings import LocalSettings
+
+DEMO_HOME = Path(".etikett-demo")  # the demo's state, apart from what `make dev` keeps
 
 
 def _setup_required() -> bool:
@@ -20,10 +22,10 @@ def _setup_required() -> bool:
 
 
 def dev(arguments: argparse.Namespace) -> int:
+    from etikett.local import logs
     from etikett.local.service import LocalService
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    logs.configure(arguments.log_format)
     home = Path(arguments.home).resolve()
     service = LocalService(
         Path(arguments.template).resolve(),
@@ -42,7 +44,9 @@ def dev(arguments: argparse.Namespace) -> int:
     )
     print(f"Local AWS endpoint (moto): {service.aws.endpoint_url}", flush=True)
     print(f"Browser console: {service.url}/console", flush=True)
-    if _setup_required():
+    if arguments.demo:
+        pass  # the demo site signs in itself and says how a person does
+    elif _setup_required():
         print(
             f"First-time setup needed: open the console, or POST {service.url}/api/v1/auth/setup "
             '{"username": "...", "password": "..."}',
@@ -50,10 +54,30 @@ def dev(arguments: argparse.Namespace) -> int:
         )
     else:
         print("Setup done: sign in with POST /api/v1/auth/login.", flush=True)
+    demo = None
+    if arguments.demo:
+        from etikett.local.demo import DemoFailed, DemoSite
+
+        assert service.ca_file is not None
+        folder = Path(arguments.demo_dir).resolve()
+        demo = DemoSite(service.url, service.agent_url, service.ca_file, home, folder)
+        print("Setting up the demo site …", flush=True)
+        try:
+            demo.start()
+        except DemoFailed as failure:
+            print(f"The demo could not be set up: {failure}", file=sys.stderr, flush=True)
+            demo.stop()
+            service.stop()
+            return 1
+        else:
+            for line in demo.banner():
+                print(line, flush=True)
     print("Press Ctrl-C to stop.", flush=True)
     while not stopping.wait(0.5):  # wake regularly: a signal must never wait on a lock
         pass
     print("Stopping; saving local state …", flush=True)
+    if demo is not None:
+        demo.stop()  # the Runner first: it must not see the service go away mid-job
     service.stop()
     print("Stopped.", flush=True)
     return 0
@@ -66,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     local = LocalSettings()
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=local.port)
-    serve.add_argument("--home", default=str(local.home))
+    serve.add_argument(
+        "--home", default=None, help="local state (default: $ETIKETT_HOME, .etikett, .etikett-demo)"
+    )
     serve.add_argument(
         "--agent-port",
         type=int,
@@ -74,6 +100,20 @@ def main(argv: list[str] | None = None) -> int:
         help="the Runners' mutual-TLS port (default: --port + 443)",
     )
     serve.add_argument("--template", default=None)
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="also a printer simulator and a Runner with a flow that prints what lands in "
+        "DEMO_DIR/inbox (state apart from make dev's, in .etikett-demo, unless --home)",
+    )
+    serve.add_argument("--demo-dir", default="demo", help="the demo's inbox and labels")
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=local.log_format,
+        help="one readable line per request and event (text), or JSON lines "
+        "(default: $ETIKETT_LOG_FORMAT or text)",
+    )
     restore = commands.add_parser(
         "restore-credentials",
         help="re-create backed-up credentials in another Etikett with an exported store key",
@@ -94,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
             Path(arguments.export), Path(arguments.items), arguments.to, arguments.token
         )
     if arguments.command == "dev":
+        if arguments.home is None:
+            explicit = "ETIKETT_HOME" in os.environ and os.environ["ETIKETT_HOME"]
+            arguments.home = str(local.home if explicit or not arguments.demo else DEMO_HOME)
         if arguments.template is None:
             arguments.template = str(templates.find())
         return dev(arguments)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from etikett import settings
+from etikett.local import logs, tls
 from etikett.local import provision as provisioning
-from etikett.local import tls
 from etikett.local.aws.process import LocalAwsProcess
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
@@ -112,6 +112,8 @@ class LocalService:
         settings.reload()  # the functions' environment is complete only now
         self.functions = FunctionRegistry(self.template.functions, LOCAL_REGION)
         self.functions.warm_all()
+        # Before the first request: the functions' loggers write `etikett dev`'s lines.
+        logs.adopt_function_loggers()
         gateway = Gateway(Router(self.template.routes), self.functions)
         plain = uvicorn.Config(
             gateway,

@@ -4,6 +4,7 @@ so that no function defines them at its cold start)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,3 +26,8 @@ class LocalSettings(BaseSettings):
         description="How often changed local state is saved at most.",
     )
     build: str = Field(default="local", validation_alias="ETIKETT_BUILD")
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        validation_alias="ETIKETT_LOG_FORMAT",
+        description="One readable line per request and event, or JSON lines.",
+    )

@@ -162,6 +162,10 @@ def _most_specific(error: ValidationError) -> ValidationError:
 @dataclass(frozen=True)
 class Catalog:
     tools: dict[str, ToolSpec]
+    # Operations outside the catalog because only a person may do them (`human` and not in MCP):
+    # a call naming one is refused by its own rule (`auth.human_required`), which tells an agent
+    # to ask a person where "no such tool" would not.
+    person_only: dict[str, Access] = field(default_factory=dict)
 
     def visible_to(self, caller: Caller) -> list[ToolSpec]:
         return [tool for tool in self.tools.values() if tool.visible_to(caller)]
@@ -182,8 +186,12 @@ def catalog() -> Catalog:
 def build(document: Mapping[str, Any], groups: Mapping[str, str] | None = None) -> Catalog:
     """The tools of `document`, each with its operation's group from `groups` (by operationId)."""
     tools: dict[str, ToolSpec] = {}
+    person_only: dict[str, Access] = {}
     for path, method, operation in _operations(document):
         if operation.get("x-etikett-mcp") is not True:
+            described = operation.get("x-etikett-access") or {}
+            if operation.get("operationId") and described.get("human"):
+                person_only[str(operation["operationId"])] = access_rule(described)
             continue
         tool = _tool(document, path, method, operation)
         if groups is not None:
@@ -193,7 +201,7 @@ def build(document: Mapping[str, Any], groups: Mapping[str, str] | None = None) 
         if tool.name in tools:
             raise CatalogError(f"operationId {tool.name} is used twice")
         tools[tool.name] = tool
-    return Catalog(tools)
+    return Catalog(tools, person_only)
 
 
 class _Nobody(Access):

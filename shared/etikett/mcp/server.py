@@ -110,7 +110,15 @@ async def call_tool(
     request_id: str | None = None
     try:
         request_id = _scope_value(ctx, REQUEST_ID_KEY)
-        spec = catalogs.catalog().tools.get(params.name)
+        catalog = catalogs.catalog()
+        spec = catalog.tools.get(params.name)
+        person_only = catalog.person_only.get(params.name)
+        if spec is None and person_only is not None:
+            caller = _scope_value(ctx, CALLER_KEY).as_service()
+            refused = person_only.refusal(caller, params.name)
+            assert refused is not None  # a service actor never meets a person-only rule
+            _audit_refusal(caller, params.name, request_id, refused)
+            return results.refusal_result(refused)
         if spec is None:
             raise InvalidRequest(
                 f"No tool is named {params.name!r}; tools/list lists the tools your roles allow.",
@@ -118,8 +126,11 @@ async def call_tool(
             )
         # Refused before its arguments are looked at, as REST refuses before the body: a caller
         # learns nothing of an operation it may not use.
-        refused = spec.access.refusal(_scope_value(ctx, CALLER_KEY).as_service(), spec.name)
+        caller = _scope_value(ctx, CALLER_KEY).as_service()
+        refused = spec.access.refusal(caller, spec.name)
         if refused is not None:
+            if spec.method not in ("GET", "HEAD"):
+                _audit_refusal(caller, spec.name, request_id, refused)
             return results.refusal_result(refused)
         arguments = params.arguments or {}
         fields = spec.argument_errors(arguments)
@@ -136,6 +147,19 @@ async def call_tool(
     except Exception:
         logger.exception("tool %s failed", params.name)
         return results.internal_error(request_id)
+
+
+def _audit_refusal(
+    caller: Caller, operation_id: str, request_id: str | None, refused: EtikettError
+) -> None:
+    """A change refused before it ran is audited as REST audits it (outcome `refused`)."""
+    from etikett.domain import audit
+    from etikett.domain.actors import Invocation
+
+    try:
+        audit.record_refusal(Invocation(caller, operation_id, request_id), refused.code)
+    except Exception:  # the refusal itself must still reach the caller
+        logger.exception("could not audit a refusal")
 
 
 async def list_resources(

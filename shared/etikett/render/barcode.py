@@ -6,8 +6,9 @@ width. The object's box holds the symbol without quiet zones (leave them clear a
 linear codes with `human_readable`, the text centered under the bars. Module width: the object's
 `module_width_dots`, else `module_width_mm` in whole dots (at least 1), else `DEFAULT_MODULE_MM`
 for the symbology in whole dots. Bar height of linear codes: `height_dots`/`height_mm`, else
-15 mm; PDF417 rows are 3 modules high, matrix codes square modules. GS1 data is written in
-parentheses notation, `(01)09501101530003(17)270101`; bad GS1 check digits and dates are errors.
+15 mm; PDF417 rows are `row_height_dots` high (else 3 modules), matrix codes square modules.
+GS1 data is written in parentheses notation, `(01)09501101530003(17)270101`; bad GS1 check
+digits and dates are errors.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def bar_height_dots(obj: BarcodeObject, dpi: int) -> int:
 def render_barcode(obj: BarcodeObject, data: str, dpi: int) -> Image.Image:
     """The object's ink (mode "1", 255 = black dot), unrotated. Raises `BarcodeInvalid`."""
     module, height = module_dots(obj, dpi), bar_height_dots(obj, dpi)
+    row = obj.row_height_dots or PDF417_ROW_MODULES * module
     key = (
         "barcode",
         obj.symbology,
@@ -96,11 +98,20 @@ def render_barcode(obj: BarcodeObject, data: str, dpi: int) -> Image.Image:
         obj.human_readable,
         obj.text_size_pt,
         dpi,
+        row,
+        obj.code_set,
     )
     return INK_CACHE.get(
         key,
         lambda: _draw(
-            obj.id, obj.symbology, data, module, height, obj.human_readable, obj.text_size_pt, dpi
+            obj.id,
+            obj.symbology,
+            data,
+            (module, height, row),
+            obj.human_readable,
+            obj.text_size_pt,
+            dpi,
+            obj.code_set,
         ),
     )
 
@@ -109,14 +120,15 @@ def _draw(
     object_id: str,
     symbology: Symbology,
     data: str,
-    module: int,
-    height: int,
+    sizes: tuple[int, int, int],  # module, bar height, PDF417 row height: dots
     human_readable: bool,
     text_pt: float,
     dpi: int,
+    code_set: str | None = None,
 ) -> Image.Image:
+    module, height, row = sizes
     spec = SPECS[symbology]
-    symbol = _encode(object_id, symbology, spec, data)
+    symbol = _encode(object_id, symbology, spec, data, code_set)
     rows, columns = symbol.rows, symbol.width
     # zint's module matrix: fixed-width rows of bytes, the first module in the lowest bit.
     encoded = symbol.encoded_data
@@ -124,9 +136,7 @@ def _draw(
     packed = encoded.tobytes()[: rows * row_bytes]
     matrix = Image.frombytes("1", (row_bytes * 8, rows), packed, "raw", "1;R")
     matrix = matrix.crop((0, 0, columns, rows))
-    row_height = {"linear": height, "stacked": PDF417_ROW_MODULES * module, "matrix": module}[
-        spec.kind
-    ]
+    row_height = {"linear": height, "stacked": row, "matrix": module}[spec.kind]
     ensure_renderable(columns * module, rows * row_height, object_id)
     bars = matrix.resize((columns * module, rows * row_height), Image.Resampling.NEAREST)
     text = symbol.text if spec.kind == "linear" and human_readable else ""
@@ -151,21 +161,29 @@ def _with_text(bars: Image.Image, text: str, text_pt: float, dpi: int) -> Image.
     return ink
 
 
-def _encode(object_id: str, symbology: str, spec: Spec, data: str) -> Symbol:
+def _encode(
+    object_id: str, symbology: str, spec: Spec, data: str, code_set: str | None = None
+) -> Symbol:
     from zint import InputMode, Symbol, Symbology, WarningLevel
 
     data = _checked(object_id, symbology, data)
     symbol = Symbol()
     symbol.symbology = getattr(Symbology, spec.zint_name)
     symbol.warn_level = WarningLevel.FAIL_ALL  # GS1 check digits and dates: errors, not warnings
+    encoded = data
     if spec.gs1:
         symbol.input_mode = InputMode.GS1 | InputMode.GS1PARENS
     elif spec.text_mode:
         symbol.input_mode = InputMode.UNICODE
         if spec.eci and not _latin1(data):
             symbol.eci = 26
+        if code_set is not None:
+            # zint's manual code set (`\^B…`); a backslash of the data is written doubled.
+            symbol.input_mode = InputMode.UNICODE | InputMode.EXTRA_ESCAPE
+            encoded = f"\\^{code_set}" + data.replace("\\", "\\\\")
+            _fits_code_set(object_id, data, code_set)
     try:
-        symbol.encode(data)
+        symbol.encode(encoded)
     except RuntimeError as exc:
         raise BarcodeInvalid(object_id, symbology, _zint_message(exc)) from exc
     return symbol
@@ -190,6 +208,26 @@ def _checked(object_id: str, symbology: str, data: str) -> str:
             )
         return data[:13]
     return data
+
+
+def _in_code_set(char: str, code_set: str) -> bool:
+    if code_set == "C":
+        return char.isascii() and char.isdigit()
+    low, high = (0, 96) if code_set == "A" else (32, 128)
+    return low <= ord(char) < high
+
+
+def _fits_code_set(object_id: str, data: str, code_set: str) -> None:
+    """zint leaves a manual code set where the data needs another; a printer told one set
+    cannot, so a character outside it is an error of the label."""
+    wrong = sorted({c for c in data if not _in_code_set(c, code_set)})
+    if wrong or (code_set == "C" and len(data) % 2):
+        reason = (
+            f"code set {code_set} cannot encode {''.join(wrong)!r}"
+            if wrong
+            else "code set C encodes digits in pairs; the data has an odd number of digits"
+        )
+        raise BarcodeInvalid(object_id, "code128", reason)
 
 
 def gs1_check_digit(digits: str) -> str:

@@ -12,6 +12,9 @@ at 90 and 270. At 90 the object's top edge becomes the right side of the rotated
 reads top to bottom, a line runs down from the anchor); at 180 the object is upside down in its
 own box; at 270 its top edge becomes the left side (text reads bottom to top). Parts of objects
 outside the label are cut off.
+
+An object's `ink` says how its dots reach the label: black (absent) adds them, white clears the
+dots under them, reverse inverts what lies under them (white on black, black on white).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from PIL import Image
+from PIL import Image, ImageChops
 
 from etikett.render.barcode import render_barcode
 from etikett.render.cache import INK_CACHE
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     from etikett.dsl.label import LabelDocument, LabelObject
 
 # Clockwise on the label (y down) is counter-clockwise in PIL's naming.
-__all__ = ["clear_caches", "dots", "object_ink", "render", "to_png"]
+__all__ = ["clear_caches", "dots", "object_ink", "paint", "render", "to_png"]
 
 _TURN = {
     90: Image.Transpose.ROTATE_270,
@@ -62,8 +65,25 @@ def render(
         ink = object_ink(obj, values, declared, dpi, now=now, counters=counters)
         if obj.rotation:
             ink = ink.transpose(_TURN[obj.rotation])
-        canvas.paste(BLACK, (mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)), ink)
+        paint(canvas, obj, ink, (mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)))
     return canvas
+
+
+def paint(canvas: Image.Image, obj: LabelObject, ink: Image.Image, at: tuple[int, int]) -> None:
+    """Put one object's (rotated) ink on the label at `at`, as its `ink` says."""
+    if obj.ink is None or obj.ink == "black":
+        canvas.paste(BLACK, at, ink)
+    elif obj.ink == "white":
+        canvas.paste(WHITE, at, ink)
+    else:  # reverse: only the part on the label (a crop past the edge would read as black)
+        left, top = max(0, at[0]), max(0, at[1])
+        right = min(canvas.width, at[0] + ink.width)
+        bottom = min(canvas.height, at[1] + ink.height)
+        if left >= right or top >= bottom:
+            return
+        mask = ink.crop((left - at[0], top - at[1], right - at[0], bottom - at[1]))
+        under = canvas.crop((left, top, right, bottom))
+        canvas.paste(ImageChops.logical_xor(under, mask), (left, top))
 
 
 def object_ink(

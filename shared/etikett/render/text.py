@@ -5,7 +5,10 @@ line, without a height as tall as the lines. Line i's baseline lies at `ascent +
 `pitch = round(line_spacing x size_px)` and `size_px = size_pt / 72 x dpi`; the block is
 `ascent + descent + (n - 1) x pitch` tall. Glyphs are drawn 1-bit (no anti-aliasing) and clipped
 to the box. `shrink_to_fit` reduces the size in half-pixel steps until every line fits the width,
-the lines fit the height and `max_lines` cuts nothing off (never below 2 px).
+the lines fit the height and `max_lines` cuts nothing off (never below 2 px). `valign` places
+the lines in a taller box (top, middle, bottom). `scale_x` widens or narrows the glyphs: the
+lines are laid out at the font's own width in a box `1 / scale_x` as wide, drawn anti-aliased,
+then stretched and thresholded to 1 bit.
 """
 
 from __future__ import annotations
@@ -70,13 +73,23 @@ def overflow(obj: TextObject, text: str, dpi: int) -> dict[str, int] | None:
     key = _key(obj, text, dpi)
     if key in _MISSES:
         return _MISSES[key]
-    box_w = length_dots(obj.width_mm, dpi) if obj.width_mm is not None else None
+    box_w = _box_width(obj, dpi)
     box_h = length_dots(obj.height_mm, dpi) if obj.height_mm is not None else None
     size_px = pt_to_px(obj.size_pt, dpi)
     layout = _layout(obj, text, size_px, box_w)
     if obj.shrink_to_fit and (box_w is not None or box_h is not None):
         layout = _shrink(obj, text, size_px, box_w, box_h, layout)
     return _note(key, layout, box_w, box_h, obj.max_lines)
+
+
+def _box_width(obj: TextObject, dpi: int) -> int | None:
+    """The box's width in the font's own (unscaled) dots: what the lines are laid out in."""
+    if obj.width_mm is None:
+        return None
+    width = length_dots(obj.width_mm, dpi)
+    if obj.scale_x is None or obj.scale_x == 1:
+        return width
+    return max(1, int(width / obj.scale_x))
 
 
 # How each text drawn (by its cache key) missed its box, None if it fit; bounded like a cache.
@@ -130,11 +143,13 @@ def _key(obj: TextObject, text: str, dpi: int) -> tuple[object, ...]:
         obj.shrink_to_fit,
         obj.max_lines,
         obj.line_spacing,
+        obj.valign,
+        obj.scale_x,
     )
 
 
 def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Image.Image:
-    box_w = length_dots(obj.width_mm, dpi) if obj.width_mm is not None else None
+    box_w = _box_width(obj, dpi)
     box_h = length_dots(obj.height_mm, dpi) if obj.height_mm is not None else None
     size_px = pt_to_px(obj.size_pt, dpi)
     layout = _layout(obj, text, size_px, box_w)
@@ -143,13 +158,21 @@ def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Imag
     missed = _note(key, layout, box_w, box_h, obj.max_lines)
     width = box_w if box_w is not None else max(1, layout.width)
     height = box_h if box_h is not None else max(1, layout.height)
-    ensure_renderable(width, height, obj.id)
+    scale = obj.scale_x if obj.scale_x is not None and obj.scale_x != 1 else None
+    final_w = width
+    if scale is not None:
+        final_w = length_dots(obj.width_mm, dpi) if obj.width_mm else max(1, round(width * scale))
+    ensure_renderable(max(width, final_w), height, obj.id)
     for line in layout.lines:  # Pillow draws each whole line before it is cut to the box
         ensure_renderable(line.right - min(0, line.left), layout.ascent + layout.descent, obj.id)
-    ink = Image.new("1", (width, height), BLANK)
-    ink.info[OVERFLOW_KEY] = missed  # read by preflight without looking the text up again
+    ink = Image.new("1" if scale is None else "L", (width, height), BLANK)
     draw = ImageDraw.Draw(ink)
-    draw.fontmode = "1"
+    if scale is None:
+        draw.fontmode = "1"
+    top = 0
+    if box_h is not None and obj.valign in ("middle", "bottom") and layout.height < box_h:
+        top = box_h - layout.height
+        top = top // 2 if obj.valign == "middle" else top
     for index, line in enumerate(layout.lines):
         if not line.text:
             continue
@@ -160,10 +183,16 @@ def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Imag
             x = width - extent
         else:
             x = 0
-        baseline = layout.ascent + index * layout.pitch
+        baseline = top + layout.ascent + index * layout.pitch
         draw.text(
             (x - min(0, line.left), baseline), line.text, font=layout.face, fill=INK, anchor="ls"
         )
+    if scale is not None:  # stretched anti-aliased, then cut to one bit: no ragged columns
+        stretched = ink.resize((final_w, height), Image.Resampling.LANCZOS)
+        ink = stretched.point(lambda v: INK if v >= 128 else BLANK).convert(
+            "1", dither=Image.Dither.NONE
+        )
+    ink.info[OVERFLOW_KEY] = missed  # read by preflight without looking the text up again
     return ink
 
 

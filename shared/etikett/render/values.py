@@ -1,6 +1,6 @@
 """Print data → the values a label is rendered with, and the text each text/barcode object shows.
 
-Entered variables take the provided value, else their `default`, else (previews) their `sample`;
+Entered variables take the provided value, else (previews) their `sample`, else their `default`;
 optional variables left without a value are null. Computed variables (`expression`) are evaluated
 with CEL in dependency order. Every bad variable is reported at once (`VariablesInvalid`).
 """
@@ -146,10 +146,12 @@ def _entered_value(
     value = provided.get(variable.name)
     if value is not None:
         return "", value
-    if variable.default is not None:
-        return "default", variable.default
+    # A preview shows the designer's sample before the default: a Vorlage's empty defaults
+    # ("" for an optional line) would otherwise leave its preview half-empty.
     if use_samples and variable.sample is not None:
         return "sample", variable.sample
+    if variable.default is not None:
+        return "default", variable.default
     return "", _MISSING
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pynamodb.attributes import (
     BinaryAttribute,
     BooleanAttribute,
+    ListAttribute,
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
@@ -50,6 +51,8 @@ class CredentialRecord(NamedTuple):
     created_at: dt.datetime
     created_by: str
     sealed: Sealed | None  # None: a language model without a key (a local model)
+    # A secret's allowed origins (`https://host[:port]`); None: it names none (sent anywhere).
+    origins: tuple[str, ...] | None = None
 
     @property
     def has_secret(self) -> bool:
@@ -90,6 +93,7 @@ class _CredentialItem(Model):
     model = UnicodeAttribute(null=True)
     endpoint = UnicodeAttribute(null=True)
     share_sample_values = BooleanAttribute(default=False)
+    origins = ListAttribute(of=UnicodeAttribute, null=True)
     ciphertext = BinaryAttribute(legacy_encoding=False, null=True)
     wrapped_key = BinaryAttribute(legacy_encoding=False, null=True)
     escrowed_key = BinaryAttribute(legacy_encoding=False, null=True)
@@ -124,6 +128,7 @@ def _record(item: _CredentialItem) -> CredentialRecord:
         created_at=item.created_at,
         created_by=str(item.created_by),
         sealed=sealed,
+        origins=tuple(str(o) for o in item.origins) if item.origins is not None else None,
     )
 
 
@@ -134,6 +139,7 @@ def _item(record: CredentialRecord, **keys: Any) -> _CredentialItem:
         model=record.model,
         endpoint=record.endpoint,
         share_sample_values=record.share_sample_values,
+        origins=list(record.origins) if record.origins is not None else None,
         ciphertext=sealed.ciphertext if sealed else None,
         wrapped_key=sealed.wrapped_key if sealed else None,
         escrowed_key=sealed.escrowed_key if sealed else None,

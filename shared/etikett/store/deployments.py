@@ -35,7 +35,7 @@ from etikett.store.pages import Page, read_page
 if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
 
-_META = table_meta("deployments_table")
+META = table_meta("deployments_table")  # the table, for the modules of its other items
 META_SK = "meta"
 KIND = "deployment"
 # The statuses a deployment never leaves: it runs nowhere and assigns nothing any more.
@@ -90,7 +90,7 @@ class _ByKind(GlobalSecondaryIndex["_DeploymentItem"]):
 
 
 class _DeploymentItem(Model):
-    Meta = _META
+    Meta = META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=META_SK)
     kind = UnicodeAttribute(default=KIND)
@@ -109,7 +109,7 @@ class _DeploymentItem(Model):
 
 
 class _RunnerStateItem(Model):
-    Meta = _META
+    Meta = META
     deployment_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # runner#run_…
     runner_id = UnicodeAttribute()
@@ -120,7 +120,7 @@ class _RunnerStateItem(Model):
 
 
 class _GroupDeploymentItem(Model):
-    Meta = _META
+    Meta = META
     group_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # dep#dep_…
     deployment_id = UnicodeAttribute()
@@ -128,7 +128,7 @@ class _GroupDeploymentItem(Model):
 
 
 class _GroupFlowItem(Model):
-    Meta = _META
+    Meta = META
     group_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # flow#flw_…
     flow_id = UnicodeAttribute()
@@ -140,14 +140,14 @@ class _GroupFlowItem(Model):
 
 
 class _DeployedVersionItem(Model):
-    Meta = _META
+    Meta = META
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # flow#flw_…
     sk = UnicodeAttribute(range_key=True)  # deployed#N
     deployment_id = UnicodeAttribute()
 
 
 class _PrinterUseItem(Model):
-    Meta = _META
+    Meta = META
     printer_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # dep#dep_…
     deployment_id = UnicodeAttribute()

@@ -82,6 +82,7 @@ class VersionRecord(NamedTuple):
     status_changed_at: dt.datetime | None
     status_changed_by: str | None
     blob: bytes  # the document, zlib-compressed JSON
+    status_comment: str | None = None  # the comment of the latest status change (approval)
 
     @property
     def document(self) -> dict[str, Any]:
@@ -103,8 +104,9 @@ def version_sk(kind: str, version: int) -> str:
 
 
 def _name_key(name: str, label_id: str) -> str:
-    """Casefolded name + "#" + id: a sorted, unique range key for listing by name."""
-    return f"{name.casefold()}#{label_id}"
+    """Casefolded name, NUL, id: a sorted, unique range key for listing by name. The
+    separator sorts below every character a name holds, so "two" comes before "two (2)"."""
+    return f"{name.casefold()}\x00{label_id}"
 
 
 class _ByName(GlobalSecondaryIndex["_LabelItem"]):
@@ -155,6 +157,7 @@ class _VersionItem(Model):
     status_changed_at = UTCDateTimeAttribute(null=True)
     status_changed_by = UnicodeAttribute(null=True)
     blob = BinaryAttribute(legacy_encoding=False, attr_name="document")
+    status_comment = UnicodeAttribute(null=True)
 
 
 def _label(item: _LabelItem) -> LabelRecord:
@@ -274,15 +277,24 @@ def release(uow: UnitOfWork, before: LabelRecord, after: LabelRecord, kind: Docu
 
 
 def set_version_status(
-    uow: UnitOfWork, version: VersionRecord, status: str, at: dt.datetime, by: str
+    uow: UnitOfWork,
+    version: VersionRecord,
+    status: str,
+    at: dt.datetime,
+    by: str,
+    comment: str | None = None,
 ) -> None:
-    """A version's status moves on; `version.status_unchanged` fails when it moved meanwhile."""
+    """A version's status moves on, with the change's comment (kept on the version);
+    `version.status_unchanged` fails when it moved meanwhile."""
     uow.update(
         _VersionItem(version.label_id, version_sk(version.document_kind, version.version)),
         [
             _VersionItem.status.set(status),
             _VersionItem.status_changed_at.set(at),
             _VersionItem.status_changed_by.set(by),
+            _VersionItem.status_comment.set(comment)
+            if comment
+            else _VersionItem.status_comment.remove(),
         ],
         _VersionItem.status == version.status,
         name="version.status_unchanged",

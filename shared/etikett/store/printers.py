@@ -102,9 +102,23 @@ class _NameClaim(Model):
     runner_id = UnicodeAttribute(null=True)
 
 
+class _FindingsOfRunner(GlobalSecondaryIndex["_FindingItem"]):
+    """The table's by_name index, keyed for findings by Runner and time (kind, name_key)."""
+
+    class Meta:
+        index_name = "by_name"
+        projection = AllProjection()
+
+    kind = UnicodeAttribute(hash_key=True)  # "finding#run_…"
+    name_key = UnicodeAttribute(range_key=True)  # found_at, then the id
+
+
 class _FindingItem(Model):
     Meta = _META
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "finding#fnd_…"
+    kind = UnicodeAttribute(null=True)  # absent on findings stored before the index
+    name_key = UnicodeAttribute(null=True)
+    of_runner = _FindingsOfRunner()
     id = UnicodeAttribute()
     runner_id = UnicodeAttribute()
     job_id = UnicodeAttribute()
@@ -124,6 +138,10 @@ def name_key(name: str) -> str:
 
 def _finding_key(finding_id: str) -> str:
     return f"finding#{finding_id}"
+
+
+def _findings_kind(runner_id: str) -> str:
+    return f"finding#{runner_id}"
 
 
 def printer_of(item: _PrinterItem) -> PrinterRecord:
@@ -227,5 +245,35 @@ def add_findings(findings: list[FindingRecord], expires: dt.datetime) -> None:
     with _FindingItem.batch_write() as batch:
         for finding in findings:
             batch.save(
-                item_of(_FindingItem, finding, key=_finding_key(finding.id), expires=expires)
+                item_of(
+                    _FindingItem,
+                    finding,
+                    key=_finding_key(finding.id),
+                    expires=expires,
+                    kind=_findings_kind(finding.runner_id),
+                    name_key=f"{finding.found_at.isoformat()}#{finding.id}",
+                )
             )
+
+
+def page_findings(
+    runner_id: str, limit: int, cursor: str | None, now: dt.datetime
+) -> Page[FindingRecord]:
+    """A Runner's findings, newest first, without the expired ones (moto keeps them past their
+    TTL, and DynamoDB deletes them only eventually)."""
+
+    def query(**page: Any) -> Any:
+        return _FindingItem.of_runner.query(
+            _findings_kind(runner_id),
+            scan_index_forward=False,
+            filter_condition=_FindingItem.expires > now,
+            **page,
+        )
+
+    return read_page(
+        query,
+        {"pk", "kind", "name_key"},
+        limit,
+        cursor,
+        lambda item: record_of(FindingRecord, item),
+    )

@@ -170,6 +170,63 @@ def test_a_flow_finding_is_explained_with_checked_suggestions(
     assert designer.get(f"/flows/{flow_id}").json()["latest_version"] == 1  # nothing saved
 
 
+def test_a_finding_of_unsaved_changes_is_explained_against_them(
+    people: dict[str, Api], model: ModelServer, claude: str
+) -> None:
+    """The flow editor asks about its unsaved document: the model sees that document, and the
+    suggestions are checked against it, not against the saved version."""
+    designer = people["designer"]
+    flow_id = _flow(designer)
+    unsaved = json.loads(json.dumps(FLOW))
+    unsaved["nodes"][1]["condition"] = "record.n > 1"
+    unsaved["nodes"][2]["message"] = "record.m"
+    finding = {
+        "code": "flow.cel_name_unknown",
+        "path": "/nodes/2/message",
+        "node_id": "log",
+        "message": "record.m: no record that reaches this node has the field 'm'",
+    }
+    model.then(
+        lambda seen: tool_answer(
+            seen,
+            "explain_finding",
+            {
+                "explanation": "Records have `n`, not `m`.",
+                "operations": [
+                    {"op": "replace", "path": "/nodes/2/message", "value": "string(record.n)"},
+                    {"op": "test", "path": "/nodes/1/condition", "value": "record.n >"},  # saved
+                ],
+            },
+        )
+    )
+    body = {"target": f"{flow_id}@1", "finding": finding, "document": unsaved}
+    answer = designer.post("/ai/lint-erklaerung", json=body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["suggested_operations"] == [
+        {"op": "replace", "path": "/nodes/2/message", "value": "string(record.n)"}
+    ]
+    assert answer.json()["dropped_operations"] == 1
+    (seen,) = model.requests
+    prompt = seen.json["messages"][0]["content"][0]["text"]
+    assert f"unsaved changes to {flow_id}" in prompt and '"record.m"' in prompt
+    assert '"record.n >"' not in prompt
+    assert designer.get(f"/flows/{flow_id}").json()["latest_version"] == 1
+    broken = {"nodes": [{"id": "a", "type": "action.log", "wires": ["nowhere"]}]}
+    problem(
+        designer.post("/ai/lint-erklaerung", json={**body, "document": broken}),
+        422,
+        "document.invalid",
+    )
+    problem(
+        designer.post(
+            "/ai/lint-erklaerung",
+            json={**body, "target": "flw_01J00000000000000000000000"},
+        ),
+        404,
+        "flow.not_found",
+    )
+
+
 def test_a_label_finding_through_generic_json(
     people: dict[str, Api], model: ModelServer, generic: str
 ) -> None:

@@ -40,6 +40,7 @@ def test_credentials_are_stored_sealed_and_never_shown(
         "shareSampleValues": True,
         "default": False,
         "has_secret": True,
+        "origins": None,  # a secret's (where it may be sent)
         "created_at": created["created_at"],
         "created_by": "ai-admin",
     }
@@ -170,9 +171,17 @@ def test_provider_tests_answer_ok_or_the_code(root: Api, model: ModelServer) -> 
     assert failed["ok"] is False and failed["code"] == "ai.unauthorized"
     assert "sk-wrong" not in json.dumps(failed)
 
+    # A 429 is retried after its retry-after, as every AI call's is (the contract's rule).
+    asked = len(model.requests)
     model.then(Answer(429, {}, {"retry-after": "1"}))
+    retried = root.post(f"/credentials/{good['ref']}/test").json()
+    assert retried["ok"] is True and retried["latency_ms"] >= 1000, retried
+    assert len(model.requests) == asked + 2
+    # Still limited after the retries: ok false with the code.
+    model.then(*[Answer(429, {}, {"retry-after": "1"})] * 3)
     limited = root.post(f"/credentials/{good['ref']}/test").json()
     assert limited["ok"] is False and limited["code"] == "ai.rate_limited"
+    assert len(model.requests) == asked + 2 + 3
 
     model.then(Answer(200, b"{not json"))
     broken = root.post(f"/credentials/{good['ref']}/test").json()

@@ -116,3 +116,16 @@ async def test_mcp_takes_the_file_as_name_and_base64(
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_the_answer_says_whether_each_label_was_imported_exactly(designer: Api) -> None:
+    exact = b"^XA^PW400^LL200^FO10,10^GB100,50,3^FS^FO20,100^A0N,30,30^FDExact^FS^XZ"
+    approximated = b"^XA^PW400^LL200^FO10,10^A@N,30,30,E:ARIAL.TTF^FDNamed^FS^XZ"
+    both = _upload(designer, "two.zpl", exact + b"\n" + approximated)
+    assert both.status_code == 201, both.text
+    body = both.json()
+    first, second = body["documents"]
+    assert (first["fidelity"], first["warnings"]) == ("exact", 0)
+    assert second["fidelity"] == "with_warnings" and second["warnings"] == 1
+    [warning] = [e for e in body["report"] if e["severity"] == "warning"]
+    assert warning["document"] == 1 and "E:ARIAL.TTF" in warning["message"]

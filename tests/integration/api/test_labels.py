@@ -240,9 +240,17 @@ def test_agent_versions_need_a_human_approver(
         "auth.forbidden",
     )
     approved = approver.post(
-        f"/labels/{label['id']}/status", json={"version": 1, "status": "approved", "comment": "ok"}
+        f"/labels/{label['id']}/status",
+        json={"version": 1, "status": "approved", "comment": "checked against the drawing"},
     )
     assert approved.status_code == 200 and approved.json()["status"] == "approved"
+    # The approval's comment is kept on the version: in the answer, the history and the version.
+    assert approved.json()["status_comment"] == "checked against the drawing"
+    listed = designer.get(f"/labels/{label['id']}/versions").json()["items"]
+    assert [v["status_comment"] for v in listed] == ["checked against the drawing"]
+    one = designer.get(f"/labels/{label['id']}/versions/1").json()
+    assert one["status_comment"] == "checked against the drawing"
+    assert one["status_changed_by"] and one["comment"] != one["status_comment"]
     meta = designer.get(f"/labels/{label['id']}").json()
     assert meta["status"] == "released" and meta["released_version"] == 1
 
@@ -257,6 +265,8 @@ def test_agent_versions_need_a_human_approver(
         for v in designer.get(f"/labels/{label['id']}/versions").json()["items"]
     }
     assert history == {2: "approved", 1: "retired"}
+    # Retired by the next approval, without a word of its own: the old comment does not linger.
+    assert designer.get(f"/labels/{label['id']}/versions/1").json()["status_comment"] is None
     assert designer.get(f"/labels/{label['id']}").json()["released_version"] == 2
 
     retired = approver.post(
@@ -280,7 +290,10 @@ def test_agent_versions_need_a_human_approver(
 
 def test_only_a_human_admin_changes_the_policy(admin: Api, designer: Api, agent: Api) -> None:
     policies = designer.get("/policies").json()["items"]
-    assert [(p["name"], p["enabled"]) for p in policies] == [("aiFreigabePflicht", True)]
+    assert [(p["name"], p["enabled"]) for p in policies] == [
+        ("aiFreigabePflicht", True),
+        ("deploymentChangesNeedApproval", False),
+    ]
     admin_token = admin.as_token(admin.service_token("admin")["token"])
     problem(
         admin_token.request("PUT", "/policies/aiFreigabePflicht", json={"enabled": False}),
@@ -431,7 +444,9 @@ def test_rename_archive_copy_and_delete(designer: Api, admin: Api) -> None:
 
 def test_labels_list_by_name_with_pagination(designer: Api) -> None:
     prefix = unique("zz-list")
-    made = [_create(designer, name=f"{prefix}-{i}")["id"] for i in range(3)]
+    # a name and the same name with a suffix: the shorter sorts first
+    names_made = [f"{prefix} (2)", f"{prefix}", *(f"{prefix}-{i}" for i in range(3))]
+    made = [_create(designer, name=name)["id"] for name in names_made]
     seen, cursor = [], None
     while True:
         page = designer.get(

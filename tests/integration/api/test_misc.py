@@ -52,6 +52,8 @@ def test_openapi_document_has_every_operation_with_its_access_and_errors(anonymo
         assert op["x-etikett-mcp"] is mcp, operation_id
         assert op.get("summary"), operation_id
         for status, response in op["responses"].items():
+            if status == "413" and "message" in str(response["content"].get("application/json")):
+                continue  # API Gateway's own answer to a body over 10 MB (no function sees it)
             if status.startswith(("4", "5")):
                 assert "application/problem+json" in response["content"], (operation_id, status)
     codes = spec["x-etikett-problem-codes"]

@@ -604,3 +604,209 @@ def test_an_http_triggers_secret_reaches_only_the_runners_that_run_its_flow(
     (served,) = agent_here.get("/flows").json()
     assert served["version"] == 3 and served["credentials"] == {}
     assert any("'gone'" in p and "does not exist" in p for p in served["problems"])
+
+
+def test_a_secret_goes_only_to_the_origins_it_names(
+    admin: Api, operator: Api, approver: Api, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Issue 23, item 5: origins are stored in normal form; lint refuses a flow that sends the
+    secret elsewhere (and warns of a secret without origins); such a version is not deployed;
+    and a secret narrowed after a deployment is withheld from its Runners, with why."""
+    ref = unique("erp")
+    bad = admin.post(
+        "/credentials",
+        json={
+            "ref": ref,
+            "kind": "secret",
+            "value": "x",
+            "origins": ["https://erp.example.com/api"],
+        },
+    )
+    fields = problem(bad, 422, "request.invalid")["params"]["fields"]
+    assert fields[0]["field"] == "body.secret.origins" and "no path" in fields[0]["message"]
+    created = admin.post(
+        "/credentials",
+        json={
+            "ref": ref,
+            "kind": "secret",
+            "value": "erp-" + unique("secret"),
+            "origins": ["HTTPS://ERP.example.com:443", "https://erp.example.com"],
+        },
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["origins"] == ["https://erp.example.com"]
+    listed = admin.get("/credentials", params={"limit": 200}).json()["items"]
+    assert next(c for c in listed if c["ref"] == ref)["origins"] == ["https://erp.example.com"]
+
+    def document(url: str, credential: str) -> dict[str, Any]:
+        return {
+            "nodes": [
+                {"id": "in", "type": "trigger.http", "path": "hook", "wires": ["call"]},
+                {"id": "call", "type": "action.http", "url": url, "credential": credential},
+            ]
+        }
+
+    elsewhere = _flow(admin, document("https://erp.example.com.evil.net/x", ref))
+    findings = admin.post(f"/flows/{elsewhere}/lint", json={}).json()["findings"]
+    assert [(f["code"], f["severity"], f["path"]) for f in findings] == [
+        ("flow.credential_origin_refused", "error", "/nodes/1/url")
+    ]
+    group = _group(admin)
+    refused = problem(_deploy(operator, elsewhere, [[group]]), 422, "deployment.flow_has_errors")
+    assert refused["params"]["findings"][0]["code"] == "flow.credential_origin_refused"
+
+    # A secret without origins: deployed as before, with a warning.
+    unbound = unique("open")
+    admin.post("/credentials", json={"ref": unbound, "kind": "secret", "value": "open-secret"})
+    flow_id = _flow(admin, document("https://erp.example.com/labels", unbound))
+    (warning,) = admin.get(f"/flows/{flow_id}/document").json()["findings"]
+    assert (warning["code"], warning["severity"]) == ("flow.credential_unbound", "warning")
+    _, agent = _site(admin, dev_server, tmp_path, group)
+    deployment = _deploy(operator, flow_id, [[group]]).json()
+    _approve(approver, deployment["id"], 0)
+    (served,) = agent.get("/flows").json()
+    assert served["credentials"] == {unbound: "open-secret"}
+    assert served["credential_origins"] == {}
+
+    # Re-made with origins elsewhere: the Runners no longer get it, and say why.
+    assert admin.delete(f"/credentials/{unbound}").status_code == 204
+    remade = admin.post(
+        "/credentials",
+        json={
+            "ref": unbound,
+            "kind": "secret",
+            "value": "open-secret",
+            "origins": ["https://other.example.com"],
+        },
+    )
+    assert remade.status_code == 201, remade.text
+    (served,) = agent.get("/flows").json()
+    assert served["credentials"] == {} and "open-secret" not in str(served)
+    assert any("https://erp.example.com" in p and unbound in p for p in served["problems"])
+    # Bound where the flow sends it: delivered, with its origins for the Runner to enforce.
+    assert admin.delete(f"/credentials/{unbound}").status_code == 204
+    admin.post(
+        "/credentials",
+        json={
+            "ref": unbound,
+            "kind": "secret",
+            "value": "open-secret",
+            "origins": ["https://erp.example.com"],
+        },
+    )
+    (served,) = agent.get("/flows").json()
+    assert served["credentials"] == {unbound: "open-secret"} and served["problems"] == []
+    assert served["credential_origins"] == {unbound: ["https://erp.example.com"]}
+
+
+def _policy(admin: Api, enabled: bool) -> None:
+    response = admin.request(
+        "PUT", "/policies/deploymentChangesNeedApproval", json={"enabled": enabled}
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_changes_after_approval_are_audited_and_shown_and_may_wait_for_a_new_approval(
+    admin: Api,
+    operator: Api,
+    approver: Api,
+    agent_approver: Api,
+    dev_server: DevServer,
+    tmp_path: Path,
+) -> None:
+    """Issue 23, item 5: a deployment's context or printers changed after a stage's approval
+    is audited and shown as changed since approval; with `deploymentChangesNeedApproval` on,
+    the stage's Runners keep what they ran until a person approves the stage again."""
+    group = _group(admin)
+    runner_id, agent = _site(admin, dev_server, tmp_path, group)
+    first, second = _printer(admin, runner_id), _printer(admin, runner_id)
+    names = {
+        p["id"]: p["name"] for p in admin.get("/printers", params={"limit": 200}).json()["items"]
+    }
+    flow_id = _flow(admin)
+    created = _deploy(
+        operator, flow_id, [[group]], printers={"ship": first}, context={"site": "Hall 1"}
+    ).json()
+    deployment = created["id"]
+    _approve(approver, deployment, 0)
+    _active(agent, deployment)
+    before = admin.get(f"/deployments/{deployment}").json()
+    assert before["stages"][0]["status"] == "active"
+    assert before["changed_since_approval"] is False
+    assert before["stages"][0]["changed_since_approval"] is False
+
+    # Policy off (the default): the change reaches the Runner at once, and is shown and audited.
+    put = operator.request(
+        "PUT", f"/deployments/{deployment}/context/site", json={"value": "Hall 2"}
+    )
+    assert put.status_code == 200, put.text
+    shown = admin.get(f"/deployments/{deployment}").json()
+    assert shown["changed_since_approval"] is True
+    assert shown["stages"][0]["changed_since_approval"] is True
+    assert shown["stages"][0]["changes_await_approval"] is False
+    (served,) = agent.get("/flows").json()
+    assert served["context"]["site"] == "Hall 2"
+    entry = next(
+        e
+        for e in _audit(admin, deployment)[::-1]
+        if e["operation_id"] == "putDeploymentContextParameter"
+    )
+    assert entry["details"]["after_approval"] is True and entry["details"]["stages"] == [0]
+    assert "awaits_approval" not in entry["details"]
+    # Approving the stage again approves what it runs now.
+    again = _approve(approver, deployment, 0)
+    assert again["changed_since_approval"] is False and again["stages"][0]["status"] == "active"
+    problem(
+        approver.post(f"/deployments/{deployment}/approval", json={"stage": 0}),
+        409,
+        "deployment.stage_not_awaiting",
+    )
+
+    # Policy on: only an admin in a session switches it.
+    problem(
+        admin.as_token(admin.service_token("admin")["token"]).request(
+            "PUT", "/policies/deploymentChangesNeedApproval", json={"enabled": True}
+        ),
+        403,
+        "auth.human_required",
+    )
+    _policy(admin, True)
+    try:
+        for path, body in (
+            (f"/deployments/{deployment}/context/site", {"value": "Hall 3"}),
+            (f"/deployments/{deployment}/printers/ship", {"printer_id": second}),
+        ):
+            changed = operator.request("PUT", path, json=body)
+            assert changed.status_code == 200, changed.text
+        shown = admin.get(f"/deployments/{deployment}").json()
+        assert shown["stages"][0]["changes_await_approval"] is True
+        assert shown["changed_since_approval"] is True
+        # The Runner still gets what it ran: Hall 2, the first printer.
+        (served,) = agent.get("/flows").json()
+        assert served["context"]["site"] == "Hall 2"
+        assert served["printers"] == {"ship": names[first]}
+        # The configuration readers see is the changed one, marked as waiting.
+        assert (
+            admin.get(f"/deployments/{deployment}/context").json()["items"][0]["value"] == "Hall 3"
+        )
+        entries = [
+            e for e in _audit(admin, deployment) if e["operation_id"] == "putDeploymentPrinter"
+        ]
+        assert entries[-1]["details"]["awaits_approval"] == [0]
+        # An agent may not approve it while aiFreigabePflicht is on; a person may.
+        problem(
+            agent_approver.post(f"/deployments/{deployment}/approval", json={"stage": 0}),
+            403,
+            "policy.human_required",
+        )
+        released = _approve(approver, deployment, 0)
+        assert released["stages"][0]["changes_await_approval"] is False
+        assert released["changed_since_approval"] is False
+        (served,) = agent.get("/flows").json()
+        assert served["context"]["site"] == "Hall 3"
+        assert served["printers"] == {"ship": names[second]}
+        reapproval = _audit(admin, deployment)[-1]
+        assert reapproval["operation_id"] == "postDeploymentApproval"
+        assert reapproval["details"]["released"] is True and reapproval["details"]["changes"]
+    finally:
+        _policy(admin, False)

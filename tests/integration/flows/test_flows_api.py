@@ -171,10 +171,13 @@ def test_registry_describes_every_node_type(designer: Api) -> None:
 def test_create_read_rename_list_and_delete(designer: Api, approver: Api) -> None:
     flow = _create(designer, description="first")
     assert flow["id"].startswith("flw_") and flow["latest_version"] == 1
+    # The creation's answer carries the lint of the version it saved, as a patch's does.
+    created = {key: flow.pop(key) for key in ("version", "findings")}
+    assert created["version"] == 1 and _codes(created["findings"]) == {"flow.no_trigger"}
     assert approver.get(f"/flows/{flow['id']}").json() == flow
     document = approver.get(f"/flows/{flow['id']}/document").json()
     assert document["version"] == 1 and document["document"]["nodes"] == []
-    assert _codes(document["findings"]) == {"flow.no_trigger"}
+    assert document["findings"] == created["findings"]
 
     renamed = designer.request(
         "PATCH", f"/flows/{flow['id']}", json={"name": "Zz renamed", "description": ""}
@@ -620,3 +623,141 @@ def test_patch_answers_carry_the_version_status(designer: Api, admin: Api, appro
     versions = designer.get(f"/flows/{flow['id']}/versions").json()["items"]
     assert [(v["version"], v["status"]) for v in versions] == [(2, "draft"), (1, "deployed")]
     assert designer.get(f"/flows/{flow['id']}/versions/1").json()["status"] == "deployed"
+
+
+def test_unsaved_changes_are_linted_and_dry_run_without_being_saved(
+    designer: Api, operator: Api, approver: Api, released_label: tuple[str, str]
+) -> None:
+    """The editor's path: its unsaved document linted against the names it knows, dry-run and
+    previewed as it would print; nothing of it is saved, and bad input is a problem."""
+    label_id, counter = released_label
+    flow = _create(designer, _flow_document(label_id))
+    unsaved = _flow_document(label_id)
+    unsaved["nodes"][2]["condition"] = "record.qtty > 0 && context.hall == '3'"
+    unsaved["nodes"] = [
+        {**n, "ui": {"x": 200 * i, "y": 40}} for i, n in enumerate(unsaved["nodes"])
+    ]
+    lint = operator.post(
+        f"/flows/{flow['id']}/lint",
+        json={"document": unsaved, "scope": {"record": ["name", "qty"], "context": ["line"]}},
+    )
+    assert lint.status_code == 200, lint.text
+    answer = lint.json()
+    assert answer["version"] is None
+    unknown = [
+        (f["path"], f["params"]["name"], f["severity"])
+        for f in answer["findings"]
+        if f["code"] == "flow.cel_name_unknown"
+    ]
+    assert unknown == [
+        ("/nodes/2/condition", "record.qtty", "warning"),
+        ("/nodes/2/condition", "context.hall", "warning"),
+    ]
+    assert answer["record_fields"]["ship"] == ["name", "qty"]
+    assert answer["record_fields"]["note"] == ["name", "print", "qty"]
+    saved = designer.post(f"/flows/{flow['id']}/lint", json={}).json()
+    assert saved["version"] == 1 and saved["record_fields"] is None
+    assert not _codes(saved["findings"])  # the saved version knows nothing of the typo
+
+    unsaved["nodes"][2]["condition"] = "record.qty > 1"
+    ran = designer.post(
+        f"/flows/{flow['id']}/dry-run",
+        json={
+            "document": unsaved,
+            "samples": [{"name": "a", "qty": "2"}, {"name": "b", "qty": "1"}],
+        },
+    )
+    assert ran.status_code == 200, ran.text
+    runs = ran.json()["runs"]
+    assert ran.json()["version"] is None
+    assert [len(run["side_effects"]) for run in runs] == [2, 0]  # 1 no longer passes the filter
+    detail = runs[0]["side_effects"][0]["detail"]
+    assert detail["counter_values"] == {counter: 500}
+    assert designer.get(f"/flows/{flow['id']}").json()["latest_version"] == 1
+
+    # The label as that print would come out: its counter value, no sample where none is mapped.
+    shown = designer.post(
+        f"/labels/{label_id}/preview",
+        params={"version": detail["version"]},
+        json={"variables": detail["variables"], "counters": {counter: "4711"}, "samples": False},
+    )
+    assert shown.status_code == 200, shown.text
+    plain = designer.post(
+        f"/labels/{label_id}/preview",
+        params={"version": detail["version"]},
+        json={"variables": detail["variables"]},
+    )
+    assert shown.content != plain.content  # 4711 instead of the counter's next value 500
+    problem(
+        designer.post(f"/labels/{label_id}/preview", json={"counters": {"x": "x" * 101}}),
+        422,
+        "request.invalid",
+    )
+
+    problem(
+        operator.post(f"/flows/{flow['id']}/lint", json={"version": 1, "document": unsaved}),
+        422,
+        "request.invalid",
+    )
+    broken = {"nodes": [{"id": "a", "type": "action.log", "wires": ["nowhere"]}]}
+    for operation in ("lint", "dry-run"):
+        found = problem(
+            designer.post(f"/flows/{flow['id']}/{operation}", json={"document": broken}),
+            422,
+            "document.invalid",
+        )
+        assert found["params"]["errors"][0]["path"] == "/nodes/0/wires/0"
+        problem(
+            designer.post(f"/flows/flw_nope/{operation}", json={"document": unsaved}),
+            404,
+            "flow.not_found",
+        )
+    problem(
+        approver.post(f"/flows/{flow['id']}/lint", json={"document": unsaved}),
+        403,
+        "auth.forbidden",
+    )
+    assert designer.get(f"/flows/{flow['id']}/versions").json()["items"][0]["version"] == 1
+
+
+@pytest.mark.parametrize(
+    "path", ["..", "in/../../state", "C:\\Runner\\state", "in\u0000", "//host/share"]
+)
+def test_a_folder_path_that_could_escape_is_refused_and_nothing_is_saved(
+    designer: Api, path: str
+) -> None:
+    """Issue 23, item 2: 422 `flow.path_refused` with the lint finding, at create and patch."""
+    nodes = [
+        {"id": "in", "type": "trigger.folder", "path": path, "wires": ["log"]},
+        {"id": "log", "type": "action.log", "message": "'got one'"},
+    ]
+    name = unique("escape")
+    created = designer.post("/flows", json={"name": name, "document": {"nodes": nodes}})
+    refused = problem(created, 422, "flow.path_refused")
+    (finding,) = refused["params"]["findings"]
+    assert (finding["code"], finding["path"], finding["node_id"]) == (
+        "flow.path_refused",
+        "/nodes/0/path",
+        "in",
+    )
+    assert name not in designer.get("/flows", params={"limit": 200}).text
+
+    # The same through a patch of a sound flow: no new version.
+    sound = [{**nodes[0], "path": "/srv/labels/in"}, nodes[1]]
+    flow = designer.post("/flows", json={"name": name, "document": {"nodes": sound}}).json()
+    operations = [{"op": "replace", "path": "/nodes/0/path", "value": path}]
+    patched = designer.request(
+        "PATCH", f"/flows/{flow['id']}/document", json={"operations": operations}
+    )
+    problem(patched, 422, "flow.path_refused")
+    assert designer.get(f"/flows/{flow['id']}").json()["latest_version"] == 1
+
+    # A constant action.file path is checked by its value; one built from the record is the
+    # Runner's to check when it runs.
+    write = {"id": "log", "type": "action.file", "content": "record"}
+    for source, status in (('"../" + "key.pem"', 422), ('"out/" + record.id + ".txt"', 200)):
+        operations = [{"op": "replace", "path": "/nodes/1", "value": {**write, "path": source}}]
+        answer = designer.request(
+            "PATCH", f"/flows/{flow['id']}/document", json={"operations": operations}
+        )
+        assert answer.status_code == status, answer.text

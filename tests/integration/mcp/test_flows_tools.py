@@ -136,7 +136,18 @@ async def test_every_flow_tool_through_mcp_by_role(
 
     async with connect(mcp_url, tokens["operator"]) as operator:
         lint = answer(await operator.call_tool("postFlowLint", {"flowId": flow["id"], "body": {}}))
-        assert lint == {"version": 2, "findings": []}
+        assert lint == {"version": 2, "findings": [], "record_fields": None}
+        # An agent lints a document it has not saved, against the fields it knows records have.
+        unsaved = {
+            **DOCUMENT,
+            "nodes": [*DOCUMENT["nodes"][:2], {**DOCUMENT["nodes"][2], "message": "record.m"}],
+        }
+        body = {"document": unsaved, "scope": {"record": ["n"]}}
+        lint = answer(
+            await operator.call_tool("postFlowLint", {"flowId": flow["id"], "body": body})
+        )
+        assert lint["version"] is None and lint["record_fields"]["log"] == ["n"]
+        assert [f["code"] for f in lint["findings"]] == ["flow.cel_name_unknown"]
         refused = await operator.call_tool(
             "patchFlow", {"flowId": flow["id"], "body": {"name": "x"}}
         )

@@ -450,6 +450,12 @@ def test_idempotency_key_prints_once(admin: Api, operator: Api, site: Site) -> N
     assert operator.get(f"/counters/{counter}").json()["issued"] == 1
     site.report(site.claim(), "confirmed", final=True)
     assert site.agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
+    # A replay after the labels came out answers the same job as it is now, printing nothing.
+    later = operator.post("/print", json=body)
+    assert later.status_code == 202
+    assert later.json() == {**first.json(), "status": "confirmed"}
+    assert operator.get(f"/counters/{counter}").json()["issued"] == 1
+    assert site.agent.post("/jobs/claim", json={"wait_seconds": 1}).json()["jobs"] == []
     problem(operator.post("/print", json={**body, "copies": 5}), 409, "print.idempotency_conflict")
 
 

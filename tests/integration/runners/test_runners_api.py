@@ -319,6 +319,15 @@ def test_discovery_findings_are_adopted_as_printers(
     ).json()
     finding = reported["result"]["findings"][0]
     assert finding["id"].startswith("fnd_") and finding["model"] == "ZT411"
+    # The Runner's findings have their own list: where a finding_id comes from.
+    listed = operator.get(f"/runners/{runner_id}/discovery/findings").json()
+    assert [(f["id"], f["job_id"], f["address"], f["dpi"]) for f in listed["items"]] == [
+        (finding["id"], job.json()["id"], "127.0.0.1:9100", 300)
+    ]
+    assert listed["items"][0]["expires_at"] > listed["items"][0]["found_at"]
+    problem(operator.get("/runners/run_nope/discovery/findings"), 404, "runner.not_found")
+    problem(admin.as_token(admin.service_token("designer")["token"]).get(
+        f"/runners/{runner_id}/discovery/findings"), 403, "auth.forbidden")  # fmt: skip
     name = unique("Zebra")
     printer = operator.post("/printers", json={"finding_id": finding["id"], "name": name})
     assert printer.status_code == 201, printer.text
@@ -414,6 +423,15 @@ def test_raw_jobs_flow_through_the_queue_and_report_once(
     assert claimed["payload"]["printer"]["uri"] == "tcp://127.0.0.1:9100"
     assert claimed["payload"]["expected_labels"] == 1
     assert operator.get(f"/jobs/{job['id']}").json()["status"] == "running"
+    assert operator.get(f"/jobs/{job['id']}").json()["waiting"] is None
+    # Its printer runs out of paper (the heartbeat says so): the job says why it waits.
+    agent.post(
+        "/heartbeat", json={"printers": [{"printer_id": printer["id"], "status": "paper_out"}]}
+    )
+    running = operator.get(f"/jobs/{job['id']}").json()
+    assert (running["status"], running["waiting"]) == ("running", "printer held (paper_out)")
+    agent.post("/heartbeat", json={"printers": [{"printer_id": printer["id"], "status": "ready"}]})
+    assert operator.get(f"/jobs/{job['id']}").json()["waiting"] is None
 
     held = agent.post(
         f"/jobs/{job['id']}/report",

@@ -8,7 +8,7 @@ The Runner's agent channel is fuzzed too, as an enrolled Runner with its client 
 `make test` runs a short, seeded run; `make fuzz` a long one with a random seed and the stateful
 phase (ETIKETT_FUZZ_EXAMPLES, ETIKETT_FUZZ_PHASES, ETIKETT_FUZZ_AGENT_PHASES, ETIKETT_FUZZ_SEED,
 ETIKETT_FUZZ_MAX_TIME, ETIKETT_FUZZ_MIN_REQUESTS, ETIKETT_FUZZ_MIN_AGENT_REQUESTS,
-ETIKETT_FUZZ_WORKERS; README, Security).
+ETIKETT_FUZZ_WORKERS; docs/guides/security.md).
 
 Left out, and only these:
 - `logout`: it ends the session the fuzzer uses (tested in tests/integration/api/test_auth.py);
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -44,6 +45,10 @@ CHECKS = (
     "response_schema_conformance",
 )
 EXCLUDED_OPERATIONS = ("logout",)
+FIXED_SEED = "20261126"  # make test: the same cases every run; make fuzz: a new seed each run
+# The phases that generate cases (examples and coverage replay what the document holds, and
+# the agent channel's operations carry no examples).
+GENERATING_PHASES = ("fuzzing", "stateful")
 
 
 def _setting(name: str, default: str) -> str:
@@ -133,7 +138,7 @@ def fuzz(
     it found nothing, and that it sent at least `min_requests` requests."""
     reports = tmp_path / "reports"
     upstream_log = tmp_path / "upstream-failures.txt"
-    seed = _setting("SEED", "20261126")
+    seed = run_seed()
     command = [
         str(SCHEMATHESIS),
         "run",
@@ -155,7 +160,8 @@ def fuzz(
         "ndjson",
         "--report-dir",
         str(reports),
-        *(["--seed", seed] if seed else []),
+        "--seed",
+        seed,
         *(["--max-time", max_time] if max_time else []),
     ]
     env = {
@@ -166,12 +172,13 @@ def fuzz(
         "NO_COLOR": "1",
     }
     started = time.monotonic()
-    run = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tmp_path)
+    run = _run_showing_progress(command, env, tmp_path)
     elapsed = time.monotonic() - started
     requests, by_phase, statuses = _tally(next(reports.glob("*.ndjson")))
     upstream = upstream_log.read_text().splitlines() if upstream_log.exists() else []
     summary = (
-        f"fuzzing: {requests} requests in {elapsed:.0f} s "
+        f"fuzzing (seed {seed}; again: make fuzz FUZZ_SEED={seed}): {requests} requests in "
+        f"{elapsed:.0f} s "
         f"({', '.join(f'{phase} {count}' for phase, count in sorted(by_phase.items()))}); "
         f"statuses {dict(sorted(statuses.items()))}; "
         f"{len(upstream)} documented failures of fuzzer-made language models"
@@ -179,8 +186,20 @@ def fuzz(
     print(summary)
     assert run.returncode == 0, f"{summary}\n{run.stdout[-20000:]}\n{run.stderr[-5000:]}"
     assert requests >= min_requests, summary
+    # Each generating phase asked for sent requests of its own: one that silently runs nothing
+    # (the stateful one without links it can follow, say) finds less than the run claims.
+    for phase in set(phases.split(",")) & set(GENERATING_PHASES):
+        assert by_phase[phase] > 0, f"the {phase} phase sent nothing: {summary}"
     # The caller was never locked out: most answers are not 401.
     assert statuses.get(401, 0) < requests / 4, summary
+
+
+def run_seed() -> str:
+    """ETIKETT_FUZZ_SEED if set (`make test`'s fixed one, or a seed to replay: `make fuzz
+    FUZZ_SEED=…`); empty (as `make fuzz` sets it): a fresh random seed for this run, printed
+    with its figures."""
+    seed = _setting("SEED", FIXED_SEED)
+    return seed if seed else str(secrets.randbits(63))
 
 
 def _tally(ndjson: Path) -> tuple[int, Counter[str], Counter[int]]:
@@ -197,3 +216,21 @@ def _tally(ndjson: Path) -> tuple[int, Counter[str], Counter[int]]:
             if interaction.get("response"):
                 statuses[interaction["response"]["status_code"]] += 1
     return sum(by_phase.values()), by_phase, statuses
+
+
+def _run_showing_progress(
+    command: list[str], env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """schemathesis' run; under `make fuzz` (ETIKETT_FUZZ_PROGRESS=1, pytest -s) its report goes
+    to the terminal as it comes, so a run of a quarter of an hour shows how far it is."""
+    if os.environ.get("ETIKETT_FUZZ_PROGRESS") != "1":
+        return subprocess.run(command, env=env, capture_output=True, text=True, cwd=cwd)
+    lines: list[str] = []
+    with subprocess.Popen(
+        command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            print(line, end="", file=sys.stderr, flush=True)
+    return subprocess.CompletedProcess(command, process.returncode, "".join(lines), "")

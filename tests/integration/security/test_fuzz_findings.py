@@ -121,6 +121,22 @@ def test_what_the_service_answers_is_documented(anonymous: Api, document: dict) 
     assert "404" in paths["/api/v1/ai/log-qa"]["post"]["responses"]
 
 
+def test_a_body_over_the_gateways_limit_is_a_documented_413(admin: Api, document: dict) -> None:
+    """Found on the agent channel (a 14 MB flow print): API Gateway, and the local gateway as it,
+    answer a body over 10 MB with 413 `{"message"}` before any function sees it. Every
+    operation with a body documents it (beside its own 413, if it has one)."""
+    huge = admin.post("/print", content=b'{"data": "' + b"x" * (10 * 1024 * 1024) + b'"}')
+    assert huge.status_code == 413 and huge.json() == {"message": "Request Entity Too Large"}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if "requestBody" in operation:
+                content = operation["responses"]["413"]["content"]
+                assert "application/json" in content, (method, path)
+    own = document["paths"]["/api/v1/print"]["post"]["responses"]["413"]
+    assert set(own["content"]) == {"application/problem+json", "application/json"}
+    assert "print.too_many_records" in own["description"]
+
+
 def test_an_unknown_credential_named_to_an_ai_operation_is_not_found(admin: Api) -> None:
     response = admin.post("/ai/log-qa", json={"question": "Who?", "credential": "nope"})
     problem(response, 404, "credential.not_found")

@@ -34,13 +34,15 @@ ROLE_COLUMNS = ("designer", "operator", "approver", "admin", "none")
 # Published operations the contract's tables do not list, each with why it may exist.
 BEYOND_CONTRACT = {
     "getOpenApiDocument": "the published OpenAPI document itself (svc://openapi in MCP)",
-    "deleteRunner": "removing a Runner (README, Runners and printers); admin only",
+    "deleteRunner": "removing a Runner (docs/concepts/runners.md); admin only",
     "putRunnerGroupPrinterPorts": "the printer ports a group's Runners may reach besides 9100, "
-    "6101 and 515 (README, Security); admin only",
+    "6101 and 515 (docs/guides/security.md); admin only",
+    "listRunnerDiscoveryFindings": "the findings a Runner's discoveries made, whose ids "
+    "createPrinter adopts (docs/concepts/runners.md); operators, like the discovery itself",
     "getSchema": "the document schemas of svc://schema/* over REST, for forms generated from "
-    "them (issue 24, the label designer); any caller",
+    "them (docs/guides/label-designer.md); any caller",
     "postLabelLayout": "an unsaved label document laid out for the designer: raster, object "
-    "boxes, findings (issue 24); any caller, as a preview",
+    "boxes, findings (docs/guides/label-designer.md); any caller, as a preview",
 }
 AGENT_CHANNEL = "/api/v1/runner-agent/"  # "added": the Runner's channel, shape by design
 
@@ -334,7 +336,11 @@ def test_an_mcp_no_operation_cannot_be_called_as_a_tool(
     )
     assert result["isError"] is True
     problem = json.loads(result["content"][0]["text"])
-    assert problem["code"] == "request.invalid" and "No tool is named" in problem["detail"]
+    if BY_ID[operation_id].human:
+        # Left out because only a person may do it: the call says so (it never runs).
+        assert problem["code"] == "auth.human_required" and problem["status"] == 403, problem
+    else:
+        assert problem["code"] == "request.invalid" and "No tool is named" in problem["detail"]
 
 
 def tool_arguments(schema: dict[str, Any]) -> dict[str, Any]:

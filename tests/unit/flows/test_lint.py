@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from etikett.dsl.flow import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowDocument
@@ -248,9 +249,14 @@ def test_every_code_lint_reports_is_catalogued() -> None:
             {**_print("lbl_2", {"z": "1"}), "id": "q"},
         ],
         _levels(8),
+        [{**TRIGGER, "wires": ["r"]}, {"id": "r", "type": "action.log", "message": "runner.host"}],
+        [{"id": "f", "type": "trigger.folder", "path": "..", "wires": ["log"]}, LOG],
     ):
         reported |= {f.code for f in _lint(*nodes, labels=labels)}
-    assert reported == set(FLOW_FINDING_CODES) - {"flow.label_variable_unknown"}
+    # The secrets' codes need a SecretCatalog: tests/unit/flows/test_secret_origins.py.
+    secrets = {"flow.credential_origin_refused", "flow.credential_unbound"}
+    assert reported == set(FLOW_FINDING_CODES) - {"flow.label_variable_unknown"} - secrets
+    assert secrets <= set(FLOW_FINDING_CODES)
     assert "flow.label_variable_unknown" in {
         f.code
         for f in _lint(
@@ -280,3 +286,25 @@ def test_the_registry_examples_make_sound_nodes() -> None:
             nodes.insert(0, {**TRIGGER, "wires": ["n"]})
         found = [f for f in _lint(*nodes) if f.node_id == "n"]
         assert found == [], (spec.type, found)
+
+
+def test_the_registry_says_which_strings_are_cel_references_or_wires() -> None:
+    """Each field lint and the engine treat as CEL is `format: cel` in the published schema,
+    and references an editor picks (labels, printer aliases, credentials, wire targets) say so:
+    an editor builds its controls from the schema alone."""
+    import json
+
+    from etikett.dsl.flow_registry import CEL_FIELDS, registry
+
+    formats: dict[str, list[str]] = {}
+    for entry in registry()["items"]:
+        text = json.dumps(entry["fields"])
+        formats[entry["type"]] = [f for f in re.findall(r'"format": "([a-z-]+)"', text)]
+    for node_type, patterns in CEL_FIELDS.items():
+        assert formats[node_type].count("cel") == len(patterns), (node_type, formats[node_type])
+    assert formats["action.print"].count("label-reference") == 1
+    assert formats["action.print"].count("printer-alias") == 1
+    assert formats["action.http"].count("credential-ref") == 1
+    assert formats["trigger.http"] == ["credential-ref"]  # its `secret`
+    assert formats["logic.switch"].count("node-id") == 2  # a case's wires and `otherwise`
+    assert not any(formats[t] for t in ("trigger.folder", "trigger.schedule"))

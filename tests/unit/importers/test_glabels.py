@@ -139,16 +139,79 @@ def test_embedded_images_and_unsupported_things_are_reported():
       <Object-path x="1mm" y="1mm"/>"""
     conversion = _convert(_document(objects, data=data))
     objects_out = conversion.labels[0].document["objects"]
-    assert [o["type"] for o in objects_out] == ["image"]
+    assert [o["type"] for o in objects_out] == ["image", "image"]  # the logo, the diagonal
     image = _render(conversion.labels[0].document)
     assert image.getpixel((_dots(7, 300), _dots(4, 300))) == 0  # the black logo
+    # The diagonal runs from (2, 35) mm to (12, 38) mm: dots at both ends and its middle.
+    for x_mm, y_mm in ((2.2, 35.1), (7, 36.5), (11.8, 37.9)):
+        around = image.crop(
+            (_dots(x_mm, 300) - 3, _dots(y_mm, 300) - 3, _dots(x_mm, 300) + 4, _dots(y_mm, 300) + 4)
+        )
+        assert 0 in around.getdata(), (x_mm, y_mm)
+    assert image.getpixel((_dots(2.2, 300), _dots(37.9, 300))) == 255  # not the other slant
     messages = {n.element: n.message for n in conversion.report}
     assert "not embedded" in messages["Objects/Object-image[2]"]
     assert "POSTNET" in messages["Objects/Object-barcode[3]"]
-    assert "diagonal" in messages["Objects/Object-line[4]"]
+    assert "Objects/Object-line[4]" not in messages
     assert "Object-path" in messages["Objects/Object-path[5]"]
 
 
 def test_gzip_is_read_like_plain_xml():
     plain = _document('<Object-box x="1mm" y="1mm" w="5mm" h="5mm" line_width="0.5mm"/>')
     assert _convert(gzip.compress(plain)).labels[0].document == _convert(plain).labels[0].document
+
+
+def test_white_fills_clear_and_version_3_sizes_valign_and_pixdata():
+    import struct
+
+    pixels = bytes([0, 0, 0]) * 8 * 4  # an 8 × 4 black RGB image, raw GdkPixdata
+    header = struct.pack(">4sIIIII", b"GdkP", 24 + len(pixels), 0x01010001, 24, 8, 4)
+    pixdata = base64.b64encode(header + pixels).decode()
+    document = f"""<?xml version="1.0"?>
+<Glabels-document xmlns="http://glabels.org/xmlns/3.0/">
+  <Template brand="X" part="1" size="Other" width="50mm" height="30mm">
+    <Label-rectangle id="0" width="50mm" height="30mm"/>
+  </Template>
+  <Objects id="0" rotate="False">
+    <Object-box x="2mm" y="2mm" w="40mm" h="20mm" line_width="0mm" fill_color="0x000000ff"/>
+    <Object-box x="5mm" y="5mm" w="10mm" h="10mm" line_width="0.5mm" line_color="0x000000ff"
+      fill_color="0xffffffff"/>
+    <Object-text x="20mm" y="2mm" w="20mm" h="20mm" valign="Bottom">
+      <Span font_family="Sans" font_size="12" color="0xffffffff">v3</Span>
+    </Object-text>
+    <Object-image x="30mm" y="24mm" w="8mm" h="4mm" src="dot.png"/>
+  </Objects>
+  <Data><Pixdata name="dot.png">{pixdata}</Pixdata></Data>
+</Glabels-document>""".encode()
+    conversion = _convert(document)
+    objects = conversion.labels[0].document["objects"]
+    assert [(o["type"], o.get("ink")) for o in objects] == [
+        ("box", None),
+        ("box", "white"),  # the white fill clears the black box under it ...
+        ("box", None),  # ... and its black frame is drawn on top
+        ("text", "white"),  # white letters on the black box
+        ("image", None),
+    ]
+    text = objects[3]
+    assert text["size_pt"] == pytest.approx(12.0)  # gLabels 3 prints 12 pt at 12 pt (its picture)
+    assert text["valign"] == "bottom"
+    image = _render(conversion.labels[0].document)
+    assert image.getpixel((_dots(10, 300), _dots(10, 300))) == 255  # cleared by the white fill
+    assert image.getpixel((_dots(5.1, 300), _dots(10, 300))) == 0  # its frame
+    assert image.getpixel((_dots(34, 300), _dots(26, 300))) == 0  # the embedded Pixdata image
+
+
+def test_a_turned_barcode_turns_about_its_origin_and_code39_keeps_its_check_character():
+    # gLabels turns an object's w × h box about its origin: at 270° the 35 mm wide code runs
+    # upward from y = 48 mm, from 13 to 48 mm; gLabels prints Code 39's modulo-43 character.
+    objects = (
+        '<Object-barcode x="50mm" y="48mm" w="35mm" h="12mm" style="code39" text="false" '
+        'checksum="true" data="ROT270" a0="0" a1="-1" a2="1" a3="0" a4="0" a5="0"/>'
+    )
+    conversion = _convert(_document(objects, width="100mm", height="70mm"), dpi=203)
+    [barcode] = conversion.labels[0].document["objects"]
+    assert barcode["content"] == "ROT2703"
+    assert barcode["rotation"] == 270
+    assert barcode["y_mm"] == pytest.approx(13.0)
+    image = _render(conversion.labels[0].document)
+    assert [r.text for r in zxingcpp.read_barcodes(image.convert("L"))] == ["ROT2703"]

@@ -112,3 +112,68 @@ def test_too_many_formats_and_objects():
     assert _refused(many).code == "import.too_complex"
     crowded = b"^XA" + b"^FO1,1^GB5,5,1^FS" * 2100 + b"^XZ"
     assert _refused(crowded).code == "import.too_complex"
+
+
+def test_a_stored_graphic_recalled_over_and_over_is_refused_not_copied():
+    # 20 kB of graphic recalled 2,000 times would be 40 MB of label documents from a 60 kB file.
+    graphic = "~DGR:NOISE.GRF,20000,100," + "A5" * 20000
+    zpl = f"{graphic}\n^XA^PW800^LL800" + "^FO0,0^XGR:NOISE.GRF,1,1^FS" * 2000 + "^XZ"
+    error = _refused(zpl.encode())
+    assert (error.code, error.status) == ("import.too_large", 413)
+    assert error.params["limit"] == LIMIT
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "~DGR:BIG.GRF,999999999,100,FF",  # declares far more than the file may expand to
+        "~DGR:ODD.GRF,1001,100,FF",  # not whole rows
+        "~DGR:WIDE.GRF,100000,100000,FF",  # a row wider than any label
+        "~DYR:BOMB,A,G,100,10,:Z64:"  # expands past what it declares
+        + base64.b64encode(zlib.compress(b"\xff" * 100_000)).decode()
+        + ":0000",
+        "~DGR:SHORT.GRF,800,10,FFFF",  # declares 800 bytes, carries 2
+    ],
+)
+def test_stored_graphics_are_bounded_before_they_are_built(stored: str):
+    error = _refused(f"{stored}\n^XA^PW400^LL400^FO0,0^XGR:BIG.GRF^FS^XZ".encode())
+    assert error.code == "import.graphic_invalid"
+    assert error.status == 422
+
+
+def _pixdata(header: tuple[int, ...], body: bytes) -> bytes:
+    import struct
+
+    pixdata = base64.b64encode(struct.pack(">IIIIII", *header) + body).decode()
+    return f"""<?xml version="1.0"?>
+<Glabels-document xmlns="http://glabels.org/xmlns/3.0/">
+  <Template brand="X" part="1" size="Other" width="50mm" height="30mm">
+    <Label-rectangle id="0" width="50mm" height="30mm"/>
+  </Template>
+  <Objects id="0" rotate="False">
+    <Object-image x="1mm" y="1mm" w="20mm" h="10mm" src="p"/>
+    <Object-box x="1mm" y="15mm" w="10mm" h="10mm" line_width="1mm" line_color="0x000000ff"/>
+  </Objects>
+  <Data><Pixdata name="p" encoding="Base64">{pixdata}</Pixdata></Data>
+</Glabels-document>""".encode()
+
+
+MAGIC = 0x47646B50
+
+
+@pytest.mark.parametrize(
+    ("header", "body"),
+    [
+        ((MAGIC, 0, 0x01010001, 300_000, 100_000, 100_000), b"\0" * 64),  # 30 GB declared
+        ((MAGIC, 0, 0x01010001, 3, 100, 100), b"\0" * 64),  # a row shorter than its pixels
+        ((MAGIC, 0, 0x01010001, 300, 100, 100), b"\0" * 64),  # truncated
+        # run-length bomb: 127 pixels per 4 bytes, up to 4000 × 2000 pixels of 24 MB
+        ((MAGIC, 0, 0x02010001, 12_000, 4000, 2000), b"\xff\0\0\0" * 2000),
+        ((0xDEADBEEF, 0, 0x01010001, 300, 100, 100), b"\0" * 30_000),  # not GdkPixdata
+    ],
+)
+def test_embedded_pixdata_is_bounded_by_its_decoded_size(header: tuple[int, ...], body: bytes):
+    conversion = convert("p.glabels", _pixdata(header, body), dpi=203, max_expanded=LIMIT)
+    objects = conversion.labels[0].document["objects"]
+    assert [o["type"] for o in objects] == ["box"]  # the image is dropped, the label stays
+    assert any(n.element == "Data/Pixdata" for n in conversion.report)

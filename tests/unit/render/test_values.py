@@ -35,6 +35,14 @@ def test_provided_default_then_sample():
     assert printed == {"lot": "L-7", "qty": 1, "item": None, "weight": None, "fragile": False}
 
 
+def test_a_preview_shows_the_sample_before_the_default_a_print_the_default():
+    # As in the Vorlagen: an optional line whose default is empty, with a sample to show.
+    document = label([], variables=[{"name": "hint", "default": "", "sample": "Zone Trocken"}])
+    assert resolve_variables(document, {}, use_samples=True) == {"hint": "Zone Trocken"}
+    assert resolve_variables(document, {}, use_samples=False) == {"hint": ""}
+    assert resolve_variables(document, {"hint": "B"}, use_samples=True) == {"hint": "B"}
+
+
 def test_every_bad_variable_is_named_at_once():
     document = label([], variables=VARIABLES)
     with pytest.raises(VariablesInvalid) as raised:

@@ -6,8 +6,9 @@ While `aiFreigabePflicht` is on, a person must deploy a flow version that never 
 must approve each stage; rolling back (to versions that ran before) is open to agents too.
 
 The aggregate's operations, by module: creating.py, rollout.py (approval, progress, rollback),
-assignments.py (context and printers), views.py (reading), on records.py and models.py; what a
-Runner reports of a deployment is in runner_reports.py.
+assignments.py (context and printers), changes.py (changes after approval, held for the next
+one), views.py (reading), on records.py and models.py; what a Runner reports of a deployment
+is in runner_reports.py.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
         delete_context,
         delete_printer,
         printer_for,
+        printer_in,
         put_context,
         put_printer,
     )
+    from etikett.domain.deployments.changes import running
     from etikett.domain.deployments.creating import create
     from etikett.domain.deployments.models import (
         MAX_GROUPS,
@@ -83,10 +86,12 @@ _MODULES = {
     "list_for_group": "views",
     "load": "records",
     "printer_for": "assignments",
+    "printer_in": "assignments",
     "put_context": "assignments",
     "put_printer": "assignments",
     "report": "rollout",
     "rollback": "rollout",
+    "running": "changes",
     "view": "views",
 }
 
@@ -131,9 +136,11 @@ __all__ = [
     "list_for_group",
     "load",
     "printer_for",
+    "printer_in",
     "put_context",
     "put_printer",
     "report",
     "rollback",
+    "running",
     "view",
 ]

@@ -1,5 +1,6 @@
 """What a deployment gives its flow on site: context parameters and printers by alias (per
-Runner if need be), each change audited.
+Runner if need be), each change audited (and held back from approved stages while
+`deploymentChangesNeedApproval` is on: see changes.py).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
+from etikett.domain.deployments import changes
 from etikett.domain.deployments.creating import PRINTER_GONE, check_alias, context_entry
 from etikett.domain.deployments.models import (
     MAX_PRINTERS,
@@ -47,8 +49,11 @@ def put_context(
     entry = context_entry(value, caller.subject, now)
     after = record._replace(context={**record.context, name: entry}, updated_at=now)
     details = {"name": name, "before": before and before["value"], "after": value}
-    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+    after, held, notes = changes.after_change(record, after)
+    audited = audit.record(invocation, deployment_id, details={**details, **notes})
+    with saving(record, audited) as uow:
         store.save(uow, record, after)
+        changes.hold(uow, held)
     return ContextParameter(name=name, **entry)
 
 
@@ -62,8 +67,11 @@ def delete_context(invocation: Invocation, deployment_id: str, name: str) -> Non
     context = {k: v for k, v in record.context.items() if k != name}
     after = record._replace(context=context, updated_at=clock.now())
     details = {"name": name, "before": before}
-    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+    after, held, notes = changes.after_change(record, after)
+    entry = audit.record(invocation, deployment_id, details={**details, **notes})
+    with saving(record, entry) as uow:
         store.save(uow, record, after)
+        changes.hold(uow, held)
 
 
 def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:
@@ -91,10 +99,13 @@ def put_printer(
         )
     after = record._replace(printers=assigned, updated_at=clock.now())
     details = {"alias": alias, "before": before, "after": request.model_dump()}
-    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+    after, held, notes = changes.after_change(record, after)
+    entry = audit.record(invocation, deployment_id, details={**details, **notes})
+    with saving(record, entry) as uow:
         uow.fail_as("printer.exists", PRINTER_GONE["printer.exists"])
         store.save(uow, record, after)
         store.reassign_printers(uow, deployment_id, record.printers, assigned)
+        changes.hold(uow, held)
     return AssignedPrinter(alias=alias, **request.model_dump())
 
 
@@ -109,13 +120,21 @@ def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> No
     assigned = {k: v for k, v in record.printers.items() if k != alias}
     after = record._replace(printers=assigned, updated_at=clock.now())
     details = {"alias": alias, "before": before}
-    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+    after, held, notes = changes.after_change(record, after)
+    entry = audit.record(invocation, deployment_id, details={**details, **notes})
+    with saving(record, entry) as uow:
         store.save(uow, record, after)
         store.reassign_printers(uow, deployment_id, record.printers, assigned)
+        changes.hold(uow, held)
 
 
 def printer_for(record: DeploymentRecord, alias: str, runner_id: str) -> str | None:
-    entry = record.printers.get(alias)
+    return printer_in(record.printers, alias, runner_id)
+
+
+def printer_in(printers: dict[str, Any], alias: str, runner_id: str) -> str | None:
+    """The printer `alias` names for the Runner in a deployment's (or a held) printer aliases."""
+    entry = printers.get(alias)
     if entry is None:
         return None
     return str(entry.get("by_runner", {}).get(runner_id) or entry["printer_id"])

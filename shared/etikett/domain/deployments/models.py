@@ -68,6 +68,15 @@ class Stage(Model):
     status: StageStatus
     approved_by: str | None = None
     approved_at: str | None = None
+    changed_since_approval: bool = Field(
+        default=False,
+        description="Approved, and the deployment's context or printer aliases changed since.",
+    )
+    changes_await_approval: bool = Field(
+        default=False,
+        description="Its Runners keep the context and printers they ran until the stage is "
+        "approved again (policy deploymentChangesNeedApproval).",
+    )
     runners: list[RunnerState]
 
 
@@ -82,6 +91,10 @@ class Deployment(Model):
     version: int
     status: DeploymentStatus
     stages: list[Stage]
+    changed_since_approval: bool = Field(
+        default=False,
+        description="A stage's context or printer aliases changed after it was approved.",
+    )
     author: Author
     created_at: str
     updated_at: str
@@ -89,7 +102,12 @@ class Deployment(Model):
 
 class Approval(Model):
     model_config = ConfigDict(extra="forbid")
-    stage: int = Field(ge=0, description="The index of the stage awaiting approval.")
+    stage: int = Field(
+        ge=0,
+        le=100,
+        description="The index of the stage awaiting approval (or of an approved one changed "
+        "since its approval).",
+    )
     comment: str | None = Field(default=None, max_length=1000)
 
 

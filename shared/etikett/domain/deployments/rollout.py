@@ -10,6 +10,7 @@ from typing import Any
 from etikett import clock
 from etikett.domain import audit, policies
 from etikett.domain.actors import Invocation
+from etikett.domain.deployments import changes
 from etikett.domain.deployments.models import (
     APPROVED,
     Approval,
@@ -45,6 +46,17 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
         )
     record = load(deployment_id)
     stages = record.stages
+    if (
+        0 <= request.stage < len(stages)
+        and record.status not in ENDED
+        and (
+            stages[request.stage].get(changes.HELD)
+            or changes.changed_since_approval(record, stages[request.stage])
+        )
+    ):
+        # An approved stage whose context or printers changed since: approve what it runs now.
+        changes.reapprove(invocation, record, request.stage, request.comment)
+        return get(deployment_id)
     if not 0 <= request.stage < len(stages) or stages[request.stage]["status"] != (
         "awaiting_approval"
     ):
@@ -58,7 +70,12 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
     now = clock.now()
     new_stages = copy.deepcopy(stages)
     stage = new_stages[request.stage]
-    stage.update(status="rolling_out", approved_by=caller.subject, approved_at=clock.rfc3339(now))
+    stage.update(
+        status="rolling_out",
+        approved_by=caller.subject,
+        approved_at=clock.rfc3339(now),
+        **{changes.DIGEST: changes.current(record)},
+    )
     after = record._replace(stages=new_stages, status="rolling_out", updated_at=now)
     targets = []
     for group_id in stage["group_ids"]:

@@ -5,6 +5,7 @@ one at a time or listed.
 from __future__ import annotations
 
 from etikett import clock
+from etikett.domain.deployments import changes
 from etikett.domain.deployments.models import Author, Deployment, RunnerState, Stage
 from etikett.domain.deployments.records import load
 from etikett.store import deployments as store
@@ -23,22 +24,26 @@ def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deploymen
                 detail=offline.get(state.runner_id, state.detail),
             )
         )
+    stages = [
+        Stage(
+            index=stage["index"],
+            group_ids=stage["group_ids"],
+            status=stage["status"],
+            approved_by=stage.get("approved_by"),
+            approved_at=stage.get("approved_at"),
+            changed_since_approval=changes.changed_since_approval(record, stage),
+            changes_await_approval=bool(stage.get(changes.HELD)),
+            runners=[r for g in stage["group_ids"] for r in by_group.get(g, [])],
+        )
+        for stage in record.stages
+    ]
     return Deployment(
         id=record.id,
         flow_id=record.flow_id,
         version=record.version,
         status=record.status,
-        stages=[
-            Stage(
-                index=stage["index"],
-                group_ids=stage["group_ids"],
-                status=stage["status"],
-                approved_by=stage.get("approved_by"),
-                approved_at=stage.get("approved_at"),
-                runners=[r for g in stage["group_ids"] for r in by_group.get(g, [])],
-            )
-            for stage in record.stages
-        ],
+        stages=stages,
+        changed_since_approval=any(s.changed_since_approval for s in stages),
         author=Author(actor=record.author_actor, subject=record.author_subject),
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),

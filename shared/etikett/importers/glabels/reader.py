@@ -36,6 +36,7 @@ class Reader:
         self.variables: dict[str, dict[str, Any]] = {}
         self.counts: dict[str, int] = {}
         self.files: dict[str, bytes] = {}
+        self.version = 4  # the document format's major version (3: glabels 3.x, 4: glabels-qt)
 
     def note(self, element: str | None, message: str, severity: Severity = "warning") -> None:
         if any(n.message == message and n.element == element for n in self.result.report):
@@ -87,18 +88,24 @@ class Reader:
         return identifier
 
     def color(self, node: Element, attribute: str, where: str) -> bool:
-        """Whether the colour prints (black-ish and opaque); other colours are noted."""
+        """Whether the colour prints (opaque, darker than middle grey); other colours are noted."""
+        return self.ink(node, attribute, where) == "black"
+
+    def ink(self, node: Element, attribute: str, where: str) -> str | None:
+        """How a colour prints on a 1-bit label: `black` (dark), `white` (light: it clears what
+        lies under it), None (transparent). Colours that are neither black nor white are noted."""
         value = node.get(attribute)
         if value is None:
-            return True
+            return "black"
         try:
             rgba = int(value, 0)
         except ValueError:
-            return True
-        alpha = rgba & 0xFF
-        if alpha == 0:
-            return False
+            return "black"
+        if rgba & 0xFF == 0:
+            return None
         r, g, b = (rgba >> 24) & 0xFF, (rgba >> 16) & 0xFF, (rgba >> 8) & 0xFF
-        if (r, g, b) != (0, 0, 0):
-            self.note(where, f"The colour {value} prints black.")
-        return True
+        luminance = (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+        found = "black" if luminance < 0.5 else "white"
+        if (r, g, b) not in ((0, 0, 0), (255, 255, 255)):
+            self.note(where, f"The colour {value} prints {found}.")
+        return found

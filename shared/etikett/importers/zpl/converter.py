@@ -4,12 +4,18 @@ label document.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import re
+from typing import Any
 
 from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Imported, dots_to_mm, refuse
+from etikett.importers.gs1 import element_string
+from etikett.importers.zpl.barcodes import recalled_code128
 from etikett.importers.zpl.fields import FieldReader
-from etikett.importers.zpl.graphics import GraphicReader
+from etikett.importers.zpl.fonts import font_size
+from etikett.importers.zpl.graphics import GraphicReader, stored_key
 from etikett.importers.zpl.reader import Field, Format
 from etikett.importers.zpl.syntax import (
     PRINTER_SETTINGS,
@@ -36,6 +42,9 @@ class Converter(FieldReader, GraphicReader):
         started = False
         for token in tokens(data):
             name = token.name
+            if token.prefix == "~" and name in ("DG", "DY"):
+                self.store_graphic(name, token.params, token.line, fmt)
+                continue
             if name == "XA":
                 if fmt is not None:
                     self.note(token.line, "^XA inside a format: the format so far ends here.", fmt)
@@ -95,6 +104,8 @@ class Converter(FieldReader, GraphicReader):
             current.x = self.coordinate(args, 0, 0) + fmt.home[0] - fmt.shift
             current.y = self.coordinate(args, 1, 0) + fmt.home[1]
             current.typeset = name == "FT"
+            current.placed = True
+            current.continues = name == "FT" and not params.strip(" ,")
             current.line = line
             if name == "FO" and arg(args, 2) == "1":
                 self.note(
@@ -103,13 +114,12 @@ class Converter(FieldReader, GraphicReader):
                     fmt,
                 )
             return current
-        if name[0] == "A" and token.prefix == "^":
-            current.font = self.font(fmt, name[1], args, line)
-            orientation = (
-                (arg(args, 0) or "").upper()[:1]
-                if name[1] != "@"
-                else (arg(args, 0) or "")[:1].upper()
-            )
+        if (name[0] == "A" and token.prefix == "^") or name == "GS":
+            if name == "GS":
+                current.font = ("GS", self.optional_int(args, 1), self.optional_int(args, 2), None)
+            else:
+                current.font = self.font(fmt, name[1], args)
+            orientation = (arg(args, 0) or "").upper()[:1]
             if orientation in ROTATIONS:
                 current.orientation = orientation
             return current
@@ -150,12 +160,19 @@ class Converter(FieldReader, GraphicReader):
             fmt.length = self.size(args, "^LL", line)
         elif name == "LH":
             fmt.home = (self.int_arg(args, 0, 0), self.int_arg(args, 1, 0))
+        elif name == "CW":
+            letter, _, font_file = token.params.partition(",")
+            if letter.strip() and font_file.strip():
+                fmt.aliases[letter.strip()[:1].upper()] = font_file.strip()
         elif name == "LS":
             fmt.shift = self.int_arg(args, 0, 0)
         elif name == "CF":
             font = (arg(args, 0) or fmt.font[0])[:1].upper()
             height = self.int_arg(args, 1, fmt.font[1])
-            width = self.int_arg(args, 2, height if arg(args, 1) else fmt.font[2])
+            if arg(args, 2) is not None or not arg(args, 1):
+                width = self.int_arg(args, 2, fmt.font[2])
+            else:  # the height alone: font 0 as wide as high, a bitmap font magnified alike
+                width = font_size(font, height, None, (height, height))[1]
             fmt.font = (font, height, width)
         elif name == "FW":
             rotation = (arg(args, 0) or "N").upper()[:1]
@@ -172,8 +189,9 @@ class Converter(FieldReader, GraphicReader):
             fmt.encoding = encoding_of(self.int_arg(args, 0, 0))
         elif name == "DF":
             fmt.name = (token.params.split(":")[-1].rsplit(".", 1)[0]).strip() or None
+            fmt.stores = stored_key(token.params.split(",")[0])
         elif name == "XF":
-            fmt.recalls = token.params.strip()
+            fmt.recalls = token.params.split(",")[0].strip()
         elif name == "MU":
             if (arg(args, 0) or "D").upper()[:1] != "D":
                 self.note(
@@ -182,17 +200,11 @@ class Converter(FieldReader, GraphicReader):
                     fmt,
                 )
         elif name == "LR":
-            if (arg(args, 0) or "N").upper()[:1] == "Y":
-                self.note(
-                    line, "^LR label reverse is not kept: the label prints black on white.", fmt
-                )
+            fmt.reverse_all = (arg(args, 0) or "N").upper()[:1] == "Y"
         elif name == "PO":
-            if (arg(args, 0) or "N").upper()[:1] == "I":
-                self.note(
-                    line,
-                    "^POI (print upside down) is not kept: the label is imported upright.",
-                    fmt,
-                )
+            fmt.inverted = (arg(args, 0) or "N").upper()[:1] == "I"
+        elif name in STORED_IMAGES and self.recall_graphic(fmt, current, name, args, line):
+            pass
         elif name in STORED_IMAGES:
             # The image lives in the printer's memory, not in the file: the label loses it.
             stored = (arg(args, 0) or "").strip() or "(unnamed)"
@@ -224,6 +236,8 @@ class Converter(FieldReader, GraphicReader):
     # --- the document -------------------------------------------------------------------------
 
     def finish(self, fmt: Format) -> None:
+        if fmt.recalls is not None and self.merge(fmt):
+            return
         if not fmt.objects:  # skipped: its notes concern no document (the next takes its index)
             for note in self.result.report:
                 if note.document == fmt.index:
@@ -231,36 +245,152 @@ class Converter(FieldReader, GraphicReader):
         if fmt.recalls is not None and not fmt.objects:
             self.note(
                 fmt.line,
-                f"The format recalls a stored format ({fmt.recalls}) with field data only; "
-                "import the stored format itself.",
+                f"The format recalls a stored format ({fmt.recalls}) the file does not hold, "
+                "with field data only; import the stored format itself.",
                 None,
             )
             return
         if not fmt.objects:
             self.note(fmt.line, "A format without fields was skipped.", None)
             return
+        if fmt.stores is not None:
+            self.stored[fmt.stores] = (fmt, len(self.result.labels), False)
+        self.result.labels.append(self.build(fmt))
+
+    def merge(self, fmt: Format) -> bool:
+        """A format that recalls one the file stored (^XF after ^DF): the stored label with this
+        format's ^FN data as its variables' samples and this format's own fields added."""
+        assert fmt.recalls is not None
+        entry = self.stored.get(stored_key(fmt.recalls))
+        if entry is None:
+            return False
+        stored, index, recalled = entry
+        for note in self.result.report:
+            if note.document == fmt.index:
+                note.document = index
+        if recalled:
+            self.note(
+                fmt.line,
+                f"The stored format {fmt.recalls} is recalled again with other data; the label "
+                "was imported once, with the first recall's data as samples.",
+                None,
+                "info",
+            )
+            return True
+        merged = copy.deepcopy(stored)
+        for obj in fmt.objects:
+            line = fmt.lines.get(obj["id"], fmt.line)
+            obj["id"] = self.object_id(merged, obj["type"])
+            merged.lines[obj["id"]] = line
+            merged.objects.append(obj)
+        for name, variable in fmt.variables.items():
+            merged.variables.setdefault(name, variable)
+        gs1 = {
+            obj.get("expression")
+            for obj in merged.objects
+            if obj.get("symbology") in ("gs1-128", "gs1-datamatrix")
+        }
+        code128s = {
+            obj.get("expression"): obj
+            for obj in merged.objects
+            if obj.get("symbology") == "code128"
+        }
+        for name, number in merged.numbers.items():
+            if number in fmt.field_data:
+                sample = fmt.field_data[number]
+                if name in gs1:
+                    try:
+                        sample = element_string(sample.replace(">8", "\x1d"))
+                    except ValueError:
+                        continue
+                elif name in code128s:
+                    sample = recalled_code128(code128s[name], sample)
+                merged.variables[name]["sample"] = sample
+        merged.width = fmt.width or merged.width
+        merged.length = fmt.length or merged.length
+        self.stored[stored_key(fmt.recalls)] = (merged, index, True)
+        self.result.labels[index] = self.build(merged)
+        self.note(
+            fmt.line,
+            f"The format fills in the stored format {fmt.recalls} of this file: one label, its "
+            "^FN fields variables with this data as samples.",
+            None,
+            "info",
+        )
+        return True
+
+    def build(self, fmt: Format) -> Imported:
+        from etikett.dsl.label import MAX_MM
+        from etikett.importers.zpl.extent import content_extent, turned_upside_down
+        from etikett.render.units import MM_PER_INCH
+
         width, length = fmt.width, fmt.length
-        if width is None:
-            width = round(4 * self.dpi)
-            self.note(
-                fmt.line, f"No ^PW: the label is taken as 4 in ({width} dots) wide.", fmt, "info"
-            )
-        if length is None:
-            length = round(6 * self.dpi)
-            self.note(
-                fmt.line, f"No ^LL: the label is taken as 6 in ({length} dots) long.", fmt, "info"
-            )
-        document = {
+        default_width = round(4 * self.dpi)
+        least = round(1.0 / MM_PER_INCH * self.dpi) + 1
+        document: dict[str, Any] = {
             "size": {
-                "width_mm": dots_to_mm(width, self.dpi),
-                "height_mm": dots_to_mm(length, self.dpi),
+                "width_mm": dots_to_mm(width or default_width, self.dpi),
+                "height_mm": dots_to_mm(length or int(MAX_MM / MM_PER_INCH * self.dpi), self.dpi),
             },
             "dpi": self.dpi,
             "variables": list(fmt.variables.values()),
             "objects": fmt.objects,
         }
+        if width is None or length is None:
+            try:
+                right, bottom = content_extent(document)
+            except ValueError:  # an object the schema refuses: the domain says which
+                right, bottom = 0, round(6 * self.dpi)
+            if width is None:
+                width = max(default_width, right)
+                self.note(
+                    fmt.line,
+                    f"No ^PW: the label is taken as {width} dots wide"
+                    + (" (4 in)." if width == default_width else ", as wide as its content."),
+                    fmt,
+                    "info",
+                )
+            if length is None:
+                length = max(least, bottom)
+                self.note(
+                    fmt.line,
+                    f"No ^LL: the label is as long as its content, {length} dots "
+                    f"({dots_to_mm(length, self.dpi)} mm).",
+                    fmt,
+                    "info",
+                )
+            document["size"] = {
+                "width_mm": dots_to_mm(width, self.dpi),
+                "height_mm": dots_to_mm(length, self.dpi),
+            }
+        if fmt.inverted:
+            with contextlib.suppress(ValueError):  # an invalid object: the domain refuses it
+                turned_upside_down(document, width, length, self.dpi)
+            self.note(fmt.line, "^POI: the label is turned upside down, as it prints.", fmt, "info")
+        self.findings(fmt, document)
         base = self.name.rsplit(".", 1)[0] if "." in self.name else self.name
         name = fmt.name or base or "Imported label"
         if fmt.name is None and fmt.index > 0:
             name = f"{name} ({fmt.index + 1})"
-        self.result.labels.append(Imported(name=name[:200], document=document))
+        return Imported(name=name[:200], document=document)
+
+    def findings(self, fmt: Format, document: dict[str, Any]) -> None:
+        """Preflight errors of the imported label, each in the report with its object's line:
+        what prints cut off or cannot encode is seen at import, not only later."""
+        from etikett.dsl.label import LabelDocument
+        from etikett.render.preflight import preflight
+
+        try:
+            found = preflight(LabelDocument.model_validate(document))
+        except Exception:  # the domain validates the document and refuses it with its errors
+            return
+        for finding in found:
+            if finding.severity != "error":
+                continue
+            line = fmt.lines.get(finding.object_id or "", fmt.line)
+            self.note(
+                line,
+                f"{finding.message} ({finding.code})",
+                fmt,
+                once=False,
+            )

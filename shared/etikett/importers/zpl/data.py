@@ -17,12 +17,17 @@ _ACS_COUNTS = {chr(ord("G") + i): i + 1 for i in range(19)} | {
 
 
 _INVOCATIONS = {">;": "", ">:": "", ">9": "", ">5": "", ">6": "", ">7": "", ">8": "\x1d", ">0": ">"}
+_STARTS = {">9": "A", ">:": "B", ">;": "C"}
+_SWITCHES = {">7": "A", ">6": "B", ">5": "C"}
 
 
 def code128(data: str, mode: str) -> tuple[str, str]:
     """(symbology, data) of a ^BC field: mode D and data that starts with FNC1 are GS1-128."""
     if mode == "D":
+        # The printer strips parentheses and spaces for encoding: (AI) notation stays readable.
         cleaned = re.sub(r">[;:9567]", "", data).replace(">8", "\x1d")
+        if "(" not in cleaned:
+            cleaned = cleaned.replace(" ", "")
         return "gs1-128", cleaned.lstrip("\x1d")
     if ">" not in data:
         return "code128", data
@@ -32,11 +37,58 @@ def code128(data: str, mode: str) -> tuple[str, str]:
     return "code128", out.replace("\x1d", "")
 
 
+def code_set(data: str, mode: str) -> str | None:
+    """The one code set a ^BC field in mode N prints all its data in: B unless a start code
+    (`>9` A, `>:` B, `>;` C) names another; None when the data switches sets itself or the
+    printer's automatic mode chooses (modes A, D, U)."""
+    if mode != "N":
+        return None
+    chosen = _STARTS.get(data[:2], "B")
+    rest = data[2:] if data[:2] in _STARTS else data
+    if re.search(r">[5678]", rest):
+        return None
+    return chosen
+
+
+def fits_code_set(data: str, chosen: str) -> bool:
+    """Whether Code 128 code set `chosen` encodes all of `data`."""
+    if chosen == "C":
+        return data.isascii() and data.isdigit() and len(data) % 2 == 0
+    low, high = (0, 96) if chosen == "A" else (32, 128)
+    return all(low <= ord(c) < high for c in data)
+
+
+def code128_modules(data: str) -> int:
+    """How many modules wide a printer draws ^BC mode N data with its invocation codes, start
+    (B unless given), symbol characters, check character and stop pattern included."""
+    current = _STARTS.get(data[:2], "B")
+    position = 2 if data[:2] in _STARTS else 0
+    symbols = 0
+    while position < len(data):
+        pair = data[position : position + 2]
+        if pair in _SWITCHES:
+            current = _SWITCHES[pair]
+            symbols += 1
+            position += 2
+        elif pair[:1] == ">" and len(pair) == 2:
+            symbols += 1  # FNC1 (>8), a literal '>' (>0) and the rest: one symbol character
+            position += 2
+        elif current == "C" and pair.isdigit() and len(pair) == 2:
+            symbols += 1
+            position += 2
+        else:
+            symbols += 1
+            position += 1
+    return 11 * (symbols + 2) + 13
+
+
 def qr_data(data: str) -> tuple[str, str | None]:
-    """The text of a ^BQ field (`QA,text`, `MM,Atext`, …) and its error correction level."""
+    """The text of a ^BQ field (`QA,text`, `MM,Atext`, …) and its error correction level. The
+    printer reads the first three characters as the switches whatever they are, so data without
+    them loses its first three characters (the level is then None)."""
     match = re.match(r"^([HQML])([AM]),(.*)$", data, re.DOTALL)
     if match is None:
-        return data, None
+        return data[3:], None
     ecc, mode, rest = match.groups()
     if mode == "M" and rest[:1] in ("N", "A", "K"):
         rest = rest[1:]

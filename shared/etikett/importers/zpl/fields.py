@@ -1,4 +1,10 @@
-"""ZPL fields (`^FO`/`^FT` … `^FS`) as text and barcode objects, with their variables (`^FN`)."""
+"""ZPL fields (`^FO`/`^FT` … `^FS`) as text objects, with their variables (`^FN`).
+
+Text is placed where the printer puts it: `^FO` is the top of the character cell, whose baseline
+lies three quarters of the font height down (as Zebra's renderers draw it); `^FT` is the start of
+the baseline (of the last line a `^FB` block may hold); `^FT` without coordinates continues after
+the previous field. The object's box is then placed so that our face's baseline lands there.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +13,22 @@ from typing import Any
 
 from etikett.errors import ProblemCode
 from etikett.importers import MAX_OBJECTS, dots_to_mm, refuse
-from etikett.importers.gs1 import element_string
-from etikett.importers.zpl.data import code128, qr_data
-from etikett.importers.zpl.reader import Field, Format, Reader
-from etikett.importers.zpl.syntax import (
-    BITMAP_FONTS,
-    ROTATIONS,
-    UNSUPPORTED_BARCODES,
-    arg,
-    identifier,
-)
+from etikett.importers.zpl.barcodes import BarcodeReader
+from etikett.importers.zpl.fonts import SYMBOLS, Face, face, font_size
+from etikett.importers.zpl.reader import Field, Format
+from etikett.importers.zpl.syntax import ROTATIONS, UNSUPPORTED_BARCODES, identifier
 
 SHOWN_DATA = 40  # characters of a dropped field's data the report repeats
 
 
-class FieldReader(Reader):
+class FieldReader(BarcodeReader):
     """Turns the fields of a format into text and barcode objects."""
 
     def field(self, fmt: Format, current: Field) -> None:
+        if fmt.recalls is not None and current.number is not None and not current.placed:
+            # ^FNn^FD… in a format that recalls a stored one: data for that format's field n.
+            fmt.field_data[current.number] = self.field_text(fmt, current)
+            return
         if current.data is None and current.number is None:
             if current.barcode is not None:
                 self.note(
@@ -42,17 +46,14 @@ class FieldReader(Reader):
             )
         text = self.field_text(fmt, current)
         variable = self.variable(fmt, current, text)
-        if current.reverse:
-            self.note(
-                current.line,
-                "^FR (reverse print) is not kept: the field prints black on white.",
-                fmt,
-            )
         if current.barcode is not None:
             obj = self.barcode(fmt, current, text, variable)
         else:
             obj = self.text(fmt, current, text, variable)
         if obj is not None:
+            if current.reverse or fmt.reverse_all:
+                obj["ink"] = "reverse"
+            fmt.lines[obj["id"]] = current.line
             fmt.objects.append(obj)
 
     def drop_barcode(self, fmt: Format, current: Field) -> None:
@@ -100,52 +101,72 @@ class FieldReader(Reader):
                 "description": f"ZPL field ^FN{current.number}"
                 + (f" ({current.number_name})" if current.number_name else ""),
             }
+            fmt.numbers[name] = current.number
         if current.data is not None and "sample" not in fmt.variables[name]:
             fmt.variables[name]["sample"] = text
         fmt.variables[name].setdefault("sample", f"field {current.number}")
         return name
 
+    # --- text ---------------------------------------------------------------------------------
+
+    def face_of(self, fmt: Format, current: Field) -> tuple[str, Face]:
+        """The font's name as ZPL calls it, and how it prints here (noted when substituted)."""
+        given = current.font
+        if given is None:
+            default = fmt.font[0]
+            given = (default, fmt.font[1], fmt.font[2], fmt.aliases.get(default))
+        name, height, width, alias = given
+        if name == "@":
+            h, w = font_size("0", height, width, (fmt.font[1], fmt.font[2]))
+        else:
+            h, w = font_size(name, height, width, (fmt.font[1], fmt.font[2]))
+        found = face(name, h, w, alias if name == "@" or alias else None)
+        if found.substituted is not None:
+            self.note(
+                current.line,
+                f"Font {found.substituted} is not available; Roboto is used at its size.",
+                fmt,
+            )
+        elif found.note is not None:
+            self.note(current.line, found.note, fmt, "info")
+        return name, found
+
     def text(
         self, fmt: Format, current: Field, text: str, variable: str | None
     ) -> dict[str, Any] | None:
-        font_name, height, width = current.font or fmt.font
+        name, found = self.face_of(fmt, current)
+        if name == "GS":
+            mapped = "".join(SYMBOLS.get(char, char) for char in text)
+            if any(char in "DE" for char in text):
+                self.note(current.line, "^GS UL and CSA marks are printed as their letters.", fmt)
+            text = mapped
+        elif name == "B":
+            text = text.upper()  # font B has capitals only
         orientation = current.orientation or fmt.orientation
         rotation = ROTATIONS.get(orientation, 0)
-        family, weight = "Roboto", 500
-        if font_name == "0":
-            family, weight = "Roboto Condensed", 700
-            if width and abs(width - height) > max(2, height // 10):
-                self.note(
-                    current.line,
-                    "^A0 character width differing from the height is not kept (the font "
-                    "keeps its proportions).",
-                    fmt,
-                )
-        elif font_name.startswith("@"):
-            self.note(
-                current.line,
-                f"Font {font_name[1:] or '(unnamed)'} is not available; Roboto is used.",
-                fmt,
-            )
-        elif font_name in BITMAP_FONTS or font_name.isdigit():
-            family = "Roboto Mono"
-            self.note(
-                current.line,
-                f"Bitmap font {font_name} is printed with Roboto Mono at its height.",
-                fmt,
-            )
-        height = max(1, height)
-        size_pt = round(height * 72 / self.dpi, 3)
+        height = found.size_dots
         obj: dict[str, Any] = {"type": "text", "id": self.object_id(fmt, "text")}
-        obj.update({"expression": variable} if variable else {"content": text})
-        obj.update({"font": family, "size_pt": size_pt, "weight": weight})
-        x, y = current.x, current.y
+        if variable:
+            obj["expression"] = variable
+        else:
+            obj["content"] = text
+        obj.update(
+            {
+                "font": found.family,
+                "size_pt": round(height * 72 / self.dpi, 3),
+                "weight": found.weight,
+            }
+        )
+        if found.scale_x is not None:
+            obj["scale_x"] = min(10.0, max(0.1, found.scale_x))
+        lines = 1
         if current.block is not None:
             block_w, lines, spacing, justification = current.block
+            lines = min(100, lines)
             if block_w > 0:
                 obj["width_mm"] = dots_to_mm(block_w, self.dpi)
                 obj["wrap"] = True
-            obj["max_lines"] = min(100, lines)
+            obj["max_lines"] = lines
             obj["line_spacing"] = min(4.0, max(0.5, round((height + spacing) / height, 3)))
             obj["align"] = {"C": "center", "R": "right"}.get(justification, "left")
             if justification == "J":
@@ -154,144 +175,57 @@ class FieldReader(Reader):
                 obj["content"] = obj["content"].replace("\\&", "\n")
         elif "content" in obj and not obj["content"]:
             return None
-        if current.typeset:
-            x, y = self.baseline_origin(obj, text, x, y, rotation)
-        obj["x_mm"] = dots_to_mm(x, self.dpi)
-        obj["y_mm"] = dots_to_mm(y, self.dpi)
+        x, y = self.text_start(fmt, current)
+        ascent, descent, width, advance = self.metrics(obj, text)
+        if not current.typeset:  # ^FO: the cell's top-left; its baseline three quarters down
+            low = height * 3 // 4
+            left, top = {
+                0: (x, y + low - ascent),
+                90: (x + height - low - descent, y),
+                180: (x, y + height - low - descent),
+                270: (x + low - ascent, y),
+            }[rotation]
+        else:
+            if lines > 1:  # ^FT with ^FB: the origin is the baseline of the block's last line
+                shift = (lines - 1) * round(obj["line_spacing"] * height)
+                x, y = {0: (x, y - shift), 90: (x + shift, y), 180: (x, y + shift)}.get(
+                    rotation, (x - shift, y)
+                )
+            else:
+                fmt.pen = {0: (x + advance, y), 90: (x, y + advance), 180: (x - advance, y)}.get(
+                    rotation, (x, y - advance)
+                )
+            left, top = {
+                0: (x, y - ascent),
+                90: (x - descent, y),
+                180: (x - width, y - descent),
+            }.get(rotation, (x - ascent, y - width))
+        obj["x_mm"] = dots_to_mm(left, self.dpi)
+        obj["y_mm"] = dots_to_mm(top, self.dpi)
         if rotation:
             obj["rotation"] = rotation
         return obj
 
-    def baseline_origin(
-        self, obj: dict[str, Any], text: str, x: int, y: int, rotation: int
-    ) -> tuple[int, int]:
-        """^FT gives the start of the text's baseline; objects are placed by their box's corner."""
+    def text_start(self, fmt: Format, current: Field) -> tuple[int, int]:
+        if current.continues:
+            if fmt.pen is not None:
+                return fmt.pen
+            return fmt.home
+        return current.x, current.y
+
+    def metrics(self, obj: dict[str, Any], text: str) -> tuple[int, int, int, int]:
+        """Our face's ascent and descent, the box width of the (first) line and how far it
+        advances the pen, in dots."""
         from etikett.render.fonts import font
 
         size_px = obj["size_pt"] / 72 * self.dpi
-        face = font(obj["font"], obj["weight"], size_px)
-        ascent, descent = face.getmetrics()
-        if rotation == 0:
-            return x, y - ascent
-        if rotation == 90:
-            return x - descent, y
-        left, _, right, _ = face.getbbox(text or " ", anchor="ls")
-        width = int(right) - min(0, int(left))
-        if rotation == 180:
-            return x - width, y - descent
-        return x - ascent, y - width
-
-    def barcode(
-        self, fmt: Format, current: Field, text: str, variable: str | None
-    ) -> dict[str, Any] | None:
-        if current.barcode is None:
-            return None
-        command, args, line = current.barcode
-        orientation = (arg(args, 0) or current.orientation or fmt.orientation).upper()[:1]
-        rotation = ROTATIONS.get(orientation, ROTATIONS.get(fmt.orientation, 0))
-        module, _, default_height = fmt.module
-        obj: dict[str, Any] = {"type": "barcode", "id": self.object_id(fmt, "barcode")}
-        height = default_height
-        human = True
-        value = text
-        if command == "BC":
-            height = self.int_arg(args, 1, default_height)
-            human = (arg(args, 2) or "Y").upper().startswith("Y")
-            if (arg(args, 3) or "N").upper().startswith("Y"):
-                self.note(line, "^BC interpretation line above the code is printed below it.", fmt)
-            mode = (arg(args, 5) or "N").upper()[:1]
-            symbology, value = code128(value, mode)
-            if mode == "U":
-                self.note(line, "^BC mode U (UCC case mode) is imported as plain Code 128.", fmt)
-            if symbology == "gs1-128":
-                element_string = self.gs1(fmt, value, line)
-                if element_string is None:
-                    return None
-                value = element_string
-        elif command == "BE":
-            symbology, height = "ean13", self.int_arg(args, 1, default_height)
-            human = (arg(args, 2) or "Y").upper().startswith("Y")
-        elif command == "BU":
-            symbology, height = "upca", self.int_arg(args, 1, default_height)
-            human = (arg(args, 2) or "Y").upper().startswith("Y")
-        elif command == "B3":
-            symbology, height = "code39", self.int_arg(args, 2, default_height)
-            human = (arg(args, 3) or "Y").upper().startswith("Y")
-            if (arg(args, 1) or "N").upper().startswith("Y"):
-                self.note(line, "^B3 Mod-43 check digit is not printed.", fmt)
-        elif command == "B2":
-            height = self.int_arg(args, 1, default_height)
-            human = (arg(args, 2) or "Y").upper().startswith("Y")
-            digits = re.sub(r"\D", "", value)
-            if variable is None and len(digits) not in (13, 14):
-                self.note(
-                    line,
-                    f"^B2 Interleaved 2 of 5 with {len(digits)} digits is not supported (only "
-                    "ITF-14); the field was dropped.",
-                    fmt,
-                )
-                return None
-            symbology, value = "itf14", digits
-            self.note(line, "^B2 became an ITF-14 (14 digits, check digit verified).", fmt, "info")
-        elif command == "BQ":
-            symbology = "qr"
-            module = min(100, max(1, self.int_arg(args, 2, max(1, round(2 * self.dpi / 203)))))
-            value, ecc = qr_data(value)
-            if ecc and ecc not in ("M", "L"):
-                self.note(
-                    line,
-                    f"QR error correction level {ecc} is not kept; the renderer chooses the level.",
-                    fmt,
-                )
-            human = False
-        elif command == "BX":
-            module = min(100, max(1, self.int_arg(args, 1, module)))
-            escape = arg(args, 6) or "~"
-            symbology = "datamatrix"
-            fnc1 = escape[:1] + "1"
-            if value.startswith(fnc1):
-                symbology = "gs1-datamatrix"
-                element_string = self.gs1(fmt, value[2:].replace(fnc1, "\x1d"), line)
-                if element_string is None:
-                    return None
-                value = element_string
-            human = False
-        else:  # B7
-            symbology = "pdf417"
-            row = self.int_arg(args, 1, 3 * module)
-            if row != 3 * module:
-                self.note(
-                    line, f"^B7 row height {row} dots becomes 3 modules ({3 * module} dots).", fmt
-                )
-            human = False
-        if variable:
-            obj["expression"] = variable
-            if symbology in ("gs1-128", "gs1-datamatrix"):
-                sample = fmt.variables[variable].get("sample")
-                if sample is not None:
-                    fmt.variables[variable]["sample"] = value
-        else:
-            if not value:
-                self.note(line, f"^{command} with empty data was dropped.", fmt)
-                return None
-            obj["content"] = value
-        obj["symbology"] = symbology
-        obj["module_width_dots"] = module
-        if symbology not in ("qr", "datamatrix", "gs1-datamatrix", "pdf417"):
-            obj["height_dots"] = max(1, min(10000, height))
-            obj["human_readable"] = human
-        x, y = current.x, current.y
-        if current.typeset and "height_dots" in obj:
-            y -= obj["height_dots"]
-        obj["x_mm"] = dots_to_mm(x, self.dpi)
-        obj["y_mm"] = dots_to_mm(y, self.dpi)
-        if rotation:
-            obj["rotation"] = rotation
-        return obj
-
-    def gs1(self, fmt: Format, raw: str, line: int) -> str | None:
-        try:
-            return element_string(raw)
-        except ValueError as error:
-            self.note(line, f"GS1 data could not be read ({error}); the field was dropped.", fmt)
-            return None
+        face_ = font(obj["font"], obj["weight"], size_px)
+        ascent, descent = face_.getmetrics()
+        scale = obj.get("scale_x") or 1.0
+        sample = text.split("\n")[0] or " "
+        left, _, right, _ = face_.getbbox(sample, anchor="ls")
+        width = round((int(right) - min(0, int(left))) * scale)
+        advance = round(face_.getlength(sample) * scale)
+        if "width_mm" in obj:
+            width = round(obj["width_mm"] / 25.4 * self.dpi)
+        return int(ascent), int(descent), width, advance

@@ -5,6 +5,7 @@ defined, and the reader's own parts every kind of object uses (the report, numbe
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,13 +14,16 @@ from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Note, Severity, refuse
 from etikett.importers.zpl.syntax import arg
 
+NUMBER = re.compile(r"\s*[-+]?\d+(?:\.\d*)?")
+
 
 @dataclass
 class Field:
     x: int = 0
     y: int = 0
     typeset: bool = False  # ^FT: baseline / bottom origin
-    font: tuple[str, int, int] | None = None  # name, height, width
+    placed: bool = False  # ^FO or ^FT seen: a field of the layout, not data for a stored format
+    font: tuple[str, int | None, int | None, str | None] | None = None  # name, h, w, file
     orientation: str | None = None
     hex_indicator: str | None = None
     block: tuple[int, int, int, str] | None = None  # width, lines, spacing, justification
@@ -29,6 +33,7 @@ class Field:
     data: str | None = None
     reverse: bool = False
     line: int = 0
+    continues: bool = False  # ^FT without coordinates: after the previous field
 
 
 @dataclass
@@ -48,7 +53,15 @@ class Format:
     objects: list[dict[str, Any]] = field(default_factory=list)
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
-    recalls: str | None = None
+    recalls: str | None = None  # ^XF: the stored format this one fills in
+    stores: str | None = None  # ^DF: the name this format is stored under
+    field_data: dict[int, str] = field(default_factory=dict)  # ^FNn^FD… of a recalling format
+    aliases: dict[str, str] = field(default_factory=dict)  # ^CW letter → font file
+    reverse_all: bool = False  # ^LRY
+    inverted: bool = False  # ^POI
+    pen: tuple[int, int] | None = None  # where the next ^FT without coordinates starts
+    lines: dict[str, int] = field(default_factory=dict)  # object id → line of the file
+    numbers: dict[str, int] = field(default_factory=dict)  # variable → its ^FN number
 
 
 class Reader:
@@ -58,9 +71,13 @@ class Reader:
         self.name = name
         self.dpi = dpi
         self.budget = max_expanded  # graphic bytes the whole file may expand to
+        self.max_expanded = max_expanded
+        self.pngs: dict[str, str] = {}  # PNG of each stored graphic recalled, by its name
         self.max_labels = max_labels
         self.result = Conversion(format="zpl")
         self.noted: set[tuple[int | None, str]] = set()
+        self.graphics: dict[str, Any] = {}  # ~DG/~DY graphics by their stored name
+        self.stored: dict[str, tuple[Format, int, bool]] = {}  # ^DF name → format, label, recalled
 
     # --- report -------------------------------------------------------------------------------
 
@@ -86,13 +103,19 @@ class Reader:
     # --- numbers ------------------------------------------------------------------------------
 
     def int_arg(self, args: list[str], index: int, default: int) -> int:
+        """The number at the start of the argument (what follows it, a `;` comment say, is not
+        part of it), or `default` when there is none."""
         value = arg(args, index)
-        if value is None or value.strip() == "":
+        if value is None:
             return default
-        try:
-            return int(float(value.strip()))
-        except ValueError:
+        match = NUMBER.match(value)
+        if match is None:
             return default
+        return int(float(match.group(0)))
+
+    def optional_int(self, args: list[str], index: int) -> int | None:
+        value = self.int_arg(args, index, -1)
+        return None if value < 0 else value
 
     def coordinate(self, args: list[str], index: int, default: int) -> int:
         value = self.int_arg(args, index, default)
@@ -112,15 +135,16 @@ class Reader:
             )
         return value
 
-    def font(self, fmt: Format, letter: str, args: list[str], line: int) -> tuple[str, int, int]:
+    def font(
+        self, fmt: Format, letter: str, args: list[str]
+    ) -> tuple[str, int | None, int | None, str | None]:
+        """A ^A command as given: font name, height and width (None: omitted) and the font file
+        it names (^A@) or its ^CW alias names."""
+        height, width = self.optional_int(args, 1), self.optional_int(args, 2)
         if letter == "@":
-            height = self.int_arg(args, 1, fmt.font[1])
-            width = self.int_arg(args, 2, height)
-            name = (arg(args, 3) or "").strip()
-            return ("@" + name, height, width)
-        height = self.int_arg(args, 1, fmt.font[1])
-        width = self.int_arg(args, 2, height if arg(args, 1) else fmt.font[2])
-        return (letter.upper(), height, width)
+            return ("@", height, width, (arg(args, 3) or "").strip())
+        name = letter.upper()
+        return (name, height, width, fmt.aliases.get(name))
 
     def object_id(self, fmt: Format, kind: str) -> str:
         fmt.counts[kind] = fmt.counts.get(kind, 0) + 1

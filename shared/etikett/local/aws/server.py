@@ -27,6 +27,14 @@ __all__ = ["LocalAws"]
 
 logger = logging.getLogger(__name__)
 
+
+class _IdleTimeouts(logging.Filter):
+    """Drops http.server's "Request timed out" of a connection that sent no request in time."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Request timed out" not in record.getMessage()
+
+
 # Waiting this long for in-flight requests means something is stuck (e.g. a request that calls
 # back into this server); giving up lets blocked requests continue instead of deadlocking.
 _PERIODIC_LOCK_TIMEOUT = 5.0
@@ -66,8 +74,12 @@ class LocalAws:
         serve in daemon threads."""
         if self._server is not None:
             raise RuntimeError("LocalAws is already started")
-        # werkzeug logs every request at INFO; errors still come through.
-        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        # werkzeug logs every request at INFO; errors still come through, but not the idle
+        # keep-alive connections of the SDKs' pools that the server times out (not an error).
+        werkzeug = logging.getLogger("werkzeug")
+        werkzeug.setLevel(logging.WARNING)
+        if not any(isinstance(f, _IdleTimeouts) for f in werkzeug.filters):
+            werkzeug.addFilter(_IdleTimeouts())
         moto_transactions.install()
         moto_attribute_values.install()
         snapshot: Snapshot = {}

@@ -25,7 +25,8 @@ from etikett.render.preflight.expressions import expression_findings, preview_va
 from etikett.render.preflight.findings import ordered
 from etikett.render.preflight.layout import Budget, geometry, lay_out
 from etikett.render.preflight.objects import Placed
-from etikett.render.units import BLACK, WHITE, label_dots
+from etikett.render.raster import paint
+from etikett.render.units import WHITE, label_dots
 
 if TYPE_CHECKING:
     from etikett.dsl.label import LabelDocument
@@ -64,17 +65,20 @@ def render_checked(
     *,
     counters: Mapping[str, Any] | None = None,
     now: datetime | None = None,
+    lenient: bool = False,
 ) -> tuple[Image.Image, list[LabelFinding]]:
     """The raster `render` draws and the findings of exactly that layout, each object laid out
-    once (a preview's preflight costs only the checks). Render errors raise as in `render`."""
+    once (a preview's preflight costs only the checks). Render errors raise as in `render`;
+    `lenient`: an object that cannot be drawn is left out and becomes a finding on that object
+    (a preview shows the rest of the label; printing never is lenient)."""
     findings = list(expression_findings(document))
-    placed = lay_out(document, values, counters, now, findings, strict=True)
+    placed = lay_out(document, values, counters, now, findings, strict=not lenient)
     dpi = document.dpi
     size = label_dots(document.size.width_mm, document.size.height_mm, dpi)
     ensure_renderable(*size)
     canvas = Image.new("1", size, WHITE)
     for item in placed:
-        canvas.paste(BLACK, item.box[:2], item.ink)
+        paint(canvas, item.obj, item.ink, item.box[:2])
     return canvas, ordered(findings + geometry(document, placed, size))
 
 
@@ -119,7 +123,7 @@ def lay_out_for_design(
         return LaidOut(canvas, [], ordered(findings), None)
     placed = lay_out(document, values, counters, now, findings, strict=False, budget=Budget())
     for item in placed:
-        canvas.paste(BLACK, item.box[:2], item.ink)
+        paint(canvas, item.obj, item.ink, item.box[:2])
     return LaidOut(canvas, placed, ordered(findings + geometry(document, placed, size)), values)
 
 

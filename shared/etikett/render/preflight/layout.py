@@ -146,6 +146,8 @@ def geometry(
     findings: list[LabelFinding] = []
     for item in placed:
         tight = item.tight
+        if item.obj.ink == "white":  # clears dots: nothing of it prints, off the label or not
+            continue
         if tight is not None and (
             tight[0] < 0 or tight[1] < 0 or tight[2] > width or tight[3] > height
         ):

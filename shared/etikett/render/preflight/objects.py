@@ -197,6 +197,7 @@ def quiet_zone_findings(
         other
         for other in placed
         if other is not item
+        and other.obj.ink != "white"
         and other.tight is not None
         and other.tight[0] < u2
         and other.tight[2] > u0
