@@ -81,6 +81,7 @@ NEW_FLOW = {
     "document": DOCUMENT,
     "comment": "First draft",
 }
+CREATED_FLOW = {**FLOW, "latest_version": 1, "updated_at": AT, "version": 1, "findings": []}
 FLOW_CHANGE = {"name": "Shipping labels (dock 2)", "description": "Dock 2 only."}
 AUTHOR = {"actor": "human", "subject": "anna"}
 VERSION_ENTRY = {
@@ -357,7 +358,7 @@ ASSIGNED_PRINTER = {"alias": "shipping", **PRINTER_ASSIGNMENT}
 
 ANSWERS: dict[str, tuple[int, Any]] = {
     "listFlows": (200, page(FLOW)),
-    "createFlow": (201, FLOW),
+    "createFlow": (201, CREATED_FLOW),
     "getFlowRegistry": (200, REGISTRY),
     "getFlow": (200, FLOW),
     "patchFlow": (200, FLOW),
