@@ -284,9 +284,10 @@ def create(
     return record
 
 
-def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = None) -> Job:
+def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = None) -> None:
     """Store the job's printer data and put the job on its Runner's queue. A Runner that is
-    offline finds it there when it is back; until then the job is `held` (runner_offline)."""
+    offline finds it there when it is back; until then the job is `held` (runner_offline).
+    Nothing is read back: the renderer that calls it answers no one."""
     runner = runner_records.load_runner(record.runner_id)
     placed, carried = _place_data(record.id, data)
     online = runner_records.status_of(runner) == "online"
@@ -309,7 +310,6 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = No
             on_held(uow, record)
     if runner.queue_url:
         runner_queues.send(runner.queue_url, record.id, carried)
-    return get(record.id)
 
 
 def fail(record: JobRecord, reason: str, text: str) -> None:

@@ -110,7 +110,8 @@ def test_arguments_are_top_level_and_the_body_is_under_body() -> None:
     assert preview.body is not None and not preview.body.required
     assert preview.input_schema["required"] == ["labelId"]
     body = tools["createLabelFromVorlage"].input_schema["properties"]["body"]
-    assert set(body["properties"]) == {"vorlageId", "name"}
+    assert set(body["properties"]) == {"vorlageId", "name", "preset_id", "size", "dpi", "fit"}
+    assert set(body["required"]) == {"vorlageId", "name"}
     assert body["additionalProperties"] is False
     patch = tools["patchLabelDocument"].input_schema
     assert patch["required"] == ["labelId", "body"]
