@@ -43,33 +43,53 @@ class AgentChannel:
         self.base = agent_url.rstrip("/") + PREFIX
         self._context = client_context(certificate, key, ca_files)
         self._timeout = timeout
-        self._local = threading.local()  # one client per thread: the long poll blocks its own
+        # Clients (each with its kept-alive TLS connection) are lent to one call at a time, so
+        # the long poll blocks only its own, and a short-lived thread (a job's `sent` report)
+        # reuses an idle one instead of opening, and keeping, a connection of its own: a new
+        # mutual-TLS handshake per print cost both sides CPU just when the next print runs.
+        self._idle: list[httpx.Client] = []
         self._clients: list[httpx.Client] = []
         self._lock = threading.Lock()
+        self._closed = False
 
-    def _client(self) -> httpx.Client:
-        client: httpx.Client | None = getattr(self._local, "client", None)
-        if client is None:
+    def _borrow(self) -> httpx.Client:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
             client = httpx.Client(
                 verify=self._context,
                 timeout=httpx.Timeout(self._timeout, connect=10.0),
                 trust_env=False,
                 headers={"user-agent": "etikett-runner"},
             )
-            self._local.client = client
-            with self._lock:
-                self._clients.append(client)
-        return client
+            self._clients.append(client)
+            return client
+
+    def _give_back(self, client: httpx.Client) -> None:
+        with self._lock:
+            if not self._closed:
+                self._idle.append(client)
+                return
+        client.close()  # closed meanwhile: a call that outlived close() closes its own client
+
+    @property
+    def clients(self) -> int:
+        """How many clients (kept-alive connections at most) this channel has opened."""
+        with self._lock:
+            return len(self._clients)
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        client = self._borrow()
         try:
-            return call(self._client(), method, self.base + path, **kwargs)
+            return call(client, method, self.base + path, **kwargs)
         except Refused as refused:
             if refused.status == 401 and refused.code in REMOVED_CODES:
                 raise RunnerRemoved(
                     refused.status, refused.code, refused.detail, refused.params
                 ) from None
             raise
+        finally:
+            self._give_back(client)
 
     def heartbeat(self, beat: dict[str, Any]) -> dict[str, Any]:
         return dict(self._call("POST", "/heartbeat", json=beat))
@@ -111,6 +131,7 @@ class AgentChannel:
 
     def close(self) -> None:
         with self._lock:
-            clients, self._clients = self._clients, []
+            self._closed = True
+            clients, self._clients, self._idle = self._clients, [], []
         for client in clients:
             client.close()

@@ -8,15 +8,18 @@ printing and previewing get no error, and the printer counts exactly the labels 
 from __future__ import annotations
 
 import io
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 from etikett_runner.printer_sim import PrinterSimulator
 from PIL import Image, ImageChops
 
-from e2e.prints import PrintEvents, outcomes, wait_final, wait_status
+from e2e.prints import PrintEvents, PrintSite, outcomes, wait_final, wait_status
 from support.client import Api, unique
 from support.load import final_jobs, run_load
+from support.server import DevServer
 
 
 def test_print_by_reference_prints_the_preview_raster(
@@ -93,6 +96,59 @@ def test_a_thousand_record_stream_prints_a_thousand_distinct_serials(
         f"\n1,000 labels from POST /print to confirmed in {elapsed:.1f} s "
         f"({1000 / elapsed:.0f} labels/s)"
     )
+
+
+def connections_to(pid: int, port: int) -> int:
+    """How many sockets process `pid` holds open to loopback port `port` (Linux /proc)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    count = 0
+    for line in Path(f"/proc/{pid}/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        remote_port = int(fields[2].rpartition(":")[2], 16)
+        if remote_port == port and fields[9] in inodes:
+            count += 1
+    return count
+
+
+def test_prints_one_after_another_reuse_the_runners_connections(
+    operator: Api,
+    label: dict[str, Any],
+    print_site: PrintSite,
+    server: DevServer,
+    simulator: PrinterSimulator,
+) -> None:
+    """Each print's reports travel on connections the Runner already has: a connection (and a
+    mutual-TLS handshake) per print would cost both sides CPU just as the next print runs, and
+    pile up open sockets over a day of printing."""
+    runner = print_site.process.process
+    assert runner is not None
+    port = int(server.agent_url.rpartition(":")[2])
+
+    def one_print(name: str) -> None:
+        accepted = operator.post(
+            "/print",
+            json={
+                "label_id": label["id"],
+                "printer": print_site.printer,
+                "variables": {"name": name},
+            },
+        )
+        assert accepted.status_code == 202, accepted.text
+        assert wait_final(operator, accepted.json()["job_id"])["status"] == "confirmed"
+
+    one_print("warm")
+    before = connections_to(runner.pid, port)
+    assert before >= 1  # the long poll's at least
+    for index in range(8):
+        one_print(f"Nr. {index}")
+    assert connections_to(runner.pid, port) <= before + 1
 
 
 def test_a_repeated_idempotency_key_prints_nothing_more(
