@@ -233,7 +233,12 @@ def _claim_one(
         if delivery == 1
         else (f"Delivered again (delivery {delivery}); the Runner checks its journal.")
     )
-    changes: dict[str, Any] = {"attempts": delivery, "receipt": receipt, "updated_at": now}
+    changes: dict[str, Any] = {
+        "attempts": delivery,
+        "receipt": receipt,
+        "receipt_at": now,  # received just now: hidden for the queue's visibility timeout
+        "updated_at": now,
+    }
     if record.status in ("queued", "held") and record.outcome_reason == "runner_offline":
         # Back online. A print keeps its outcome (held, runner_offline) until the Runner
         # reports the next one: what was announced stays what the archive shows.
@@ -341,6 +346,9 @@ def report(
         )
     changes: dict[str, Any] = {"updated_at": now}
     notes = [jobs.message(m.level, m.text) for m in report.messages]
+    extend = bool(runner.queue_url and report.receipt) and not _hidden_long_enough(
+        record, report.receipt, now
+    )
     status = report.status
     if status is not None:
         final = report.final or status in jobs.FINAL
@@ -364,6 +372,8 @@ def report(
             notes.append(jobs.message("warning", f"Held: {report.reason}."))
     else:
         final = report.final
+    if extend and not final and report.receipt == record.receipt:
+        changes["receipt_at"] = now
     event = None
     if status is not None and (status != record.status or report.reason != record.outcome_reason):
         event = jobs.outcome_event(record, status, report.reason)
@@ -382,9 +392,26 @@ def report(
     if runner.queue_url and report.receipt:
         if final:
             runner_queues.acknowledge(runner.queue_url, report.receipt)
-        else:
+        elif extend:
             runner_queues.extend(runner.queue_url, report.receipt)
     return jobs.view(job_store.updated(record, changes, notes))
+
+
+# A report extends its job's visibility only when the last extension (or the claim) is older
+# than this: a quarter of the queue's timeout. The Runner reports or extends a job at least every
+# 45 s (its keeper), so a job in progress stays hidden with more than half the timeout to spare,
+# and the `sent` report right after a claim costs no queue call.
+EXTEND_AFTER = timedelta(seconds=runner_queues.VISIBILITY_SECONDS / 4)
+
+
+def _hidden_long_enough(record: JobRecord, receipt: str | None, now: datetime) -> bool:
+    """Whether the receipt a report names was hidden (claimed or extended) moments ago."""
+    return (
+        receipt is not None
+        and receipt == record.receipt
+        and record.receipt_at is not None
+        and now - record.receipt_at < EXTEND_AFTER
+    )
 
 
 def configuration(runner: RunnerRecord) -> RunnerConfig:

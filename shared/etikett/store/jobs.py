@@ -52,6 +52,7 @@ class JobRecord(NamedTuple):
     updated_at: dt.datetime
     finished_at: dt.datetime | None
     receipt: str | None = None  # the queue's receipt of the latest claim
+    receipt_at: dt.datetime | None = None  # when that receipt's visibility was last set
 
 
 class _Message(MapAttribute[str, Any]):
@@ -84,6 +85,7 @@ class _JobItem(Model):
     result = JSONAttribute(null=True)
     attempts = NumberAttribute(default=0)
     receipt = UnicodeAttribute(null=True)  # the queue's receipt of the latest claim
+    receipt_at = UTCDateTimeAttribute(null=True)  # when its visibility was last set
     created_at = UTCDateTimeAttribute()
     created_by = UnicodeAttribute()
     updated_at = UTCDateTimeAttribute()
@@ -114,6 +116,7 @@ def _record(item: _JobItem) -> JobRecord:
         updated_at=item.updated_at,
         finished_at=item.finished_at,
         receipt=item.receipt,
+        receipt_at=item.receipt_at,
     )
 
 
@@ -136,6 +139,7 @@ def _item(job: JobRecord) -> _JobItem:
         updated_at=job.updated_at,
         finished_at=job.finished_at,
         receipt=job.receipt,
+        receipt_at=job.receipt_at,
     )
 
 

@@ -150,6 +150,42 @@ def test_a_long_poll_records_the_runner_as_seen_unless_it_was_moments_ago() -> N
     assert seen.last_seen_at > runner.last_seen_at
 
 
+def test_a_report_extends_the_claims_visibility_only_when_it_was_set_a_while_ago(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A claimed job stays hidden for the queue's timeout; a report moments after the claim (the
+    `sent` right after a label left) needs no queue call, a report once a quarter of it has
+    passed extends it, and a report naming another receipt (an earlier delivery) always does."""
+    extended: list[str] = []
+    real_extend = runner_queues.extend
+
+    def extend(queue_url: str, receipt: str) -> None:
+        extended.append(receipt)
+        real_extend(queue_url, receipt)  # the real queue call, counted
+
+    monkeypatch.setattr(runner_queues, "extend", extend)
+    runner = build.runner()
+    job = _job(runner)
+    (claimed,) = _claim(runner)
+    claimed_at = jobs.load(job.id).receipt_at
+    assert claimed_at is not None
+    _report(runner, job.id, receipt=claimed.receipt, status="sent")
+    assert extended == []
+    later = claimed_at + runner_agent.EXTEND_AFTER + timedelta(seconds=1)
+    monkeypatch.setattr(clock, "now", lambda: later)
+    _report(runner, job.id, receipt=claimed.receipt)  # the Runner's keeper
+    assert extended == [claimed.receipt]
+    assert jobs.load(job.id).receipt_at == later
+    _report(runner, job.id, receipt=claimed.receipt)  # moments after that extension
+    assert extended == [claimed.receipt]
+    _report(runner, job.id, receipt="an-earlier-delivery's")
+    assert extended == [claimed.receipt, "an-earlier-delivery's"]
+    assert jobs.load(job.id).receipt_at == later  # the latest claim's extension stays the mark
+    _report(runner, job.id, receipt=claimed.receipt, status="confirmed", final=True)
+    assert jobs.get(job.id).status == "confirmed"
+    assert _claim(runner) == []  # acknowledged: gone from the queue
+
+
 def test_a_final_report_ends_the_job_once_and_is_audited() -> None:
     runner = build.runner()
     job = _job(runner)
