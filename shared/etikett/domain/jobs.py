@@ -214,7 +214,7 @@ def submit(
     )
     _save_new(invocation, record, audit_details, extra_writes)
     assert runner.queue_url is not None
-    runner_queues.send(runner.queue_url, job_id, carried)
+    runner_queues.send(runner.queue_url, job_id, carried, kind=kind, payload=payload)
     return view(record)
 
 
@@ -309,7 +309,8 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = No
         if not online and on_held is not None:
             on_held(uow, record)
     if runner.queue_url:
-        runner_queues.send(runner.queue_url, record.id, carried)
+        queued = changes["payload"]
+        runner_queues.send(runner.queue_url, record.id, carried, kind=record.kind, payload=queued)
 
 
 def fail(record: JobRecord, reason: str, text: str) -> None:

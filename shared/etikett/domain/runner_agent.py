@@ -185,26 +185,71 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
     except runner_queues.QueueGone:
         raise _removed() from None  # removed while this poll waited: its queue went with it
     claimed: list[ClaimedJob] = []
-    for job_id, receipt, delivery, carried in received:
+    for item in received:
         try:
-            job = _claim_one(runner, began, job_id, receipt, delivery, carried)
+            job = _claim_as_queued(runner, began, item) or _claim_one(
+                runner, began, item.job_id, item.receipt, item.delivery, item.data_base64
+            )
         except _Outlived:
             # The process that asked is gone (a newer one started meanwhile): nobody would read
             # this answer, so the jobs go back to the queue for the new process at once.
-            for item in received:
-                runner_queues.release(runner.queue_url, item.receipt)
+            for each in received:
+                runner_queues.release(runner.queue_url, each.receipt)
             return Claimed(jobs=[])
         except Exception:
             # The Runner will hear of none of this poll's claims (e.g. DynamoDB throttled an
             # update beyond the retries): they go back to the queue now, not after the
             # visibility timeout. The Runner checks a job it gets again against its journal.
-            for item in received:
+            for each in received:
                 with contextlib.suppress(Exception):
-                    runner_queues.release(runner.queue_url, item.receipt)
+                    runner_queues.release(runner.queue_url, each.receipt)
             raise
         if job is not None:
             claimed.append(job)
     return Claimed(jobs=claimed)
+
+
+def _claim_as_queued(
+    runner: RunnerRecord, began: datetime, item: runner_queues.Received
+) -> ClaimedJob | None:
+    """A first delivery whose message carries the job's kind and payload as queued: claimed in
+    one conditional write, without reading the job first (a claim is on every print's path).
+    None when the job is not as queued (held, cancelled, another Runner's, gone) or the
+    message does not carry it: `_claim_one` reads the job and decides."""
+    if item.delivery != 1 or item.kind is None or item.payload is None:
+        return None
+    now = clock.now()
+    changes: dict[str, Any] = {
+        "attempts": 1,
+        "receipt": item.receipt,
+        "receipt_at": now,
+        "status": "running",
+        "updated_at": now,
+    }
+    refusals = {"runner.outlived": _Outlived(), "job.queued": _NotAsQueued()}
+    try:
+        with UnitOfWork(errors=refusals) as uow:
+            runner_store.check_process_since(uow, runner.id, began, name="runner.outlived")
+            job_store.update(
+                uow,
+                item.job_id,
+                changes,
+                messages=[jobs.message("info", "Claimed by the Runner.")],
+                status_in={"queued"},
+                runner_id=runner.id,
+                name="job.queued",
+            )
+    except _NotAsQueued:
+        return None
+    activity.job_claimed(item.job_id, item.kind, runner.id, 1)
+    return _handed_out(item.job_id, item.kind, item.payload, item.receipt, 1, item.data_base64)
+
+
+class _NotAsQueued(Conflict):
+    """The job is no longer as its message says (queued for this Runner)."""
+
+    def __init__(self) -> None:
+        super().__init__("The job is not queued.", ProblemCode.RESOURCE_CONFLICT)
 
 
 def _claim_one(
@@ -251,20 +296,31 @@ def _claim_one(
         runner_store.check_process_since(uow, runner.id, began, name="runner.outlived")
         job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
     activity.job_claimed(job_id, record.kind, runner.id, delivery)
-    # The bytes: carried by the message, or in S3 (in the answer up to INLINE_DATA_BYTES,
-    # else as a URL for the Runner to fetch).
-    key = record.payload.get("data_key")
-    small = isinstance(key, str) and int(record.payload.get("data_bytes", 0)) <= (INLINE_DATA_BYTES)
+    return _handed_out(job_id, record.kind, record.payload, receipt, delivery, carried)
+
+
+def _handed_out(
+    job_id: str,
+    kind: str,
+    payload: dict[str, Any],
+    receipt: str,
+    delivery: int,
+    carried: str | None,
+) -> ClaimedJob:
+    """The claimed job as the Runner gets it. The bytes: carried by the message, or in S3 (in
+    the answer up to INLINE_DATA_BYTES, else as a URL for the Runner to fetch)."""
+    key = payload.get("data_key")
+    small = isinstance(key, str) and int(payload.get("data_bytes", 0)) <= (INLINE_DATA_BYTES)
     if carried is None and small and isinstance(key, str):
         carried = base64.b64encode(job_store.load_data(key)).decode()
     return ClaimedJob(
         job_id=job_id,
-        kind=record.kind,
+        kind=kind,
         receipt=receipt,
         delivery=delivery,
-        payload={k: v for k, v in record.payload.items() if k != "data_key"},
+        payload={k: v for k, v in payload.items() if k != "data_key"},
         data_base64=carried,
-        data_url=job_store.data_url(key) if key and not small else None,
+        data_url=job_store.data_url(key) if isinstance(key, str) and not small else None,
     )
 
 

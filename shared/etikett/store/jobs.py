@@ -178,17 +178,19 @@ def add(uow: UnitOfWork, job: JobRecord) -> None:
 
 def update(
     uow: UnitOfWork,
-    job: JobRecord,
+    job: JobRecord | str,
     changes: Mapping[str, Any],
     *,
     messages: Collection[JobMessage] = (),
     status_in: Collection[str] | None = None,
     open_only: bool = False,
+    runner_id: str | None = None,
     name: str = "job.expected",
 ) -> None:
     """Set the fields in `changes` (None removes one) and append `messages`, provided the job's
-    status is one of `status_in` and, with `open_only`, it has not finished; the condition
-    `name` fails otherwise."""
+    status is one of `status_in`, with `open_only` it has not finished, and with `runner_id` it
+    is that Runner's; the condition `name` fails otherwise (also when there is no such job).
+    `job`: the record (only its id is used) or the id."""
     actions: list[Any] = []
     for field, value in changes.items():
         attribute = getattr(_JobItem, field)
@@ -202,7 +204,10 @@ def update(
     if open_only:
         unfinished = _JobItem.finished_at.does_not_exist()
         condition = unfinished if condition is None else condition & unfinished
-    uow.update(_JobItem(job.id), actions, condition, name=name)
+    if runner_id is not None:
+        owned = _JobItem.runner_id == runner_id
+        condition = owned if condition is None else condition & owned
+    uow.update(_JobItem(job if isinstance(job, str) else job.id), actions, condition, name=name)
 
 
 def updated(

@@ -19,11 +19,18 @@ MAX_RECEIVES = 10  # then the job's message moves to the shared dead-letter queu
 MESSAGE_DATA_BYTES = 128_000
 
 
+# A job's kind and payload travel in its message up to this size (as JSON), so that a first
+# claim writes the job without reading it first; larger payloads are read from the table.
+MESSAGE_PAYLOAD_BYTES = 16_000
+
+
 class Received(NamedTuple):
     job_id: str
     receipt: str
     delivery: int  # 1 for the first receive
     data_base64: str | None  # the job's bytes, when the message carries them
+    kind: str | None = None  # the job's kind and payload as queued, when the message carries them
+    payload: dict[str, Any] | None = None
 
 
 class QueueGone(Exception):
@@ -62,14 +69,28 @@ def delete(queue_url: str) -> None:
         sqs.delete_queue(QueueUrl=queue_url)
 
 
-def send(queue_url: str, job_id: str, data: bytes | None = None) -> None:
+def send(
+    queue_url: str,
+    job_id: str,
+    data: bytes | None = None,
+    *,
+    kind: str | None = None,
+    payload: dict[str, Any] | None = None,
+) -> None:
     """The message names the job (whose state lives in the jobs table) and carries its bytes
-    when they are at most MESSAGE_DATA_BYTES."""
-    body: dict[str, str] = {"job_id": job_id}
+    when they are at most MESSAGE_DATA_BYTES, and its kind and payload as queued when that is at
+    most MESSAGE_PAYLOAD_BYTES. Only the service writes to a Runner's queue."""
+    body: dict[str, Any] = {"job_id": job_id}
     if data is not None:
         if len(data) > MESSAGE_DATA_BYTES:
             raise ValueError(f"{len(data)} bytes do not travel in a message; store them")
         body["data_base64"] = base64.b64encode(data).decode()
+    if (
+        kind is not None
+        and payload is not None
+        and len(json.dumps(payload)) <= (MESSAGE_PAYLOAD_BYTES)
+    ):
+        body |= {"kind": kind, "payload": payload}
     _sqs().send_message(QueueUrl=queue_url, MessageBody=json.dumps(body))
 
 
@@ -97,8 +118,11 @@ def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[Received]:
         except (ValueError, KeyError, TypeError, AttributeError):
             _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
             continue  # not ours: drop it rather than block the queue
+        kind, payload = body.get("kind"), body.get("payload")
+        if not isinstance(kind, str) or not isinstance(payload, dict):
+            kind, payload = None, None  # queued before messages carried them: read the job
         count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
-        claimed.append(Received(job_id, message["ReceiptHandle"], count, data))
+        claimed.append(Received(job_id, message["ReceiptHandle"], count, data, kind, payload))
     return claimed
 
 

@@ -94,6 +94,43 @@ def test_a_claim_hands_the_job_and_its_bytes_to_the_runner_once() -> None:
     assert _claim(runner) == []  # invisible while claimed
 
 
+def test_a_first_claim_writes_the_job_without_reading_it_unless_it_changed_since(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The queue message carries the job's kind and payload as queued: a first claim is one
+    conditional write. A job that is no longer queued for this Runner (cancelled meanwhile) is
+    read and dropped from the queue, as before."""
+    reads: list[str] = []
+    real_load = jobs.load
+
+    def load(job_id: str) -> Any:
+        reads.append(job_id)
+        return real_load(job_id)
+
+    monkeypatch.setattr(jobs, "load", load)
+    runner = build.runner()
+    job = _job(runner, data=b"^XA^FDcarried^FS^XZ")
+    (claimed,) = _claim(runner)
+    assert reads == []
+    assert (claimed.job_id, claimed.kind, claimed.delivery) == (job.id, "raw", 1)
+    assert claimed.payload["label_id"] == "lbl_x" and "data_key" not in claimed.payload
+    assert base64.b64decode(claimed.data_base64 or "") == b"^XA^FDcarried^FS^XZ"
+    running = real_load(job.id)
+    assert (running.status, running.attempts, running.receipt) == ("running", 1, claimed.receipt)
+    assert running.messages[-1].text == "Claimed by the Runner."
+
+    cancelled = _job(runner)
+    jobs.cancel(human("cancelJob", "operator"), cancelled.id)
+    reads.clear()
+    assert _claim(runner) == []
+    assert reads == [cancelled.id]  # not as queued any more: read, and left the queue
+    assert real_load(cancelled.id).status == "cancelled"
+    runner_agent.release(runner)  # a new process: the running job comes back, read this time
+    (again,) = _claim(runner)
+    assert (again.job_id, again.delivery) == (job.id, 2)
+    assert reads[-1] == job.id
+
+
 def test_large_bytes_wait_in_s3_and_still_reach_the_runner(aws: Aws) -> None:
     runner = build.runner()
     data = os.urandom(runner_queues.MESSAGE_DATA_BYTES + 1)
