@@ -35,9 +35,59 @@ def parse_reference(reference: str) -> tuple[str, int | None]:
     return match.group("label"), int(version) if version else None
 
 
+# What earlier prints of this warm container found: a label's released version, and a printer
+# name's printer and Runner. Only a guess: the next print reads those items again in one round
+# trip and takes them only if they still are what was remembered; else it reads as if it had
+# never seen them. Bounded: forgotten whole when full.
+_released: dict[str, int] = {}
+_printers: dict[str, tuple[str, str | None]] = {}
+_REMEMBERED = 1000
+
+
 def resolve(reference: str, printer_name: str) -> Target:
-    """The label version and the printer, in two round trips."""
+    """The label version and the printer: in one round trip when an earlier print found them and
+    they are unchanged, else in two."""
     label_id, named_version = parse_reference(reference)
+    target = _as_before(label_id, named_version, printer_name)
+    if target is None:
+        target = _read(label_id, named_version, printer_name)
+    for remembered in (_released, _printers):
+        if len(remembered) >= _REMEMBERED:
+            remembered.clear()
+    if named_version is None:
+        _released[label_id] = target.version
+    _printers[printer_name.casefold()] = (target.printer.id, target.printer.runner_id)
+    return target
+
+
+def _as_before(label_id: str, named_version: int | None, printer_name: str) -> Target | None:
+    """The target as an earlier print found it, read again in one round trip; None when there
+    was none or anything changed since (a newer release, a renamed or moved printer)."""
+    version = named_version if named_version is not None else _released.get(label_id)
+    printer = _printers.get(printer_name.casefold())
+    if version is None or printer is None:
+        return None
+    printer_id, runner_id = printer
+    read = print_targets.at_once(label_id, named_version is None, version, printer_id, runner_id)
+    if named_version is None and (read.label is None or read.label.released_version != version):
+        return None
+    if read.version is None or read.printer is None:
+        return None
+    if read.printer.name.casefold() != printer_name.casefold():
+        return None
+    if read.printer.runner_id != runner_id or (runner_id and read.runner is None):
+        return None
+    return Target(
+        label_id=label_id,
+        version=version,
+        document=_approved(label_id, version, read.version),
+        printer=read.printer,
+        runner=read.runner,
+    )
+
+
+def _read(label_id: str, named_version: int | None, printer_name: str) -> Target:
+    """The label version and the printer, in two round trips."""
     first = print_targets.first(label_id, named_version, printer_name)
     if named_version is None:
         released = label_records.existing_label(label_id, first.label).released_version

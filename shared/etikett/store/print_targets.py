@@ -1,6 +1,7 @@
 """What a print request names, read in two round trips (each one consistent read of several
 items): the label (or the named version) with the printer's name, then the version to print with
-the printer and its Runner."""
+the printer and its Runner; or in one, when the caller knows (from an earlier print) which
+version and printer they were (`at_once`)."""
 
 from __future__ import annotations
 
@@ -77,6 +78,35 @@ def second(
     printer_item = found(printer)
     runner_item = found(runner) if runner is not None else None
     return SecondRead(
+        version=_version(version_item) if version_item is not None else None,
+        printer=printer_of(printer_item) if printer_item is not None else None,
+        runner=runner_of(runner_item) if runner_item is not None else None,
+    )
+
+
+class OneRead(NamedTuple):
+    label: LabelRecord | None  # read when no version was named
+    version: VersionRecord | None
+    printer: PrinterRecord | None
+    runner: RunnerRecord | None
+
+
+def at_once(
+    label_id: str, with_label: bool, version: int, printer_id: str, runner_id: str | None
+) -> OneRead:
+    """Label (`with_label`), version, printer and Runner in one consistent read, each None when
+    it is not there; the caller checks that they are still what it expected."""
+    with reads() as batch:
+        label = batch.get(_LabelItem, label_id, META_SK) if with_label else None
+        named = batch.get(_VersionItem, label_id, version_sk("label", version))
+        printer = batch.get(_PrinterItem, printer_id)
+        runner = batch.get(_RunnerItem, runner_id, RUNNER_SK) if runner_id else None
+    label_item = found(label) if label is not None else None
+    version_item = found(named)
+    printer_item = found(printer)
+    runner_item = found(runner) if runner is not None else None
+    return OneRead(
+        label=label_of(label_item) if label_item is not None else None,
         version=_version(version_item) if version_item is not None else None,
         printer=printer_of(printer_item) if printer_item is not None else None,
         runner=runner_of(runner_item) if runner_item is not None else None,

@@ -16,6 +16,7 @@ from etikett.domain import (
     print_archive,
     print_idempotency,
     print_rendering,
+    printers,
     printing,
     runner_agent,
 )
@@ -24,7 +25,7 @@ from etikett.domain.printing import PrintRequest
 from etikett.errors import EtikettError, ProblemCode
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
-from unit.domain import build
+from unit.domain import aws_calls, build
 from unit.domain.callers import agent, human, trail
 from unit.domain.conftest import Aws
 
@@ -158,6 +159,52 @@ def test_only_released_or_named_approved_versions_print(site: Site) -> None:
     _refused(
         ProblemCode.PRINT_LABEL_NOT_RELEASED, lambda: _print(site, label, variables={"name": "x"})
     )
+
+
+def test_a_print_like_an_earlier_one_reads_its_targets_at_once_and_sees_every_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a print names (the released version, the printer by name, its Runner) is read in one
+    round trip when an earlier print found it; a newer release, or another printer under the
+    name, is printed at once, as if nothing had been remembered."""
+    runner = build.runner()
+    name = f"again-{runner.id[-8:].lower()}"
+    printer = build.printer(runner.id, name)
+    label = build.released_label(_document())
+
+    def print_one(value: str) -> printing.PrintAccepted:
+        request = PrintRequest(label_id=label, printer=name, variables={"name": value})
+        return printing.submit(human("postPrint", "operator"), request)
+
+    first = print_one("a")
+    calls = aws_calls.recorded(monkeypatch)
+    second = print_one("b")
+    assert [c for c in calls if c.endswith(("GetItem", "GetItems", "Query"))] == [
+        "TransactGetItems"
+    ]
+    assert jobs.get(first.job_id).runner_id == jobs.get(second.job_id).runner_id == runner.id
+
+    label_versions.patch_document(
+        human("patch"),
+        label,
+        label_versions.DocumentPatch(
+            operations=[{"op": "replace", "path": "/size/height_mm", "value": 30}]
+        ),
+    )
+    label_versions.set_status(
+        human("postLabelStatus", "approver"), label, StatusChange(version=2, status="approved")
+    )
+    newer = print_one("c")
+    (entry,) = print_archive.list_entries(10, None, job_id=newer.job_id).items
+    assert entry.label_version == 2
+
+    printers.delete(human("deletePrinter", "admin"), printer.id)
+    elsewhere = build.runner()
+    replacement = build.printer(elsewhere.id, name.upper())
+    moved = print_one("d")
+    assert jobs.get(moved.job_id).runner_id == elsewhere.id
+    (entry,) = print_archive.list_entries(10, None, job_id=moved.job_id).items
+    assert (entry.printer, entry.label_version) == (replacement.name, 2)
 
 
 def test_references_printers_and_densities_are_checked_first(site: Site) -> None:
