@@ -9,9 +9,7 @@ import base64
 import contextlib
 import re
 from datetime import datetime, timedelta
-from typing import Any, Literal
-
-from pydantic import ConfigDict, Field
+from typing import Any
 
 from etikett import clock
 from etikett.domain import (
@@ -24,9 +22,18 @@ from etikett.domain import (
     runner_records,
 )
 from etikett.domain.actors import Invocation
+from etikett.domain.runner_messages import MAX_WAIT_SECONDS as MAX_WAIT_SECONDS
+from etikett.domain.runner_messages import Claimed as Claimed
+from etikett.domain.runner_messages import ClaimedJob as ClaimedJob
+from etikett.domain.runner_messages import ClaimRequest as ClaimRequest
+from etikett.domain.runner_messages import Heartbeat as Heartbeat
+from etikett.domain.runner_messages import HeartbeatAnswer as HeartbeatAnswer
+from etikett.domain.runner_messages import JobReport as JobReport
+from etikett.domain.runner_messages import Released as Released
+from etikett.domain.runner_messages import ReportedMessage as ReportedMessage
+from etikett.domain.runner_messages import RunnerConfig as RunnerConfig
 from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.ids import id_pattern
-from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import agent_reads, events, runner_queues
 from etikett.store import jobs as job_store
@@ -36,85 +43,7 @@ from etikett.store.jobs import JobRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 
-MAX_WAIT_SECONDS = 20  # API Gateway answers within 30 s
 INLINE_DATA_BYTES = 1_000_000  # larger job data is fetched from S3 (responses stop at 6 MB)
-
-
-class Heartbeat(Model):
-    model_config = ConfigDict(extra="forbid")
-    hostname: str | None = Field(default=None, max_length=255)
-    version: str | None = Field(default=None, max_length=64)
-    printers: list[dict[str, Any]] = Field(
-        default_factory=list,
-        max_length=100,
-        description="[{printer_id, status}] as the Runner last read them.",
-    )
-
-
-class HeartbeatAnswer(Model):
-    runner_id: str
-    server_time: str
-    status: str
-
-
-class ClaimRequest(Model):
-    model_config = ConfigDict(extra="forbid")
-    wait_seconds: int = Field(default=MAX_WAIT_SECONDS, ge=0, le=MAX_WAIT_SECONDS)
-    max_jobs: int = Field(default=1, ge=1, le=10)
-
-
-class ClaimedJob(Model):
-    job_id: str
-    kind: str
-    receipt: str = Field(description="Return it with every report of this job.")
-    delivery: int = Field(description="How often the queue has delivered this job (1 = first).")
-    payload: dict[str, Any]
-    data_base64: str | None = None
-    data_url: str | None = Field(
-        default=None,
-        description="Large data: a presigned GET URL (valid 1 h) instead of data_base64.",
-    )
-
-
-class Claimed(Model):
-    jobs: list[ClaimedJob]
-
-
-class ReportedMessage(Model):
-    model_config = ConfigDict(extra="forbid")
-    level: Literal["info", "warning", "error"] = "info"
-    text: str = Field(max_length=2000)
-
-
-class JobReport(Model):
-    model_config = ConfigDict(extra="forbid")
-    receipt: str | None = Field(default=None, max_length=4096)
-    status: Literal["running", "held", "sent", "confirmed", "succeeded", "failed"] | None = None
-    reason: str | None = Field(
-        default=None, max_length=200, description="Why held or failed: paper_out, head_open, …"
-    )
-    final: bool = Field(default=False, description="No further reports will follow.")
-    result: dict[str, Any] | None = None
-    messages: list[ReportedMessage] = Field(default_factory=list, max_length=50)
-
-
-class RunnerConfig(Model):
-    runner_id: str
-    name: str
-    group_id: str
-    context: dict[str, Any]
-    printers: list[dict[str, Any]]
-    printer_ports: list[int] = Field(
-        default_factory=list,
-        description="Ports the group allows its printers besides 9100, 6101 and 515.",
-    )
-    poll_wait_seconds: int = MAX_WAIT_SECONDS
-    data_origin: str | None = Field(
-        default=None,
-        description="scheme://host[:port] of the URLs large job data comes from (`data_url`): "
-        "the service's own storage, the only place the Runner fetches job bytes from.",
-        examples=["https://etikett-assets-123456789012.s3.eu-central-1.amazonaws.com"],
-    )
 
 
 def _removed() -> CertificateRefused:
@@ -322,10 +251,6 @@ def _handed_out(
         data_base64=carried,
         data_url=job_store.data_url(key) if isinstance(key, str) and not small else None,
     )
-
-
-class Released(Model):
-    job_ids: list[str] = Field(description="Jobs whose latest claim was made claimable again.")
 
 
 RELEASE_LOOKBACK = 200  # the Runner's newest jobs looked at
