@@ -11,10 +11,10 @@ STAMP  := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-$(STAMP): pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
+$(STAMP): pyproject.toml engine/pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -e runner
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e engine -e runner
 	@touch $(STAMP)
 
 dev: $(STAMP)

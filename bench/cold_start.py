@@ -74,12 +74,18 @@ class Row:
 
 
 def shared_layer(into: Path) -> Path:
-    """The shared layer's `python/` folder as `shared/Makefile` builds it (bytecode aside)."""
+    """The shared layer's `python/` folder as `shared/Makefile` builds it (bytecode aside; the
+    engine copied, not installed from its wheel: the same files)."""
     target = into / "python"
     shutil.copytree(
         REPO / "shared" / "etikett",
         target / "etikett",
         ignore=shutil.ignore_patterns("__pycache__", "local", "*.built.json"),
+    )
+    shutil.copytree(  # the engine, as its wheel installs it (the dist-info aside)
+        REPO / "engine" / "etikett_engine",
+        target / "etikett_engine",
+        ignore=shutil.ignore_patterns("__pycache__"),
     )
     # From the layer's folder, so that `-m` imports the copy being built, not the source.
     subprocess.run(

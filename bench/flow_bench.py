@@ -50,8 +50,8 @@ def _records(count: int) -> list[dict[str, Any]]:
 
 
 def engine(records: int, repeat: int) -> dict[str, float]:
-    from etikett.flows.effects import DryRun
-    from etikett.flows.engine import FlowProgram
+    from etikett_engine.flows.effects import DryRun
+    from etikett_engine.flows.engine import FlowProgram
 
     program = FlowProgram.compile(DOCUMENT)
     data = _records(records)

@@ -154,7 +154,7 @@ def bench_600dpi() -> dict[str, Any]:
         [
             sys.executable,
             "-c",
-            "import resource, etikett.dsl.label; "
+            "import resource, etikett_engine.dsl.label; "
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)",
         ],
         capture_output=True,

@@ -167,11 +167,15 @@ def entry_file(function: templates.Function) -> tuple[Path, str]:
 
 
 def compile_ms() -> float:
-    """What compiling etikett's sources (all but local/) costs a process that finds no .pyc."""
+    """What compiling etikett's and the engine's sources (all but local/) costs a process that
+    finds no .pyc."""
     sources = [
         path.read_text()
         for path in sorted((REPO / "shared" / "etikett").rglob("*.py"))
         if "local" not in path.relative_to(REPO / "shared" / "etikett").parts
+    ]
+    sources += [
+        path.read_text() for path in sorted((REPO / "engine" / "etikett_engine").rglob("*.py"))
     ]
     timings = []
     for _ in range(3):

@@ -139,7 +139,7 @@ def problems_page(codes: dict[str, Any]) -> str:
 
 def pages() -> dict[str, str]:
     from etikett.api.openapi import build
-    from etikett.dsl.flow_registry import registry
+    from etikett_engine.dsl.flow_registry import registry
 
     document = build()
     return {

@@ -4,7 +4,7 @@ fetched once, with a few retries, into the spool.
 Only from the service's own storage: the URL must have the origin (scheme, host and port) the
 service's configuration names for job data, be HTTPS (plain HTTP only to loopback while the
 service itself is on loopback: local mode), and goes through the pinned client of
-`etikett.outgoing` (every address the name resolves to checked, the connection pinned to one;
+`etikett_engine.outgoing` (every address the name resolves to checked, the connection pinned to one;
 loopback and private addresses only where the Runner allows them), with no redirect followed
 and at most `MAX_BYTES` read. So not even a compromised service can make the Runner fetch from
 inside the site's network."""
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from etikett import outgoing
+from etikett_engine import outgoing
 from etikett_runner import reach
 from etikett_runner.backoff import Backoff
 from etikett_runner.transport import RETRY_STATUSES

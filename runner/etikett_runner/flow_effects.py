@@ -2,9 +2,9 @@
 
 Prints are collected, not sent: the event's records for one printer alias (same label and
 copies) become one data-stream print request, sent after the event is journaled (see
-`flow_runs`). HTTP requests go through the service's pinned client (`etikett.outgoing`): HTTPS to
-public addresses, each address the name resolves to checked and the connection pinned to it;
-loopback and private addresses only with `--outgoing-private-networks` (see `reach`); a named
+`flow_runs`). HTTP requests go through the engine's pinned client (`etikett_engine.outgoing`):
+HTTPS to public addresses, each address the name resolves to checked and the connection pinned
+to it; loopback and private addresses only with `--outgoing-private-networks` (see `reach`); a named
 `secret` credential goes as a Bearer token (delivered by the service over the agent channel,
 kept in memory only), and only to the origins the secret names, if it names any. Files stay
 inside the Runner's data folder; log messages go to the Runner's log and the run's trace."""
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from etikett import outgoing
-from etikett.flows.effects import (
+from etikett_engine import outgoing
+from etikett_engine.flows.effects import (
     EffectFailed,
     FileIntent,
     HttpIntent,
@@ -27,7 +27,7 @@ from etikett.flows.effects import (
     Outcome,
     PrintIntent,
 )
-from etikett.flows.secret_origins import sending_refused
+from etikett_engine.flows.secret_origins import sending_refused
 from etikett_runner import reach
 from etikett_runner.roots import PathRefused
 from etikett_runner.site_folders import write_inside

@@ -5,8 +5,8 @@ the new ones, reporting `applying`, then `active` or `failed` with the reason; a
 context or printers applies to the next event. A flow that could not start is tried again
 every half minute and whenever its deployment changes.
 
-Each trigger event runs through the one engine (`etikett.flows`) here, on the site; its prints,
-report and file go to the service through `flow_runs.RunSender`, exactly once."""
+Each trigger event runs through the one engine (`etikett_engine.flows`) here, on the site; its
+prints, report and file go to the service through `flow_runs.RunSender`, exactly once."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class Deployed:
     """One deployed flow version with its triggers."""
 
     def __init__(self, host: FlowHost, spec: dict[str, Any]) -> None:
-        from etikett.flows.engine import FlowProgram
+        from etikett_engine.flows.engine import FlowProgram
 
         self.host = host
         self.spec = spec
@@ -160,7 +160,7 @@ class Deployed:
     ) -> str:
         """Run one trigger event's records through the flow and journal the run for delivery;
         the run's id. `note`: a warning for the run's log (the event itself, not a record)."""
-        from etikett.flows.engine import RunEnv
+        from etikett_engine.flows.engine import RunEnv
 
         run_id = run_id or new_run_id()
         with self._lock:

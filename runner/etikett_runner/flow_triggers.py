@@ -189,7 +189,7 @@ class FolderWatch:
         self.flow.run_event(self.node_id, [], entry.name, problem=why, note=why)
 
     def _run(self, claims: Folder, taken: str, name: str, run_id: str) -> None:
-        from etikett.flows.records import parse, record_format
+        from etikett_engine.flows.records import parse, record_format
 
         claimed = self.processing / taken
         event = EventFile(folder=str(self.real), name=name, claimed=str(claimed))

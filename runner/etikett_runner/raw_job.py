@@ -16,7 +16,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from etikett import printer_data
+from etikett_engine import printer_data
 from etikett_runner.backoff import Backoff
 from etikett_runner.context import JobContext, message
 from etikett_runner.download import DataUnavailable

@@ -8,7 +8,7 @@ site's network.
   Loopback only with `--loopback-printers` (the printer simulator: tests and demonstrations).
 - Deployed flows' HTTP nodes only to public HTTPS addresses; loopback and private addresses only
   with `--outgoing-private-networks` (the site's own ERP, say), through the pinned client of
-  `etikett.outgoing`.
+  `etikett_engine.outgoing`.
 - A job's bytes (`data_url`) only from the service's own storage (the origin its configuration
   names), over HTTPS through the same pinned client; plain HTTP to loopback only when the
   service itself is on loopback (local mode). See `download`.

@@ -89,7 +89,9 @@ foreach ($root in $WatchRoot) {
 
 New-Item -ItemType Directory -Force -Path $prefix | Out-Null
 py -3.11 -m venv "$prefix\venv"
-& "$prefix\venv\Scripts\pip.exe" install --quiet "$here\runner" pywin32
+# The engine by its file, never by name from an index: the Runner runs the service's own engine.
+$engine = (Get-ChildItem -Path "$here\packages" -Filter "etikett_engine-*.whl" | Select-Object -First 1).FullName
+& "$prefix\venv\Scripts\pip.exe" install --quiet $engine "$here\runner" pywin32
 Copy-Item "$here\ca.pem", "$here\config.json" $prefix -Force
 
 # The enrollment token only now, into the folder as checked: a new file (never through a link,

@@ -24,7 +24,7 @@ from etikett_runner.transport import Refused
 from etikett_runner.tuning import Tuning
 from runner_fakes import FakeChannel, eventually, refuse, spec, statuses
 
-from etikett.flows.effects import EffectFailed, FileIntent, HttpIntent, PrintIntent
+from etikett_engine.flows.effects import EffectFailed, FileIntent, HttpIntent, PrintIntent
 
 LABEL = "lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5"
 

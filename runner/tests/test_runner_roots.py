@@ -24,7 +24,7 @@ from etikett_runner.site_folders import Folder, write_inside
 from etikett_runner.tuning import Tuning
 from runner_fakes import FakeChannel, eventually, spec, statuses
 
-from etikett.flows.effects import EffectFailed, FileIntent
+from etikett_engine.flows.effects import EffectFailed, FileIntent
 
 LABEL = "lbl_01J9Z8Q4X6V2M3N5P7R9S1T3V5"
 

@@ -14,9 +14,9 @@ from PIL import Image
 
 from etikett.api import ai_examples
 from etikett.domain import credential_vault
-from etikett.dsl.flow import FlowDocument
-from etikett.dsl.form import FormDocument
-from etikett.dsl.label import LabelDocument
+from etikett_engine.dsl.flow import FlowDocument
+from etikett_engine.dsl.form import FormDocument
+from etikett_engine.dsl.label import LabelDocument
 from support.openapi_examples import answers, check_examples, examples, operations, schema_errors
 
 GROUPS = {"Credentials", "AI"}

@@ -11,8 +11,8 @@ from typing import Any, get_args
 
 import pytest
 
-from etikett import cel
-from etikett.cel import CelInvalid, check, coerce, evaluate, to_cel, type_name
+from etikett_engine import cel
+from etikett_engine.cel import CelInvalid, check, coerce, evaluate, to_cel, type_name
 
 NOW = dt.datetime(2026, 11, 22, 10, 30, tzinfo=dt.UTC)
 DECLARED: dict[str, Any] = {
@@ -59,7 +59,7 @@ KNOWN_CODES = [
 
 def test_importing_the_module_loads_neither_celpy_nor_pydantic() -> None:
     code = (
-        "import sys, etikett.cel\n"
+        "import sys, etikett_engine.cel\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
         "{'celpy', 'lark', 'pendulum', 're2', 'pydantic'})\n"
         "print(','.join(heavy))"
@@ -71,7 +71,7 @@ def test_importing_the_module_loads_neither_celpy_nor_pydantic() -> None:
 
 
 def test_variable_type_is_the_label_documents_and_every_type_is_supported() -> None:
-    from etikett.dsl.label import VariableType
+    from etikett_engine.dsl.label import VariableType
 
     assert cel.VariableType is VariableType
     samples = {"string": "x", "integer": 1, "number": 1.5, "date": "2026-11-22", "boolean": True}

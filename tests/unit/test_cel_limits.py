@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from etikett import cel
-from etikett.cel import CelInvalid, CelLimitExceeded, evaluate
-from etikett.cel import limits as cel_limits
-from etikett.errors import ProblemCode
-from etikett.flows.engine import FlowProgram
+from etikett_engine import cel
+from etikett_engine.cel import CelInvalid, CelLimitExceeded, evaluate
+from etikett_engine.cel import limits as cel_limits
+from etikett_engine.errors import ProblemCode
+from etikett_engine.flows.engine import FlowProgram
 
 HUNDRED = "[" + ", ".join(str(i) for i in range(100)) + "]"
 

@@ -9,8 +9,8 @@ from typing import Any
 import celpy.celtypes as ct
 import pytest
 
-from etikett.cel import to_cel
-from etikett.cel.values import with_fields
+from etikett_engine.cel import to_cel
+from etikett_engine.cel.values import with_fields
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -144,7 +144,7 @@ def test_with_fields_is_the_converted_record_with_the_fields_set() -> None:
         same(base, reference(record))  # the base is left as it was
 
 
-# --- int(): etikett.cel.conversions.int_of against celpy's IntType ----------------------------
+# --- int(): etikett_engine.cel.conversions.int_of against celpy's IntType ---------------------
 
 
 def outcome(function: Any, source: Any) -> tuple[Any, ...]:
@@ -191,14 +191,14 @@ INT_SOURCES: list[Any] = [
 
 @pytest.mark.parametrize("text", INT_SOURCES)
 def test_int_of_a_string_is_celpys(text: str) -> None:
-    from etikett.cel.conversions import int_of
+    from etikett_engine.cel.conversions import int_of
 
     for source in (text, ct.StringType(text)):
         assert outcome(int_of, source) == outcome(ct.IntType, source)
 
 
 def test_int_of_random_strings_and_other_values_is_celpys() -> None:
-    from etikett.cel.conversions import int_of
+    from etikett_engine.cel.conversions import int_of
 
     rng = random.Random(11)
     others: list[Any] = [
@@ -227,7 +227,7 @@ def test_int_of_random_strings_and_other_values_is_celpys() -> None:
 
 
 def test_int_stays_the_type_name_and_converts_in_expressions() -> None:
-    from etikett.cel import CelInvalid, evaluate
+    from etikett_engine.cel import CelInvalid, evaluate
 
     assert evaluate("type(1) == int", {}) is True
     assert evaluate("type(int(record.qty)) == int", {"record": {"qty": " 12"}}) is True
@@ -246,13 +246,13 @@ def test_int_stays_the_type_name_and_converts_in_expressions() -> None:
         assert caught.value.params["message"] == message
 
 
-# --- comparisons: etikett.cel.charged's, built once, against celpy's bool_* ---------------------
+# --- comparisons: etikett_engine.cel.charged's, built once, against celpy's bool_* -----------
 
 
 def test_charged_comparisons_are_celpys() -> None:
     import celpy.evaluation as ev
 
-    from etikett.cel import charged, programs
+    from etikett_engine.cel import charged, programs
 
     programs.runtime()  # charged.functions() ran
     operands: list[Any] = [
@@ -293,7 +293,7 @@ def test_charged_comparisons_are_celpys() -> None:
 
 
 def test_results_come_back_as_plain_python_values() -> None:
-    from etikett.cel.values import to_python
+    from etikett_engine.cel.values import to_python
 
     rng = random.Random(5)
     for _ in range(2000):
@@ -313,7 +313,7 @@ def test_results_come_back_as_plain_python_values() -> None:
 
 
 def test_expressions_with_int_literals_give_what_the_unchanged_transpiled_code_gives() -> None:
-    from etikett.cel import limits, programs
+    from etikett_engine.cel import limits, programs
 
     def run(program: Any) -> tuple[Any, ...]:
         with limits.Budget():

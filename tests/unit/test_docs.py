@@ -90,7 +90,7 @@ def _openapi() -> dict[str, Any]:
 
 def schema_for(name: str) -> dict[str, Any]:
     if name in ("label", "flow", "form"):
-        module = __import__(f"etikett.dsl.{name}", fromlist=["json_schema"])
+        module = __import__(f"etikett_engine.dsl.{name}", fromlist=["json_schema"])
         schema: dict[str, Any] = module.json_schema()
         return schema
     operation_id, _, status = name.partition(":")
@@ -107,7 +107,7 @@ def schema_for(name: str) -> dict[str, Any]:
 
 @cache
 def _node_fields() -> dict[str, dict[str, Any]]:
-    from etikett.dsl.flow_registry import registry
+    from etikett_engine.dsl.flow_registry import registry
 
     return {entry["type"]: entry["fields"] for entry in registry()["items"]}
 

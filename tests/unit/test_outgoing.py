@@ -14,8 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from etikett import outgoing, settings
-from etikett.outgoing import AddressRefused, refusal
+from etikett import settings
+from etikett.domain import outgoing as service_outgoing
+from etikett_engine import outgoing
+from etikett_engine.outgoing import AddressRefused, refusal
 
 
 @pytest.mark.parametrize(
@@ -64,17 +66,20 @@ def test_loopback_and_private_urls_only_where_allowed(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A deployed stack (OutgoingPrivateNetworks off, the default) refuses them when they are
-    stored; local mode (on) and an admin who turned it on take them."""
+    stored; local mode (on) and an admin who turned it on take them. The engine reads no
+    setting: the service's check passes its own."""
     with pytest.raises(outgoing.UrlRefused, match="allowed only in local mode"):
         outgoing.check_url(url, private_allowed=False)
     assert outgoing.check_url(url, private_allowed=True) == url
     monkeypatch.delenv("ETIKETT_OUTGOING_PRIVATE_NETWORKS", raising=False)
     settings.reload()
     with pytest.raises(outgoing.UrlRefused):
-        outgoing.check_url(url)  # the setting's default: off
+        service_outgoing.check_url(url)  # the setting's default: off
     monkeypatch.setenv("ETIKETT_OUTGOING_PRIVATE_NETWORKS", "true")
     settings.reload()
-    assert outgoing.check_url(url) == url
+    assert service_outgoing.check_url(url) == url
+    with pytest.raises(TypeError):
+        outgoing.check_url(url)  # type: ignore[call-arg]  # the engine wants it said
 
 
 def test_link_local_is_refused_even_where_private_networks_are_allowed() -> None:

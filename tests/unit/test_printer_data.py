@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from etikett.printer_data import refusal
 from etikett.render.epl import encode_epl
 from etikett.render.tspl import encode_tspl
+from etikett_engine.printer_data import refusal
 
 
 @pytest.mark.parametrize(

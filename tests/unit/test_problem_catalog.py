@@ -7,16 +7,18 @@ import re
 from pathlib import Path
 
 from etikett.api.problems import catalog
-from etikett.errors import ProblemCode
+from etikett_engine.errors import ProblemCode
 
-SOURCE = Path(__file__).resolve().parents[2] / "shared" / "etikett"
+REPO = Path(__file__).resolve().parents[2]
+# The service and the engine (whose errors.py holds the catalog)
+SOURCES = (REPO / "shared" / "etikett", REPO / "engine" / "etikett_engine")
 CODE_LIKE = re.compile(r"^[a-z_]+\.[a-z_]+$")
 
 
 def _string_codes() -> dict[str, str]:
     """Codes given as string literals where an error is raised or a problem answered."""
     found: dict[str, str] = {}
-    for path in SOURCE.rglob("*.py"):
+    for path in (path for source in SOURCES for path in source.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             callee = getattr(node, "func", None)
             name = getattr(callee, "id", None) or getattr(callee, "attr", "")
@@ -37,7 +39,7 @@ def test_errors_name_their_code_from_the_catalog() -> None:
 
 
 def test_every_catalogued_code_is_used() -> None:
-    text = "\n".join(path.read_text() for path in SOURCE.rglob("*.py"))
+    text = "\n".join(path.read_text() for source in SOURCES for path in source.rglob("*.py"))
     unused = [code.name for code in ProblemCode if f"ProblemCode.{code.name}" not in text]
     assert unused == []
 

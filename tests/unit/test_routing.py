@@ -20,7 +20,7 @@ from etikett.api.app import create_app
 from etikett.api.groups import GROUPS, routes_of
 from etikett.api.routing import EtikettRoute, router
 from etikett.domain.actors import Invocation
-from etikett.model import Model
+from etikett_engine.model import Model
 
 Anyone = Annotated[Invocation, public()]
 
@@ -133,7 +133,7 @@ class Order(Model):
 
 def test_a_body_of_a_model_built_on_first_use_is_answered_without_warnings() -> None:
     """FastAPI silences pydantic's warning about a body parameter's alias when it builds the
-    body's validator; a model built on first use (etikett.model.Model) must not bring it back
+    body's validator; a model built on first use (etikett_engine.model.Model) must not bring it back
     on the route's first request."""
     routes = router()
 

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from etikett.errors import InvalidRequest
 from etikett.store.numbers import first_unstorable, fits, refuse_unstorable
+from etikett_engine.errors import InvalidRequest
 
 STORABLE = [
     0,

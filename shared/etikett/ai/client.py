@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from etikett.ai.conversation import WITH_TOOLS, Endpoint, HttpCall, Reply, Request
-from etikett.errors import ProblemCode, ProviderFailed, RateLimited
+from etikett_engine.errors import ProblemCode, ProviderFailed, RateLimited
 
 if TYPE_CHECKING:
     import httpx
@@ -71,7 +71,7 @@ _clients_lock = threading.Lock()
 
 def _client(private_allowed: bool) -> httpx.Client:
     # One per process: making one loads the trust store (tens of ms).
-    from etikett import outgoing
+    from etikett_engine import outgoing
 
     with _clients_lock:
         if private_allowed not in _clients:
@@ -93,11 +93,13 @@ def complete(
     """The model's reply to `request`, or `ProviderFailed` (`ai.*`)."""
     import httpx
 
-    from etikett import outgoing
+    from etikett_engine import outgoing
 
     limits = limits or Limits()
     if private_allowed is None:
-        private_allowed = outgoing.private_networks_allowed()
+        from etikett.settings import get_settings
+
+        private_allowed = get_settings().outgoing_private_networks
     call = wire(endpoint, request)
     form = _format(endpoint.provider)
     started = time.monotonic()

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 from fastapi import Depends, Request, params
 
 from etikett.domain.actors import ROLES, Caller, Invocation
-from etikett.errors import Forbidden, ProblemCode, Unauthenticated, UnsupportedMediaType
 from etikett.store.numbers import refuse_unstorable
+from etikett_engine.errors import Forbidden, ProblemCode, Unauthenticated, UnsupportedMediaType
 
 SESSION_COOKIE = "etikett_session"
 CSRF_HEADER = "X-Etikett-CSRF"

@@ -14,8 +14,8 @@ from etikett.api.routing import Responses, router
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch
-from etikett.dsl.flow_registry import FlowRegistry
-from etikett.dsl.strict import MAX_VERSION
+from etikett_engine.dsl.flow_registry import FlowRegistry
+from etikett_engine.dsl.strict import MAX_VERSION
 
 routes = router(prefix="/api/v1", tags=["Flows"])
 
@@ -76,7 +76,7 @@ def create_flow(
     "`context` (the effective context parameters) and `runner` ({id, name, group_id}).",
 )
 def get_registry(invocation: Anyone) -> dict[str, Any]:
-    from etikett.dsl.flow_registry import registry
+    from etikett_engine.dsl.flow_registry import registry
 
     return registry()
 

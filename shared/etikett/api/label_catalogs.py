@@ -12,7 +12,7 @@ from etikett.api.routing import router
 from etikett.catalog.presets import MediaPreset, presets
 from etikett.domain import imports
 from etikett.domain.actors import Invocation
-from etikett.model import Model
+from etikett_engine.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
 routes = router(prefix="/api/v1", tags=["Labels"])
@@ -132,8 +132,8 @@ def post_import(
         ),
     ] = imports.DEFAULT_DPI,
 ) -> imports.ImportAnswer:
-    from etikett.errors import InvalidRequest
     from etikett.settings import get_settings
+    from etikett_engine.errors import InvalidRequest
 
     if dpi not in (203, 300, 600):
         raise InvalidRequest.field("query.dpi", "must be 203, 300 or 600")

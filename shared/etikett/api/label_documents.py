@@ -13,8 +13,8 @@ from etikett.api.routing import Responses, router
 from etikett.domain import label_versions, previews
 from etikett.domain.actors import Invocation
 from etikett.domain.label_versions import DocumentAnswer, DocumentPatch
-from etikett.dsl.strict import MAX_VERSION
-from etikett.model import Model
+from etikett_engine.dsl.strict import MAX_VERSION
+from etikett_engine.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
 routes = router(prefix="/api/v1", tags=["Labels"])

@@ -11,9 +11,9 @@ from etikett.api.access import any_caller, public, requires
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain import expressions, policies
 from etikett.domain.actors import Invocation
-from etikett.dsl.schemas import SchemaKind
-from etikett.model import Model
 from etikett.settings import get_settings
+from etikett_engine.dsl.schemas import SchemaKind
+from etikett_engine.model import Model
 
 routes = router(prefix="/api/v1", tags=["Miscellaneous"])
 
@@ -99,7 +99,7 @@ def get_schema(
     kind: Annotated[SchemaKind, Path(description="`label`, `flow` or `form`.")],
     invocation: Annotated[Invocation, any_caller()],
 ) -> JSONResponse:
-    from etikett.dsl.schemas import schema
+    from etikett_engine.dsl.schemas import schema
 
     return JSONResponse(schema(kind))
 

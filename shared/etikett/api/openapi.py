@@ -124,7 +124,7 @@ def build() -> dict[str, Any]:
 def _document_schemas(schemas: dict[str, Any]) -> None:
     """The label, flow and form document schemas (those of getSchema and svc://schema/*) as
     components, so that operations taking a document refer to them by name."""
-    from etikett.dsl.schemas import components
+    from etikett_engine.dsl.schemas import components
 
     for name, schema in components().items():
         if name in schemas and schemas[name] != schema:

@@ -7,8 +7,6 @@ from typing import Annotated, Generic, TypeVar
 
 from fastapi import Query
 
-from etikett.errors import InvalidCursor
-from etikett.model import Model
 from etikett.store.pages import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -16,6 +14,8 @@ from etikett.store.pages import (
     decode_cursor,
     encode_cursor,
 )
+from etikett_engine.errors import InvalidCursor
+from etikett_engine.model import Model
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 from starlette.exceptions import HTTPException
 
-from etikett.errors import EtikettError, ProblemCode
-from etikett.model import Model
+from etikett_engine.errors import EtikettError, ProblemCode
+from etikett_engine.model import Model
 
 # A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
 # the invocation's context and correlation id, as the function's own.

@@ -71,11 +71,11 @@ def _complete(route: APIRoute) -> None:
     """Build the validators of the route's parameters, body and answers now, as FastAPI does when
     their models are built already.
 
-    A parameter's type that is one of our models (`etikett.model.Model`, built on first use) gives
-    FastAPI a type adapter that builds on first use too, outside the `catch_warnings` with which
-    FastAPI silences pydantic's `UnsupportedFieldAttributeWarning` about the field's alias: every
-    body operation's first request would print that warning. The route is built for its first
-    request (or the OpenAPI build), which would build these adapters right away anyway.
+    A parameter's type that is one of our models (`etikett_engine.model.Model`, built on first
+    use) gives FastAPI a type adapter that builds on first use too, outside the `catch_warnings`
+    with which FastAPI silences pydantic's `UnsupportedFieldAttributeWarning` about the field's
+    alias: every body operation's first request would print that warning. The route is built for
+    its first request (or the OpenAPI build), which would build these adapters right away anyway.
     """
     fields = [*_fields(route.dependant), route.body_field, route.response_field]
     fields += [*route.response_fields.values(), route.stream_item_field]

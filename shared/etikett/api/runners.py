@@ -17,7 +17,7 @@ from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, not_in_mcp, router
 from etikett.domain import discovery, installers, jobs, raw_jobs, runner_enrollment, runners
 from etikett.domain.actors import Invocation
-from etikett.errors import ProblemCode, Unauthenticated
+from etikett_engine.errors import ProblemCode, Unauthenticated
 
 routes = router(prefix="/api/v1", tags=["Runners and enrollment"])
 

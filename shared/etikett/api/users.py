@@ -10,7 +10,7 @@ from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import Responses, router
 from etikett.domain import passwords, users
 from etikett.domain.actors import Invocation, Role
-from etikett.model import Model
+from etikett_engine.model import Model
 
 routes = router(prefix="/api/v1/users", tags=["Users"])
 

@@ -15,8 +15,8 @@ from typing import Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
-from etikett.dsl.label import DPI, LabelDocument, blank
-from etikett.model import Model
+from etikett_engine.dsl.label import DPI, LabelDocument, blank
+from etikett_engine.model import Model
 
 MM_PER_INCH = 25.4
 PRESET_ID = r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$"

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from etikett.dsl.label import LabelDocument
-from etikett.model import Model
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.model import Model
 
 Category = Literal["logistics", "shipping", "retail", "assets", "healthcare", "warehouse"]
 VORLAGE_ID = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"

@@ -12,8 +12,8 @@ from typing import Any
 from etikett.ai import client
 from etikett.ai.conversation import Reply, Request
 from etikett.domain import documents
-from etikett.dsl.flow import FlowDocument
-from etikett.errors import EtikettError, NotFound, ProblemCode, ProviderFailed
+from etikett_engine.dsl.flow import FlowDocument
+from etikett_engine.errors import EtikettError, NotFound, ProblemCode, ProviderFailed
 
 # The whole conversation with the model (one or two requests) fits API Gateway's 30 s.
 CONVERSATION_SECONDS = 25.0

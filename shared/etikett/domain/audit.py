@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from etikett import clock
 from etikett.domain.actors import Invocation
-from etikett.errors import ProblemCode
 from etikett.ids import new_id
 from etikett.store import audit as audit_log
 from etikett.store.audit import AuditRecord
+from etikett_engine.errors import ProblemCode
 
 Outcome = Literal["success", "refused"]
 

@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from etikett import clock
 from etikett.domain.audit import Outcome
-from etikett.errors import InvalidRequest, NotFound, ProblemCode
-from etikett.model import Model
 from etikett.store import audit as audit_log
 from etikett.store.audit import AuditRecord
 from etikett.store.pages import Page
+from etikett_engine.errors import InvalidRequest, NotFound, ProblemCode
+from etikett_engine.model import Model
 
 
 class AuditEntry(Model):

@@ -11,12 +11,12 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, passwords, tokens, users
 from etikett.domain.actors import Caller, Invocation
-from etikett.errors import Conflict, Forbidden, ProblemCode, Throttled, Unauthenticated
-from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import tokens as token_store
 from etikett.store import users as user_store
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Conflict, Forbidden, ProblemCode, Throttled, Unauthenticated
+from etikett_engine.model import Model
 
 
 class Credentials(Model):

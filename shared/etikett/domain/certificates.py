@@ -13,10 +13,10 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from etikett import clock
-from etikett.errors import CertificateRefused, InvalidRequest, ProblemCode
 from etikett.settings import get_settings
 from etikett.store import assets, ca, keys
 from etikett.store.ca import CaRecord
+from etikett_engine.errors import CertificateRefused, InvalidRequest, ProblemCode
 
 CA_NAME = "Etikett Runner CA"
 CLIENT_VALIDITY = dt.timedelta(days=365)

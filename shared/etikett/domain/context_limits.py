@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from etikett.errors import InvalidRequest, PayloadTooLarge, ProblemCode
+from etikett_engine.errors import InvalidRequest, PayloadTooLarge, ProblemCode
 
 MAX_VALUE_BYTES = 4096
 MAX_TOTAL_BYTES = 65_536

@@ -22,9 +22,9 @@ from etikett.domain.assistant import (
     shown_flow,
     shown_label,
 )
-from etikett.errors import EtikettError, ProblemCode, ProviderFailed
-from etikett.flows.findings import Finding
-from etikett.model import Model
+from etikett_engine.errors import EtikettError, ProblemCode, ProviderFailed
+from etikett_engine.flows.findings import Finding
+from etikett_engine.model import Model
 
 MAX_OPERATIONS = 200
 Kind = Literal["label", "form", "flow"]
@@ -188,7 +188,7 @@ def propose_flow(flow_id: str, request: CopilotRequest) -> CopilotAnswer:
 
 @cache
 def _label_context() -> str:
-    from etikett.dsl import label
+    from etikett_engine.dsl import label
 
     return (
         f"JSON Schema of a label document:\n{as_json(label.json_schema())}\n\n"
@@ -198,14 +198,14 @@ def _label_context() -> str:
 
 @cache
 def _form_schema() -> str:
-    from etikett.dsl import form
+    from etikett_engine.dsl import form
 
     return f"JSON Schema of a form document:\n{as_json(form.json_schema())}\n\n"
 
 
 @cache
 def _flow_context() -> str:
-    from etikett.dsl import flow, flow_registry
+    from etikett_engine.dsl import flow, flow_registry
 
     return (
         f"JSON Schema of a flow document:\n{as_json(flow.json_schema())}\n\n"

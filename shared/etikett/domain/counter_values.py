@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from etikett import clock
-from etikett.dsl.label import LabelDocument
-from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.store import counters
 from etikett.store.counters import CounterRecord
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.errors import Conflict, NotFound, ProblemCode
 
 WIDTH_FORMAT = re.compile(r"^0{1,20}$")
 COUNTER_REFERENCE = re.compile(r"\bcounters\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -72,7 +72,7 @@ def formatted(record_format: str | None, value: int) -> Any:
         return value
     if WIDTH_FORMAT.match(record_format):
         return str(value).zfill(len(record_format))
-    from etikett.cel import evaluate
+    from etikett_engine.cel import evaluate
 
     return evaluate(record_format, {"value": value}, {"value": "integer"})
 

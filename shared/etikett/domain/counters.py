@@ -11,12 +11,12 @@ from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.domain.counter_values import WIDTH_FORMAT, load, period_of
-from etikett.errors import Conflict, ProblemCode
-from etikett.model import Model
 from etikett.store import counters
 from etikett.store.counters import CounterRecord
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Conflict, ProblemCode
+from etikett_engine.model import Model
 
 NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 Reset = Literal["never", "daily", "monthly", "yearly"]
@@ -53,7 +53,7 @@ class NewCounter(Model):
     def _valid_format(cls, value: str | None) -> str | None:
         if value is None or WIDTH_FORMAT.match(value):
             return value
-        from etikett.cel import CelInvalid, check
+        from etikett_engine.cel import CelInvalid, check
 
         try:
             check(value, {"value": "integer"})

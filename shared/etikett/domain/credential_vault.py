@@ -27,11 +27,11 @@ import threading
 from typing import Any
 
 from etikett import clock
-from etikett.errors import InvalidRequest, ProblemCode
 from etikett.settings import get_settings
 from etikett.store import credentials as store
 from etikett.store import keys
 from etikett.store.credentials import Sealed, StoreKeyRecord
+from etikett_engine.errors import InvalidRequest, ProblemCode
 
 STORE_CONTEXT = {"etikett:credential-store": "store-key"}
 EXPORT_FORMAT = "etikett.credential-store-key"

@@ -13,18 +13,18 @@ from etikett import clock
 from etikett.ai.conversation import PROVIDERS, Endpoint, Provider
 from etikett.domain import audit, credential_vault
 from etikett.domain.actors import Invocation
-from etikett.errors import (
+from etikett.store import credentials as store
+from etikett.store.credentials import CredentialRecord, Sealed
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import (
     Conflict,
     InvalidRequest,
     NotFound,
     ProblemCode,
     ProviderFailed,
 )
-from etikett.model import Model
-from etikett.store import credentials as store
-from etikett.store.credentials import CredentialRecord, Sealed
-from etikett.store.pages import Page
-from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.model import Model
 
 REF = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 LANGUAGE_MODEL = "language-model"
@@ -96,7 +96,7 @@ class NewSecret(Model):
     def _origins(cls, value: list[str] | None) -> list[str] | None:
         if value is None:
             return None
-        from etikett.dsl.origins import parse_origin
+        from etikett_engine.dsl.origins import parse_origin
 
         normal = []
         for index, text in enumerate(value):
@@ -210,7 +210,7 @@ def list_credentials(limit: int, cursor: str | None) -> Page[Credential]:
 
 
 def check_endpoint(endpoint: str) -> str:
-    from etikett import outgoing
+    from etikett.domain import outgoing
 
     try:
         outgoing.check_url(endpoint)
@@ -234,7 +234,7 @@ def _check_named_address(host: str, port: int | None) -> None:
     outgoing's policy, names to the connection (what a name resolves to can change)."""
     import ipaddress
 
-    from etikett import outgoing
+    from etikett_engine import outgoing
 
     try:
         ipaddress.ip_address(host.split("%", 1)[0])

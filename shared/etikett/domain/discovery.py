@@ -13,14 +13,14 @@ from etikett import clock
 from etikett.domain import jobs, runner_records
 from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import MAX_ADDRESSES, check_targets, expand_targets
-from etikett.errors import Conflict, ProblemCode, Throttled
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import printers
 from etikett.store import runners as runner_store
 from etikett.store.pages import Page
 from etikett.store.printers import FindingRecord
+from etikett_engine.errors import Conflict, ProblemCode, Throttled
+from etikett_engine.model import Model
 
 FINDING_LIFETIME = timedelta(days=7)
 

@@ -13,14 +13,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from etikett.errors import (
+from etikett_engine.errors import (
     DocumentInvalid,
     IdChanged,
     PatchFailed,
     PayloadTooLarge,
     ProblemCode,
 )
-from etikett.model import Model
+from etikett_engine.model import Model
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -6,8 +6,8 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.dsl.label import VariableType
-from etikett.model import Model
+from etikett_engine.dsl.label import VariableType
+from etikett_engine.model import Model
 
 
 class CelEvaluation(Model):
@@ -44,7 +44,7 @@ def _json(value: Any) -> Any:
 
 
 def evaluate(request: CelEvaluation) -> CelResult:
-    from etikett import cel
+    from etikett_engine import cel
 
     types = dict(request.types)
     values = dict(request.variables)

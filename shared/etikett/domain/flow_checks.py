@@ -1,15 +1,16 @@
-"""Flow lint with the service's labels and secrets: the structural checks of `etikett.flows.lint`
-plus every `action.print`'s label reference, read from the labels table (each label once per
-lint), and where `action.http` sends the secrets it names, read from the credentials table."""
+"""Flow lint with the service's labels and secrets: the structural checks of
+`etikett_engine.flows.lint` plus every `action.print`'s label reference, read from the labels
+table (each label once per lint), and where `action.http` sends the secrets it names, read from
+the credentials table."""
 
 from __future__ import annotations
 
-from etikett.dsl.flow import FlowDocument
-from etikett.flows import lint as flow_lint
-from etikett.flows.findings import Finding
-from etikett.flows.lint import LabelFacts
-from etikett.flows.scope import Scope
-from etikett.flows.secret_origins import SecretFacts
+from etikett_engine.dsl.flow import FlowDocument
+from etikett_engine.flows import lint as flow_lint
+from etikett_engine.flows.findings import Finding
+from etikett_engine.flows.lint import LabelFacts
+from etikett_engine.flows.scope import Scope
+from etikett_engine.flows.secret_origins import SecretFacts
 
 
 class StoredLabels:
@@ -27,8 +28,8 @@ class StoredLabels:
 
 def _read(label_id: str, version: int | None) -> LabelFacts | None:
     from etikett.domain import label_records
-    from etikett.dsl.label import LabelDocument
-    from etikett.errors import NotFound
+    from etikett_engine.dsl.label import LabelDocument
+    from etikett_engine.errors import NotFound
 
     try:
         meta = label_records.load_label(label_id)

@@ -3,7 +3,7 @@ so that the agent channel, which records runs, declares its routes without the f
 
 from typing import Any, Literal
 
-from etikett.model import Model
+from etikett_engine.model import Model
 
 RunOutcome = Literal["succeeded", "failed", "partial"]
 

@@ -14,13 +14,13 @@ from etikett import clock
 from etikett.domain import activity, flows
 from etikett.domain.flow_run_view import FlowRun as FlowRun
 from etikett.domain.flow_run_view import RunOutcome as RunOutcome
-from etikett.dsl.flow import MAX_SAMPLES, FlowDocument
-from etikett.errors import InvalidRequest, PayloadTooLarge, ProblemCode
-from etikett.flows.findings import Finding
-from etikett.model import Model
 from etikett.store import flows as store
 from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
+from etikett_engine.dsl.flow import MAX_SAMPLES, FlowDocument
+from etikett_engine.errors import InvalidRequest, PayloadTooLarge, ProblemCode
+from etikett_engine.flows.findings import Finding
+from etikett_engine.model import Model
 
 FieldName = Annotated[str, Field(min_length=1, max_length=200)]
 UNSAVED = Field(
@@ -172,7 +172,7 @@ def _document(flow_id: str, version: int | None, given: dict[str, Any] | None) -
 
 def lint(flow_id: str, request: LintRequest) -> LintAnswer:
     from etikett.domain import flow_checks
-    from etikett.flows.scope import Scope, record_fields
+    from etikett_engine.flows.scope import Scope, record_fields
 
     version, document = _document(flow_id, request.version, request.document)
     given = request.scope or LintScope()
@@ -195,8 +195,8 @@ def lint(flow_id: str, request: LintRequest) -> LintAnswer:
 def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
     # The engine loads with the dry runs that use it, not with every request of the flows function.
     from etikett.domain.dry_run_prints import PrintPlanner
-    from etikett.flows.effects import DryRun
-    from etikett.flows.engine import FlowProgram, RunEnv
+    from etikett_engine.flows.effects import DryRun
+    from etikett_engine.flows.engine import FlowProgram, RunEnv
 
     version, document = _document(flow_id, request.version, request.document)
     _refuse_unrunnable(flow_id, version, document)
@@ -251,8 +251,8 @@ def _runner_and_context(
 def _refuse_unrunnable(flow_id: str, version: int | None, document: FlowDocument) -> None:
     """A version whose wires loop is not run at all (the engine's budget would stop each
     record, but the answer would only say so record by record)."""
-    from etikett.flows.findings import UNRUNNABLE
-    from etikett.flows.lint import lint
+    from etikett_engine.flows.findings import UNRUNNABLE
+    from etikett_engine.flows.lint import lint
 
     blocking = [f for f in lint(document) if f.code in UNRUNNABLE and f.severity == "error"]
     if blocking:

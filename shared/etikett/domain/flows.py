@@ -10,8 +10,13 @@ from etikett import clock
 from etikett.domain import audit, documents, flow_checks
 from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch
-from etikett.dsl.flow import FlowDocument, malformations
-from etikett.errors import (
+from etikett.ids import new_id
+from etikett.store import flows
+from etikett.store.flows import MAX_DOCUMENT_BYTES, FlowRecord, FlowVersionRecord, pack
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+from etikett_engine.dsl.flow import FlowDocument, malformations
+from etikett_engine.errors import (
     Conflict,
     DocumentInvalid,
     InvalidRequest,
@@ -20,13 +25,8 @@ from etikett.errors import (
     ProblemCode,
     VersionConflict,
 )
-from etikett.flows.findings import Finding
-from etikett.ids import new_id
-from etikett.model import Model
-from etikett.store import flows
-from etikett.store.flows import MAX_DOCUMENT_BYTES, FlowRecord, FlowVersionRecord, pack
-from etikett.store.pages import Page
-from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+from etikett_engine.flows.findings import Finding
+from etikett_engine.model import Model
 
 NAME = Field(min_length=1, max_length=200)
 VersionStatus = Literal["draft", "deployed"]
@@ -173,7 +173,7 @@ def parse_to_save(data: Any) -> FlowDocument:
     """`parse`, and a path that could reach outside the folders a Runner's site allowed is
     refused (422 `flow.path_refused` with the lint findings): such a version is never saved,
     and no proposal offers one. A version saved before the rule shows it as a lint error."""
-    from etikett.flows import paths
+    from etikett_engine.flows import paths
 
     document = parse(data)
     refused = paths.findings(document)

@@ -13,8 +13,8 @@ from pydantic import Field
 
 from etikett.domain import activity, labels
 from etikett.domain.actors import Invocation
-from etikett.errors import EtikettError, PayloadTooLarge, ProblemCode
-from etikett.model import Model
+from etikett_engine.errors import EtikettError, PayloadTooLarge, ProblemCode
+from etikett_engine.model import Model
 
 DEFAULT_DPI = 203
 MAX_LABELS_PER_IMPORT = labels.MAX_CREATED_TOGETHER  # 33: three writes each, 100 per transaction

@@ -1,10 +1,15 @@
-"""Runner installers: a zip with the Runner package (with the flow engine it runs deployed flows
-on), its configuration (server URLs, the CA bundle), a fresh one-time enrollment token and
+"""Runner installers: a zip with the Runner package and the engine's wheel (etikett-engine, the
+flow engine it runs deployed flows on), its configuration (server URLs, the CA bundle), a fresh one-time enrollment token and
 install scripts for Linux (systemd) and Windows (a service), stored in S3 and handed out as a
 short-lived presigned URL."""
 
+import hashlib
 import io
 import json
+import shutil
+import subprocess
+import sys
+import threading
 import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -14,30 +19,20 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, certificates, runner_enrollment, runner_records
 from etikett.domain.actors import Invocation
-from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import assets
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.model import Model
 
 DOWNLOAD_LIFETIME = timedelta(hours=1)
-_SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist", "installer"}
-# The flow engine and everything of etikett it imports: the Runner's copy of the one engine
-# (runner/pyproject.toml installs these beside etikett_runner).
-ENGINE_FILES = (
-    "__init__.py",
-    "cel/",
-    "outgoing.py",
-    "printer_data.py",
-    "errors.py",
-    "dsl/__init__.py",
-    "dsl/flow.py",
-    "dsl/flow_registry.py",
-    "dsl/label.py",
-    "dsl/origins.py",
-    "dsl/strict.py",
-    "flows/",
-)
-
+# Beside the Runner's source: the engine's wheel, which the layer build puts there
+# (runner/Makefile) and install.sh / install.ps1 install with the Runner.
+PACKAGES = "packages"
+ENGINE_WHEEL = "etikett_engine-*.whl"
+_BUILD_LOCK = threading.Lock()
+# Not shipped from the Runner's folder: caches, tests, builds, the install scripts (the zip has
+# them at its top) and the engine's wheel (under packages/ at the zip's top, too).
+_SKIP = {"__pycache__", "tests", ".pytest_cache", "build", "dist", "installer", PACKAGES}
 # The install scripts live beside the Runner's package (runner/installer/), as the files they are.
 SCRIPTS = {"install.sh": 0o755, "install.ps1": 0o644}
 
@@ -63,11 +58,15 @@ class Installer(Model):
     size_bytes: int
 
 
+def _repository() -> Path:
+    return Path(__file__).resolve().parents[3]  # local mode runs from the repository
+
+
 def _runner_package() -> Path:
     configured = get_settings().runner_package_dir
     if configured is not None and configured.is_dir():
         return configured
-    return Path(__file__).resolve().parents[3] / "runner"  # the repository, in local mode
+    return _repository() / "runner"
 
 
 def _add_tree(archive: zipfile.ZipFile, root: Path, prefix: str) -> None:
@@ -77,15 +76,40 @@ def _add_tree(archive: zipfile.ZipFile, root: Path, prefix: str) -> None:
             archive.write(path, f"{prefix}/{relative.as_posix()}")
 
 
-def _add_engine(archive: zipfile.ZipFile, prefix: str) -> None:
-    import etikett
+def engine_wheel() -> Path:
+    """The engine's wheel: the one the layer build put beside the Runner's package (a deployed
+    stack), else, in local mode, built from the repository's engine/ once per version of its
+    sources (a build takes seconds; an installer request only reads the result)."""
+    configured = get_settings().runner_package_dir
+    if configured is not None and configured.is_dir():
+        wheels = sorted((configured / PACKAGES).glob(ENGINE_WHEEL))
+        if len(wheels) != 1:
+            raise RuntimeError(f"{configured / PACKAGES} holds {len(wheels)} engine wheels, not 1")
+        return wheels[0]
+    return _built_engine_wheel(_repository() / "engine")
 
-    package = Path(etikett.__file__).resolve().parent  # the service's own copy: same engine
-    for entry in ENGINE_FILES:
-        source = package / entry
-        files = sorted(source.glob("*.py")) if entry.endswith("/") else [source]
-        for path in files:
-            archive.write(path, f"{prefix}/{path.relative_to(package).as_posix()}")
+
+def _built_engine_wheel(source: Path) -> Path:
+    digest = hashlib.sha256()
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        if path.is_file() and not (_SKIP & set(relative.parts)) and path.suffix != ".pyc":
+            digest.update(relative.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    # build/ is ignored by git, and by the wheel's own build (engine/Makefile).
+    cache = source / "build" / "wheels" / digest.hexdigest()[:16]
+    with _BUILD_LOCK:
+        if not list(cache.glob(ENGINE_WHEEL)):
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            scratch = cache.with_name(f"{cache.name}.{threading.get_ident()}.partial")
+            shutil.rmtree(scratch, ignore_errors=True)
+            command = ["make", "-s", "-C", str(source), "wheel"]
+            command += [f"PYTHON={sys.executable}", f"OUT={scratch}"]
+            subprocess.run(command, check=True, capture_output=True, timeout=300)
+            try:
+                scratch.rename(cache)  # whole or not at all: another process may build too
+            except OSError:
+                shutil.rmtree(scratch, ignore_errors=True)  # it did, first
+    return next(cache.glob(ENGINE_WHEEL))
 
 
 def build(
@@ -112,7 +136,8 @@ def build(
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         folder = "etikett-runner"
         _add_tree(archive, _runner_package(), f"{folder}/runner")
-        _add_engine(archive, f"{folder}/runner/etikett")
+        wheel = engine_wheel()
+        archive.write(wheel, f"{folder}/{PACKAGES}/{wheel.name}")
         archive.writestr(f"{folder}/config.json", json.dumps(settings, indent=2) + "\n")
         archive.writestr(f"{folder}/ca.pem", certificates.ca_pem())
         info = zipfile.ZipInfo(f"{folder}/enrollment-token")

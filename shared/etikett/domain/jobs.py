@@ -9,15 +9,15 @@ from pydantic import Field
 from etikett import clock
 from etikett.domain import audit, runner_records
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import events, jobs, runner_queues
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobMessage, JobRecord
 from etikett.store.pages import Page
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+from etikett_engine.errors import Conflict, NotFound, ProblemCode
+from etikett_engine.model import Model
 
 JobStatus = Literal[
     "rendering",

@@ -4,9 +4,9 @@ function that only looks labels up does not load the label API's."""
 
 from __future__ import annotations
 
-from etikett.errors import NotFound, ProblemCode
 from etikett.store import labels
 from etikett.store.labels import DocumentKind, LabelRecord, VersionRecord
+from etikett_engine.errors import NotFound, ProblemCode
 
 
 def existing_label(label_id: str, record: LabelRecord | None) -> LabelRecord:

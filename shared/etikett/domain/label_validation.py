@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from etikett.domain import documents
-from etikett.dsl.form import FormDocument, FormField
-from etikett.dsl.label import LabelDocument
-from etikett.errors import DocumentInvalid
+from etikett_engine.dsl.form import FormDocument, FormField
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.errors import DocumentInvalid
 
 FIELD_KINDS = {
     "string": "text",
@@ -26,7 +26,7 @@ def _cel_check(
 ) -> None:
     if source is None:
         return
-    from etikett.cel import CelInvalid, check
+    from etikett_engine.cel import CelInvalid, check
 
     try:
         check(source, declared, extra_names=extra_names)

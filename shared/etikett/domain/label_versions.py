@@ -16,19 +16,19 @@ from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch as DocumentPatch
 from etikett.domain.label_records import load_label, load_version
 from etikett.domain.label_validation import derived_form, validate_form, validate_label
-from etikett.dsl.label import LabelDocument
-from etikett.dsl.preflight import LabelFinding
-from etikett.errors import (
+from etikett.store import events, labels
+from etikett.store.labels import MAX_DOCUMENT_BYTES, DocumentKind, LabelRecord, VersionRecord, pack
+from etikett.store.pages import Page
+from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.dsl.preflight import LabelFinding
+from etikett_engine.errors import (
     HumanRequired,
     PayloadTooLarge,
     ProblemCode,
     VersionConflict,
 )
-from etikett.model import Model
-from etikett.store import events, labels
-from etikett.store.labels import MAX_DOCUMENT_BYTES, DocumentKind, LabelRecord, VersionRecord, pack
-from etikett.store.pages import Page
-from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.model import Model
 
 VersionStatus = Literal["draft", "approved", "retired"]
 

@@ -10,15 +10,15 @@ from etikett import clock
 from etikett.domain import audit, label_validation, label_versions
 from etikett.domain.actors import Invocation
 from etikett.domain.label_records import load_label
-from etikett.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
-from etikett.dsl.preflight import LabelFinding
-from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import labels
 from etikett.store.labels import LabelRecord, VersionRecord
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import MAX_WRITES, UnitOfWork
+from etikett_engine.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
+from etikett_engine.dsl.preflight import LabelFinding
+from etikett_engine.errors import NotFound, ProblemCode
+from etikett_engine.model import Model
 
 DEFAULT_WIDTH_MM = 101.6  # 4 × 6 in, the most printed label size there is
 DEFAULT_HEIGHT_MM = 152.4
@@ -324,7 +324,7 @@ def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) ->
         comment += ", scaled to fit"
     created = create(invocation, request.name, document, vorlage_id=vorlage.id, comment=comment)
     from etikett.domain import preflight
-    from etikett.dsl.label import LabelDocument
+    from etikett_engine.dsl.label import LabelDocument
 
     parsed = LabelDocument.model_validate(document)
     return CreatedFromVorlage(

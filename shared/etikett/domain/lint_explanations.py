@@ -19,8 +19,8 @@ from etikett.domain.assistant import (
     shown_flow,
     shown_label,
 )
-from etikett.errors import ProblemCode, ProviderFailed
-from etikett.model import Model
+from etikett_engine.errors import ProblemCode, ProviderFailed
+from etikett_engine.model import Model
 
 TARGET = r"^(flw|lbl)_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
 
@@ -174,7 +174,7 @@ def _node_type_of(document: dict[str, Any], finding: LintFinding) -> dict[str, A
 
 @cache
 def _node_types() -> list[dict[str, Any]]:
-    from etikett.dsl import flow_registry
+    from etikett_engine.dsl import flow_registry
 
     return list(flow_registry.registry()["items"])
 

@@ -14,9 +14,9 @@ from etikett.domain.assistant import (
     Conversation,
     as_json,
 )
-from etikett.errors import ProblemCode, ProviderFailed
 from etikett.ids import id_pattern
-from etikett.model import Model
+from etikett_engine.errors import ProblemCode, ProviderFailed
+from etikett_engine.model import Model
 
 MAX_LOG_ENTRIES = 200
 MAX_LOG_PAGES = 5

@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from etikett.dsl.label import LabelDocument
 from etikett.store.labels import VersionRecord
+from etikett_engine.dsl.label import LabelDocument
 
 MAX_KEPT_BYTES = 8 * 1024 * 1024  # of stored (compressed) documents
 MAX_KEPT = 256

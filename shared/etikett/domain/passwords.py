@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from etikett.errors import InvalidRequest, ProblemCode
+from etikett_engine.errors import InvalidRequest, ProblemCode
 
 if TYPE_CHECKING:
     from argon2 import PasswordHasher

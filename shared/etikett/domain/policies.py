@@ -8,11 +8,11 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.errors import Forbidden, HumanRequired, NotFound, ProblemCode
-from etikett.model import Model
 from etikett.store import policies
 from etikett.store.policies import PolicyRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Forbidden, HumanRequired, NotFound, ProblemCode
+from etikett_engine.model import Model
 
 AI_APPROVAL = "aiFreigabePflicht"
 DEPLOYMENT_CHANGES = "deploymentChangesNeedApproval"

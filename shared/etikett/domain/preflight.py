@@ -8,9 +8,9 @@ its version once per warm process.
 
 from __future__ import annotations
 
-from etikett.dsl.label import LabelDocument
-from etikett.dsl.preflight import LabelFinding
-from etikett.errors import LabelHasErrors
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.dsl.preflight import LabelFinding
+from etikett_engine.errors import LabelHasErrors
 
 
 def findings(label_id: str, version: int, document: LabelDocument) -> list[LabelFinding]:

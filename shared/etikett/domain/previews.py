@@ -10,11 +10,11 @@ from pydantic import Field
 
 from etikett import clock
 from etikett.domain import counter_values, documents, label_versions
-from etikett.dsl.label import LabelDocument
-from etikett.dsl.preflight import LabelFinding
-from etikett.errors import PayloadTooLarge, ProblemCode
-from etikett.model import Model
 from etikett.store.labels import MAX_DOCUMENT_BYTES, pack
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.dsl.preflight import LabelFinding
+from etikett_engine.errors import PayloadTooLarge, ProblemCode
+from etikett_engine.model import Model
 
 if TYPE_CHECKING:
     from etikett.render.preflight import Placed

@@ -8,13 +8,13 @@ from pydantic import Field
 
 from etikett import clock
 from etikett.domain import jobs
-from etikett.errors import NotFound, ProblemCode
-from etikett.model import Model
 from etikett.store import archive
 from etikett.store import jobs as job_store
 from etikett.store.archive import ArchiveRecord
 from etikett.store.jobs import JobRecord
 from etikett.store.pages import Page
+from etikett_engine.errors import NotFound, ProblemCode
+from etikett_engine.model import Model
 
 
 class ArchiveEntry(Model):

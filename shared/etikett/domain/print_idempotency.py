@@ -10,8 +10,8 @@ from typing import Any
 
 from etikett.domain import printing
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, ProblemCode
 from etikett.store import idempotency
+from etikett_engine.errors import Conflict, ProblemCode
 
 KEY_LIFETIME_SECONDS = 24 * 3600
 

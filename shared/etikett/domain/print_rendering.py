@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from etikett.domain import jobs
 from etikett.domain.print_work import PrintWork
-from etikett.errors import EtikettError
 from etikett.store import events, print_work
 from etikett.store.jobs import JobRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import EtikettError
 
 __all__ = ["held_event", "render_failed", "render_queued"]
 

@@ -7,13 +7,13 @@ import re
 from typing import NamedTuple
 
 from etikett.domain import label_records, printer_records
-from etikett.dsl.label import LabelDocument
-from etikett.errors import InvalidRequest, LabelNotReleased
 from etikett.ids import id_pattern
 from etikett.store import print_targets
 from etikett.store.labels import VersionRecord
 from etikett.store.printers import PrinterRecord
 from etikett.store.runners import RunnerRecord
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.errors import InvalidRequest, LabelNotReleased
 
 REFERENCE = re.compile(rf"^(?P<label>{id_pattern('lbl')})(?:@(?P<version>[1-9][0-9]{{0,8}}))?$")
 

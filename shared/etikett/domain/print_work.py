@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import field_serializer
 
 from etikett.domain import activity
-from etikett.dsl.label import LabelDocument
-from etikett.model import Model
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.model import Model
 
 PROGRESS_EVERY = 1000  # records between two progress lines of a large data stream
 

@@ -12,8 +12,8 @@ import ipaddress
 import re
 from typing import Any
 
-from etikett.errors import InvalidRequest, ProblemCode
 from etikett.settings import get_settings
+from etikett_engine.errors import InvalidRequest, ProblemCode
 
 URI = re.compile(r"^tcp://(?P<host>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
 MAX_ADDRESSES = 256

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from etikett import clock
-from etikett.errors import NotFound, ProblemCode
 from etikett.store import printers
 from etikett.store.printers import PrinterName, PrinterRecord
+from etikett_engine.errors import NotFound, ProblemCode
 
 
 def load(printer_id: str) -> PrinterRecord:

@@ -11,13 +11,13 @@ from etikett import clock
 from etikett.domain import audit, printer_records, runner_records
 from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import URI, check_uri
-from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import printers
 from etikett.store.pages import Page
 from etikett.store.printers import PrinterRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Conflict, NotFound, ProblemCode
+from etikett_engine.model import Model
 
 Language = Literal["zpl", "tspl", "epl"]
 

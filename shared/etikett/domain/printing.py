@@ -20,14 +20,20 @@ from etikett.domain.print_limits import MAX_RECORDS as MAX_RECORDS
 from etikett.domain.print_rendering import held_event, render_failed
 from etikett.domain.print_targets import Target
 from etikett.domain.print_work import PrintWork
-from etikett.dsl.label import LabelDocument
-from etikett.errors import Conflict, EtikettError, InvalidRequest, PayloadTooLarge, ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import archive, print_work
 from etikett.store.archive import ArchiveRecord
 from etikett.store.jobs import JobRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.errors import (
+    Conflict,
+    EtikettError,
+    InvalidRequest,
+    PayloadTooLarge,
+    ProblemCode,
+)
+from etikett_engine.model import Model
 
 INLINE_RECORDS = 25  # up to this many records render within the request
 

@@ -1,16 +1,16 @@
 """Raw jobs: bytes in a printer's language sent as they are to one of a Runner's printers,
-refused unless they are printer data (`etikett.printer_data`)."""
+refused unless they are printer data (`etikett_engine.printer_data`)."""
 
 import base64
 from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from etikett import printer_data
 from etikett.domain import jobs, printer_records
 from etikett.domain.actors import Invocation
-from etikett.errors import InvalidRequest, ProblemCode
-from etikett.model import Model
+from etikett_engine import printer_data
+from etikett_engine.errors import InvalidRequest, ProblemCode
+from etikett_engine.model import Model
 
 MAX_RAW_BYTES = 4 * 1024 * 1024
 

@@ -32,7 +32,6 @@ from etikett.domain.runner_messages import JobReport as JobReport
 from etikett.domain.runner_messages import Released as Released
 from etikett.domain.runner_messages import ReportedMessage as ReportedMessage
 from etikett.domain.runner_messages import RunnerConfig as RunnerConfig
-from etikett.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 from etikett.ids import id_pattern
 from etikett.settings import get_settings
 from etikett.store import agent_reads, events, runner_queues
@@ -42,6 +41,7 @@ from etikett.store import runners as runner_store
 from etikett.store.jobs import JobRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
 
 INLINE_DATA_BYTES = 1_000_000  # larger job data is fetched from S3 (responses stop at 6 MB)
 

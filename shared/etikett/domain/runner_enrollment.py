@@ -12,9 +12,7 @@ from etikett import clock
 from etikett.domain import audit, certificates
 from etikett.domain.actors import Invocation
 from etikett.domain.runner_records import load_group
-from etikett.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runner_queues, runners
@@ -22,6 +20,8 @@ from etikett.store.pages import Page
 from etikett.store.runner_enrollment import EnrollmentRecord, EnrollmentTokenRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Conflict, InvalidRequest, NotFound, ProblemCode, Unauthenticated
+from etikett_engine.model import Model
 
 TOKEN_PREFIX = "etkr_"
 SECRET_PREFIX = "etkn_"

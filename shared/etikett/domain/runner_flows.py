@@ -13,9 +13,9 @@ from etikett.domain import deployments, runner_context
 from etikett.domain.actors import Caller, Invocation
 from etikett.domain.flow_run_view import FlowRun
 from etikett.domain.print_limits import MAX_RECORDS
-from etikett.errors import Conflict, Forbidden, ProblemCode
-from etikett.model import Model
 from etikett.store.runners import RunnerRecord
+from etikett_engine.errors import Conflict, Forbidden, ProblemCode
+from etikett_engine.model import Model
 
 if TYPE_CHECKING:
     from etikett.store import deployments as deployment_store
@@ -87,8 +87,8 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     """Every flow the Runner's group is to run. Something one flow needs that is gone (its
     version, an assigned printer) fails that flow alone, with the reason, never the answer."""
     from etikett.domain import flows, printer_records
-    from etikett.errors import NotFound
     from etikett.store import deployments as deployment_store
+    from etikett_engine.errors import NotFound
 
     group_context = runner_context.context_values(runner.group_id)
     own_context = runner_context.context_values(runner.id)
@@ -158,9 +158,9 @@ def _secrets(
     may be sent to. What cannot be given is a problem of this flow (never with the secret in
     it): a secret that an action.http would send to an origin it does not name is withheld."""
     from etikett.domain import credentials
-    from etikett.dsl.flow import FlowDocument
-    from etikett.errors import EtikettError, NotFound
-    from etikett.flows.secret_origins import sending_refused, sends
+    from etikett_engine.dsl.flow import FlowDocument
+    from etikett_engine.errors import EtikettError, NotFound
+    from etikett_engine.flows.secret_origins import sending_refused, sends
 
     try:
         sent = list(sends(FlowDocument.model_validate(document)))

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from etikett.model import Model
+from etikett_engine.model import Model
 
 MAX_WAIT_SECONDS = 20  # API Gateway answers within 30 s
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from etikett import clock
-from etikett.errors import NotFound, ProblemCode
 from etikett.settings import get_settings
 from etikett.store import runners
 from etikett.store.runners import GroupRecord, RunnerRecord
+from etikett_engine.errors import NotFound, ProblemCode
 
 PRINTER_PORTS = frozenset({9100, 6101, 515})  # raw (and Zebra's second raw port), LPD
 

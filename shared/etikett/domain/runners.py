@@ -10,14 +10,14 @@ from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.domain.runner_context import context_values
 from etikett.domain.runner_records import load_group, load_runner, status_of
-from etikett.errors import NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import runner_context, runner_queues, runners
 from etikett.store.pages import Page
 from etikett.store.runner_context import ContextRecord
 from etikett.store.runners import GroupRecord, RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import NotFound, ProblemCode
+from etikett_engine.model import Model
 
 CONTEXT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
 # Below 1024 live services, not printers (LPD's 515 is among the defaults already).

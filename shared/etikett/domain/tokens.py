@@ -14,15 +14,15 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit
 from etikett.domain.actors import Caller, Invocation, Role
-from etikett.errors import InvalidRequest, NotFound, ProblemCode, Unauthenticated
 from etikett.ids import id_pattern, new_id
-from etikett.model import Model
 from etikett.settings import get_settings
 from etikett.store import sessions, tokens, users
 from etikett.store.pages import Page
 from etikett.store.tokens import SERVICE_OWNER, TokenRecord
 from etikett.store.unit_of_work import UnitOfWork
 from etikett.store.users import UserRecord
+from etikett_engine.errors import InvalidRequest, NotFound, ProblemCode, Unauthenticated
+from etikett_engine.model import Model
 
 SERVICE_PREFIX = "etks_"
 SESSION_PREFIX = "etku_"

@@ -8,13 +8,13 @@ from pydantic import ConfigDict, Field
 from etikett import clock
 from etikett.domain import audit, passwords, policies, tokens
 from etikett.domain.actors import Invocation, Role
-from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import users
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
 from etikett.store.users import UserRecord
+from etikett_engine.errors import Conflict, NotFound, ProblemCode
+from etikett_engine.model import Model
 
 USERNAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
 

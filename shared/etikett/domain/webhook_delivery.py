@@ -16,7 +16,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from etikett import clock, outgoing
+from etikett import clock
 from etikett.domain import events
 from etikett.domain import webhook_receivers as receivers
 from etikett.domain.webhook_fanout import Task
@@ -25,6 +25,7 @@ from etikett.settings import get_settings
 from etikett.store import queues, webhooks
 from etikett.store.unit_of_work import UnitOfWork
 from etikett.store.webhooks import DeliveryLogRecord, WebhookRecord
+from etikett_engine import outgoing
 
 if TYPE_CHECKING:
     import httpx
@@ -93,7 +94,8 @@ _clients_lock = threading.Lock()
 
 
 def _http(private_allowed: bool) -> httpx.Client:
-    """The pinned client (`etikett.outgoing`), one per warm container: its connections stay."""
+    """The engine's pinned client (`etikett_engine.outgoing`), one per warm container: its
+    connections stay."""
     with _clients_lock:
         if private_allowed not in _clients:
             _clients[private_allowed] = outgoing.client(
@@ -116,7 +118,7 @@ def post(
         duration = int((time.monotonic() - started) * 1000)
         return Response(status, error[:_MAX_ERROR] if error else None, duration)
 
-    private_allowed = outgoing.private_networks_allowed()
+    private_allowed = get_settings().outgoing_private_networks
     try:
         outgoing.check_url(url, private_allowed=private_allowed)
     except outgoing.UrlRefused as refused:

@@ -12,13 +12,13 @@ from etikett.domain import audit, outgoing
 from etikett.domain.actors import Invocation
 from etikett.domain.events import EVENT_KINDS, EventKind
 from etikett.domain.webhook_receivers import encrypt_secret, new_secret
-from etikett.errors import InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
-from etikett.model import Model
 from etikett.store import webhooks
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
 from etikett.store.webhooks import DeliveryLogRecord, WebhookRecord
+from etikett_engine.errors import InvalidRequest, NotFound, ProblemCode
+from etikett_engine.model import Model
 
 Outcome = Literal["delivered", "retrying", "failed", "dead"]
 

@@ -1,5 +1,6 @@
 """Import: label files from the systems people leave (ZPL II formats, gLabels documents) turned
-into label documents (`etikett.dsl.label`), with a report of everything that could not be mapped.
+into label documents (`etikett_engine.dsl.label`), with a report of everything that could not be
+mapped.
 
 `convert(name, data, dpi=…)` detects the format, refuses hostile or broken input with a clear
 problem (nothing is half-converted) and answers one document per label in the file. Bounds:
@@ -14,7 +15,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from etikett.errors import EtikettError, PayloadTooLarge, ProblemCode
+from etikett_engine.errors import EtikettError, PayloadTooLarge, ProblemCode
 
 Format = Literal["zpl", "glabels"]
 Severity = Literal["warning", "info"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from etikett.api.access import Access
 from etikett.domain.actors import Caller
-from etikett.errors import Forbidden, ProblemCode
+from etikett_engine.errors import Forbidden, ProblemCode
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator, ValidationError

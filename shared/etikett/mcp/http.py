@@ -16,9 +16,9 @@ from starlette.types import Receive, Scope, Send
 
 from etikett.api.access import VIA_MCP_SCOPE_KEY, authenticate, request_id
 from etikett.api.problems import problem_response
-from etikett.errors import EtikettError, ProblemCode
 from etikett.mcp import catalog
 from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
+from etikett_engine.errors import EtikettError, ProblemCode
 
 # A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
 # the invocation's context and correlation id, as the function's own.

@@ -22,8 +22,8 @@ from starlette.types import ASGIApp, Message, Scope
 
 from etikett.api.access import MCP_CALLER_SCOPE_KEY, VIA_MCP_SCOPE_KEY
 from etikett.domain.actors import Caller
-from etikett.errors import InvalidRequest
 from etikett.mcp.catalog import BODY, FORM, JSON_MEDIA_TYPE, MULTIPART, ToolSpec
+from etikett_engine.errors import InvalidRequest
 
 HOST = b"etikett.mcp"
 USER_AGENT = b"etikett-mcp"

@@ -22,20 +22,20 @@ class ResourceSpec:
 
 
 def _label_registry() -> dict[str, Any]:
-    from etikett.dsl import label
+    from etikett_engine.dsl import label
 
     return {**label.registry(), "schema": "svc://schema/label"}
 
 
 def _flow_registry() -> dict[str, Any]:
-    from etikett.dsl import flow_registry
+    from etikett_engine.dsl import flow_registry
 
     return {**flow_registry.registry(), "schema": "svc://schema/flow"}
 
 
 def _schema(kind: str) -> Callable[[], dict[str, Any]]:
     def read() -> dict[str, Any]:
-        from etikett.dsl.schemas import schema
+        from etikett_engine.dsl.schemas import schema
 
         return schema(kind)
 

@@ -11,7 +11,7 @@ from typing import Any
 import mcp_types as types
 
 from etikett.api.problems import Problem
-from etikett.errors import EtikettError, ProblemCode
+from etikett_engine.errors import EtikettError, ProblemCode
 
 # Response headers an agent needs beside the body: where a created thing is, when to retry, what
 # a preview measures. Transport headers (length, date, server) say nothing about the operation.

@@ -14,7 +14,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from etikett.api.problems import problem_response
-from etikett.errors import ProblemCode
+from etikett_engine.errors import ProblemCode
 
 PATH = "/mcp"
 

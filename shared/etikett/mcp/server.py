@@ -15,9 +15,9 @@ from mcp.shared.exceptions import MCPError
 
 from etikett import API_VERSION
 from etikett.domain.actors import Caller
-from etikett.errors import EtikettError, InvalidRequest
 from etikett.mcp import catalog as catalogs
 from etikett.mcp import invoke, resources, results
+from etikett_engine.errors import EtikettError, InvalidRequest
 
 # A child of the function's Powertools logger (POWERTOOLS_SERVICE_NAME): its lines are JSON with
 # the invocation's context and correlation id, as the function's own.

@@ -26,7 +26,7 @@ from etikett.render.units import BLANK, INK, length_dots, pt_to_px
 if TYPE_CHECKING:
     from zint import Symbol
 
-    from etikett.dsl.label import BarcodeObject, Symbology
+    from etikett_engine.dsl.label import BarcodeObject, Symbology
 
 Kind = Literal["linear", "stacked", "matrix"]
 

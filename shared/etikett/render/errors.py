@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.errors import EtikettError, ProblemCode
+from etikett_engine.errors import EtikettError, ProblemCode
 
 
 class VariablesInvalid(EtikettError):

@@ -14,7 +14,7 @@ from etikett.render.errors import ImageInvalid, ensure_renderable
 from etikett.render.units import length_dots
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import ImageObject
+    from etikett_engine.dsl.label import ImageObject
 
 FORMATS = ("PNG", "JPEG")
 MAX_SOURCE_PIXELS = 40_000_000  # a decompression bomb is refused before it is decoded

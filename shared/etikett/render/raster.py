@@ -36,7 +36,7 @@ from etikett.render.units import BLACK, WHITE, label_dots, mm_to_dots
 from etikett.render.values import declared_types, object_text
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import LabelDocument, LabelObject
+    from etikett_engine.dsl.label import LabelDocument, LabelObject
 
 # Clockwise on the label (y down) is counter-clockwise in PIL's naming.
 __all__ = ["clear_caches", "dots", "object_ink", "paint", "render", "to_png"]

@@ -16,7 +16,7 @@ from etikett.render.errors import ensure_renderable
 from etikett.render.units import BLANK, INK, length_dots
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import BoxObject, EllipseObject, LineObject
+    from etikett_engine.dsl.label import BoxObject, EllipseObject, LineObject
 
 
 def render_box(obj: BoxObject, dpi: int) -> Image.Image:

@@ -26,7 +26,7 @@ from etikett.render.units import BLANK, INK, length_dots, pt_to_px
 if TYPE_CHECKING:
     from PIL.ImageFont import FreeTypeFont
 
-    from etikett.dsl.label import TextObject
+    from etikett_engine.dsl.label import TextObject
 
 MIN_SIZE_PX = 2.0
 

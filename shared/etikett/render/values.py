@@ -13,11 +13,17 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from etikett.errors import EtikettError
 from etikett.render.errors import VariablesInvalid, with_object
+from etikett_engine.errors import EtikettError
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import BarcodeObject, LabelDocument, TextObject, Variable, VariableType
+    from etikett_engine.dsl.label import (
+        BarcodeObject,
+        LabelDocument,
+        TextObject,
+        Variable,
+        VariableType,
+    )
 
 _MISSING = object()
 # String literals (CEL's quotes, raw and triple-quoted forms) hide names from the dependency scan.
@@ -46,7 +52,7 @@ def resolve_variables(
     counters: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every declared variable's typed value; raises `VariablesInvalid` naming all bad ones."""
-    from etikett import cel
+    from etikett_engine import cel
 
     provided = dict(provided or {})
     errors: list[dict[str, str]] = []
@@ -112,7 +118,7 @@ def object_text(
     """What a text or barcode object shows: its literal `content` or its CEL `expression`."""
     if obj.expression is None:
         return obj.content or ""
-    from etikett import cel
+    from etikett_engine import cel
 
     try:
         result = cel.evaluate(obj.expression, values, declared, now=now, counters=counters)

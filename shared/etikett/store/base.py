@@ -157,7 +157,7 @@ def item_too_large(error: Exception) -> bool:
 
 def too_large() -> Exception:
     """The problem of a write refused for its item's size (413 `resource.too_large`)."""
-    from etikett.errors import PayloadTooLarge, ProblemCode
+    from etikett_engine.errors import PayloadTooLarge, ProblemCode
 
     return PayloadTooLarge(
         "The change would make a stored item larger than 400 KB; nothing was written.",

@@ -14,7 +14,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from etikett.errors import InvalidRequest
+from etikett_engine.errors import InvalidRequest
 
 MAX_DIGITS = 38
 MESSAGE = (

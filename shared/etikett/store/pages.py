@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from etikett.errors import InvalidCursor
+from etikett_engine.errors import InvalidCursor
 
 T = TypeVar("T")
 

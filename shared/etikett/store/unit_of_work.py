@@ -23,8 +23,8 @@ from pynamodb.expressions.update import Action
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
-from etikett.errors import Conflict, EtikettError, ProblemCode
 from etikett.store.base import connection, item_too_large, too_large
+from etikett_engine.errors import Conflict, EtikettError, ProblemCode
 
 if TYPE_CHECKING:
     from etikett.store.audit_table import AuditRecord

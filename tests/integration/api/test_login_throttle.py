@@ -14,8 +14,8 @@ import pytest
 from etikett import clock, settings
 from etikett.domain import auth, users
 from etikett.domain.actors import Caller, Invocation
-from etikett.errors import EtikettError, ProblemCode
 from etikett.store import users as user_store
+from etikett_engine.errors import EtikettError, ProblemCode
 from support.client import PASSWORD
 from support.stack import Stack, local_stack
 

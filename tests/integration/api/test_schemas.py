@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from etikett.dsl.schemas import COMPONENTS, schema
 from etikett.render.barcode import SPECS
 from etikett.render.fonts import PACKAGES
+from etikett_engine.dsl.schemas import COMPONENTS, schema
 from support.client import Api, problem
 
 

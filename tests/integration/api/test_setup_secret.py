@@ -11,9 +11,9 @@ import yaml
 
 from etikett.domain import auth
 from etikett.domain.actors import Invocation
-from etikett.errors import Conflict, Forbidden, ProblemCode
 from etikett.local.template import _CfnLoader, load
 from etikett.store import users as user_store
+from etikett_engine.errors import Conflict, Forbidden, ProblemCode
 from support.client import PASSWORD
 from support.stack import REPO, Stack, local_stack
 

@@ -10,9 +10,9 @@ import pytest
 
 from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Caller, Invocation
-from etikett.errors import Conflict, NotFound
 from etikett.store import flows as store
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Conflict, NotFound
 from support.stack import Stack, local_stack
 
 DESIGNER = Invocation(
@@ -166,9 +166,9 @@ def test_an_item_over_the_store_limit_is_a_problem_not_a_crash(stack: Stack) -> 
     """DynamoDB refuses items over 400 KB: a change that would write one is refused with 413
     `resource.too_large` (nothing written), in a transaction and on its own."""
     from etikett import clock
-    from etikett.errors import EtikettError
     from etikett.store import deployments as deployment_store
     from etikett.store.deployments import DeploymentRecord
+    from etikett_engine.errors import EtikettError
 
     now = clock.now()
     huge = DeploymentRecord(

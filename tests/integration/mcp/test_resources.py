@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp.shared.exceptions import MCPError
 
-from etikett.dsl import flow, form, label
+from etikett_engine.dsl import flow, form, label
 from integration.mcp.client import connect
 from support.client import Api
 

@@ -633,13 +633,13 @@ def test_installer_contains_package_config_ca_and_a_fresh_token(
 
 
 ENGINE_RUN = """
-import json, pathlib, sys
-sys.path.insert(0, sys.argv[1])
-import etikett, etikett_runner
-from etikett.flows.engine import FlowProgram, RunEnv
+import importlib.util, json, pathlib, sys
+sys.path[:0] = [sys.argv[1], sys.argv[3]]  # the installed packages, then their dependencies
+import etikett_engine, etikett_runner
+from etikett_engine.flows.engine import FlowProgram, RunEnv
 from etikett_runner.flow_effects import SiteEffects
 
-assert etikett.__file__.startswith(sys.argv[1]), etikett.__file__
+assert etikett_engine.__file__.startswith(sys.argv[1]), etikett_engine.__file__
 assert etikett_runner.__file__.startswith(sys.argv[1]), etikett_runner.__file__
 program = FlowProgram.compile({"nodes": [
     {"id": "in", "type": "trigger.folder", "path": "in", "wires": ["set"]},
@@ -658,29 +658,53 @@ print(json.dumps({
     "outcome": result.outcome,
     "printed": [b.records for b in effects.batches],
     "log": [m["message"] for m in effects.messages],
-    "modules": sorted(m for m in sys.modules if m == "etikett" or m.startswith("etikett.")),
+    "service": importlib.util.find_spec("etikett") is not None,
 }))
 """
 
 
-def test_the_installer_ships_the_flow_engine_the_runner_runs(
+def test_the_installer_ships_the_engine_the_runner_installs_and_runs(
     admin: Api, dev_server: DevServer, tmp_path: Path
 ) -> None:
-    """The Runner's copy of the engine is the service's, and runs a flow with the Runner's own
-    effects importing nothing else of etikett."""
+    """The installer ships the engine as its wheel (etikett-engine) beside the Runner's source;
+    installed from the zip as install.sh installs them, the two run a flow with the Runner's own
+    effects, and the service's package is nowhere to import."""
     import subprocess
     import sys
+    import sysconfig
 
     group = _group(admin)
     installer = admin.post(f"/runner-groups/{group['id']}/installer", json={}).json()
     archive = zipfile.ZipFile(io.BytesIO(httpx.get(installer["download_url"]).content))
+    names = archive.namelist()
+    wheels = [n for n in names if n.startswith("etikett-runner/packages/")]
+    assert len(wheels) == 1 and wheels[0].endswith("-py3-none-any.whl"), wheels
+    assert not [n for n in names if "/etikett/" in n or "/etikett_engine/" in n]  # no copies
     archive.extractall(tmp_path)
-    runner = tmp_path / "etikett-runner" / "runner"
-    shipped = {p.relative_to(runner).as_posix() for p in (runner / "etikett").rglob("*.py")}
-    assert "etikett/flows/engine.py" in shipped and "etikett/api/app.py" not in shipped
+    wheel = zipfile.ZipFile(tmp_path / wheels[0])
+    inside = set(wheel.namelist())
+    assert "etikett_engine/flows/engine.py" in inside and "etikett_engine/outgoing.py" in inside
+    assert not [n for n in inside if n.startswith("etikett/")]
+    metadata = next(n for n in inside if n.endswith(".dist-info/METADATA"))
+    assert "Name: etikett-engine" in wheel.read(metadata).decode()
+
+    site = tmp_path / "site"
+    folder = tmp_path / "etikett-runner"
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    # install.sh's pip line, with the dependencies from this environment instead of an index
+    install += ["--no-deps", "--no-index", "--no-build-isolation", "--target", str(site)]
+    installed = subprocess.run(
+        [*install, str(tmp_path / wheels[0]), str(folder / "runner")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr
     (tmp_path / "data").mkdir()
+    dependencies = sysconfig.get_paths()["purelib"]
     ran = subprocess.run(
-        [sys.executable, "-c", ENGINE_RUN, str(runner), str(tmp_path / "data")],
+        # -S: no site-packages of this environment, so no editable etikett or etikett_engine
+        [sys.executable, "-S", "-c", ENGINE_RUN, str(site), str(tmp_path / "data"), dependencies],
         capture_output=True,
         text=True,
         timeout=60,
@@ -690,11 +714,7 @@ def test_the_installer_ships_the_flow_engine_the_runner_runs(
     assert answer["outcome"] == "succeeded"
     assert answer["printed"] == [[{"name": "6"}]] and answer["log"] == ["small 4"]
     assert (tmp_path / "data" / "out.txt").read_text() == "6"
-    loaded = {
-        m.replace(".", "/") + ("/__init__.py" if (runner / m.replace(".", "/")).is_dir() else ".py")
-        for m in answer["modules"]
-    }
-    assert loaded <= shipped, loaded - shipped
+    assert answer["service"] is False
 
 
 def test_runner_roles(admin: Api, dev_server: DevServer, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import importlib.util
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -220,6 +221,9 @@ def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
     assert (shared / "etikett" / "api" / "app.py").is_file()
     assert not (shared / "etikett" / "local").exists()  # local mode is not for Lambda
     assert (shared / "etikett" / "api" / "openapi.built.json").is_file()  # read at cold start
+    # The engine as its wheel installs it, the same package the Runner's installer ships
+    assert (shared / "etikett_engine" / "flows" / "engine.py").is_file()
+    assert list(shared.glob("etikett_engine-*.dist-info"))
     assert (build_dir / "DepsLayer" / "python" / "fastapi").is_dir()
     render = build_dir / "RenderLayer" / "python"
     # /opt is read-only on Lambda: every module comes with bytecode that needs no source check.
@@ -239,6 +243,9 @@ def test_sam_build_succeeds(repo: Path, tmp_path: Path) -> None:
     assert list(render.glob("google_re2-1.1*.dist-info")), "google-re2 1.1 for glibc 2.26"
     package = build_dir / "RunnerPackageLayer" / "runner-package"
     assert (package / "pyproject.toml").is_file() and (package / "etikett_runner").is_dir()
+    wheels = list((package / "packages").glob("etikett_engine-*-py3-none-any.whl"))
+    assert len(wheels) == 1, wheels
+    assert "etikett_engine/flows/engine.py" in zipfile.ZipFile(wheels[0]).namelist()
     for group in GROUPS:
         folder = f"{group.replace('_', '')}function"
         function = next(p for p in build_dir.iterdir() if p.name.lower() == folder)

@@ -11,7 +11,7 @@ import pytest
 
 from etikett.ai import client
 from etikett.ai.conversation import PROVIDERS, Endpoint, Request, Tool, ToolCall, Turn
-from etikett.errors import ProviderFailed, RateLimited
+from etikett_engine.errors import ProviderFailed, RateLimited
 from support.model_server import Answer, ModelServer, text_answer, tool_answer
 
 KEY = "sk-secret-0123456789"

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from etikett.catalog.presets import PRESETS, MediaPreset, get_preset, raw_presets
-from etikett.dsl.label import LabelDocument
+from etikett_engine.dsl.label import LabelDocument
 
 IDS = [preset.id for preset in PRESETS]
 INCH_ID = re.compile(r"^(?:zebra|roll)-(?P<w>[0-9.]+)x(?P<h>[0-9.]+)-(?P<dpi>203|300|600)$")

@@ -19,7 +19,7 @@ from etikett.catalog.vorlagen import (
     raw_vorlagen,
     sample_values,
 )
-from etikett.dsl.label import LabelDocument, LabelObject
+from etikett_engine.dsl.label import LabelDocument, LabelObject
 
 from .gs1 import valid_check_digit
 
@@ -39,7 +39,7 @@ SLUG = re.compile(r"^[a-z][a-z0-9_]*$")
 
 @pytest.fixture(scope="module")
 def cel() -> ModuleType:
-    from etikett import cel as module
+    from etikett_engine import cel as module
 
     return module
 

@@ -13,12 +13,12 @@ from collections import Counter
 import pytest
 import zxingcpp
 
-from etikett import cel
 from etikett.catalog.presets import PRESETS
 from etikett.catalog.vorlagen import VORLAGEN, Vorlage
-from etikett.dsl.label import LabelDocument
 from etikett.render import render, resolve_variables
 from etikett.render.preflight import preflight
+from etikett_engine import cel
+from etikett_engine.dsl.label import LabelDocument
 
 NOW = dt.datetime(2025, 5, 20, 7, 30, tzinfo=dt.UTC)
 DENSITIES = (203, 300, 600)

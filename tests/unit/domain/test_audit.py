@@ -12,7 +12,7 @@ import pytest
 from etikett import clock
 from etikett.domain import audit, audit_entries, counters, labels
 from etikett.domain.actors import Invocation
-from etikett.errors import EtikettError, ProblemCode
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain.callers import agent, human
 from unit.domain.conftest import Aws
 

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import NameOID
 
 from etikett.domain import certificates
-from etikett.errors import InvalidRequest
+from etikett_engine.errors import InvalidRequest
 
 
 def _csr(key: Any) -> str:

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 from etikett import clock
 from etikett.domain import counter_values, counters
 from etikett.domain.counters import NewCounter
-from etikett.dsl.label import LabelDocument
-from etikett.errors import EtikettError, ProblemCode
 from etikett.ids import new_id
 from etikett.store import counters as counter_store
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain.callers import human, operations, trail
 
 pytestmark = pytest.mark.usefixtures("aws")

@@ -11,9 +11,9 @@ from cryptography.exceptions import InvalidTag
 
 from etikett.domain import credential_vault, credentials
 from etikett.domain.credentials import NewLanguageModel, NewSecret
-from etikett.errors import EtikettError, ProblemCode
 from etikett.ids import new_id
 from etikett.store import credentials as credential_store
+from etikett_engine.errors import EtikettError, ProblemCode
 from support.model_server import ModelServer
 from unit.domain.callers import human, operations, trail
 from unit.domain.conftest import Aws

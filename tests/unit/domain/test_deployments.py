@@ -11,10 +11,10 @@ import pytest
 from etikett.domain import deployments, flows, policies
 from etikett.domain.deployments import Approval, NewDeployment, Rollback, RunnerReport, StageIn
 from etikett.domain.label_versions import DocumentPatch
-from etikett.errors import EtikettError, ProblemCode
 from etikett.store import deployments as deployment_store
 from etikett.store import flows as flow_store
 from etikett.store.runners import RunnerRecord
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import build
 from unit.domain.callers import agent, human, operations, trail
 

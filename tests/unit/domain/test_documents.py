@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from etikett.domain import documents
-from etikett.errors import PatchFailed, PayloadTooLarge, ProblemCode
+from etikett_engine.errors import PatchFailed, PayloadTooLarge, ProblemCode
 
 SEED = "x" * 65_536
 

@@ -9,8 +9,8 @@ import pytest
 
 from etikett.domain import deployments, flows
 from etikett.domain.label_versions import DocumentPatch
-from etikett.errors import EtikettError, ProblemCode
 from etikett.store import flows as flow_store
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import build
 from unit.domain.callers import agent, human, operations, trail
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from etikett.domain import audit_entries, imports, label_versions, labels
-from etikett.errors import EtikettError
 from etikett.ids import new_id
 from etikett.store import labels as label_store
+from etikett_engine.errors import EtikettError
 from unit.domain.callers import human, operations
 from unit.domain.conftest import Aws
 

@@ -14,10 +14,10 @@ import pytest
 from etikett import clock
 from etikett.domain import jobs, printers, raw_jobs, runner_agent, runners
 from etikett.domain.runner_agent import ClaimRequest, JobReport
-from etikett.errors import EtikettError, ProblemCode
 from etikett.store import runner_queues
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import build
 from unit.domain.callers import human, operations, trail
 from unit.domain.conftest import Aws

@@ -11,8 +11,8 @@ import pytest
 from etikett.catalog.vorlagen import vorlagen
 from etikett.domain import label_versions, labels, policies
 from etikett.domain.label_versions import DocumentPatch, StatusChange
-from etikett.errors import EtikettError, ProblemCode
 from etikett.store import labels as label_store
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain.callers import agent, human, operations, trail
 from unit.domain.conftest import Aws
 

@@ -22,9 +22,9 @@ from etikett.domain import (
 )
 from etikett.domain.label_versions import StatusChange
 from etikett.domain.printing import PrintRequest
-from etikett.errors import EtikettError, ProblemCode
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import aws_calls, build
 from unit.domain.callers import agent, human, trail
 from unit.domain.conftest import Aws

@@ -8,7 +8,7 @@ import pytest
 from etikett import settings
 from etikett.domain.printer_addresses import address_refusal, check_targets, check_uri
 from etikett.domain.runner_records import PRINTER_PORTS
-from etikett.errors import InvalidRequest, ProblemCode
+from etikett_engine.errors import InvalidRequest, ProblemCode
 
 WITH_9101 = PRINTER_PORTS | {9101}
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from etikett.domain import discovery, printer_records, printers, raw_jobs, runner_agent
 from etikett.domain.discovery import DiscoveryRequest, GroupDiscoveryRequest
 from etikett.domain.printers import NewPrinter
-from etikett.errors import EtikettError, ProblemCode
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import build
 from unit.domain.callers import human, operations, trail
 

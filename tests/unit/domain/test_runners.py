@@ -21,10 +21,10 @@ from etikett.domain import (
 )
 from etikett.domain.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
 from etikett.domain.runners import ContextValue
-from etikett.errors import EtikettError, ProblemCode
 from etikett.store import runner_context, runner_queues
 from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runners as runner_store
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import aws_calls, build
 from unit.domain.callers import human, operations, trail
 from unit.domain.conftest import Aws

@@ -8,9 +8,9 @@ import pytest
 
 from etikett import clock
 from etikett.domain import audit, label_versions, labels
-from etikett.errors import Conflict, EtikettError, NotFound, ProblemCode
 from etikett.store import labels as label_store
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Conflict, EtikettError, NotFound, ProblemCode
 from unit.domain.callers import human, operations
 
 pytestmark = pytest.mark.usefixtures("aws")

@@ -16,11 +16,11 @@ from etikett.domain import auth, tokens, users
 from etikett.domain.actors import Invocation
 from etikett.domain.auth import SetupRequest
 from etikett.domain.users import NewUser
-from etikett.errors import EtikettError, ProblemCode
 from etikett.ids import new_id
 from etikett.store import tokens as token_store
 from etikett.store import users as user_store
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import aws_calls
 from unit.domain.callers import agent, human, operations, trail
 from unit.domain.conftest import Aws

@@ -19,10 +19,10 @@ from etikett.domain import webhook_fanout as fanout
 from etikett.domain import webhook_receivers as receivers
 from etikett.domain import webhooks
 from etikett.domain.webhooks import NewWebhook
-from etikett.errors import EtikettError, ProblemCode
 from etikett.ids import new_id
 from etikett.store import clients
 from etikett.store import webhooks as webhook_store
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain.callers import human, operations, trail
 from unit.domain.conftest import Aws
 

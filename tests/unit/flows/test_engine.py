@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from etikett.flows.effects import (
+from etikett_engine.flows.effects import (
     DryRun,
     EffectFailed,
     FileIntent,
@@ -16,7 +16,7 @@ from etikett.flows.effects import (
     Outcome,
     PrintIntent,
 )
-from etikett.flows.engine import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowProgram, RunEnv
+from etikett_engine.flows.engine import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowProgram, RunEnv
 
 
 class Recorder:

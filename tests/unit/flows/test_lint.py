@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from etikett.dsl.flow import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowDocument
-from etikett.flows.findings import FLOW_FINDING_CODES, Finding
-from etikett.flows.lint import LabelFacts, lint
+from etikett_engine.dsl.flow import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowDocument
+from etikett_engine.flows.findings import FLOW_FINDING_CODES, Finding
+from etikett_engine.flows.lint import LabelFacts, lint
 
 TRIGGER = {"id": "in", "type": "trigger.http", "path": "orders", "wires": ["log"]}
 LOG = {"id": "log", "type": "action.log", "message": "'ok'"}
@@ -270,8 +270,8 @@ def test_every_code_lint_reports_is_catalogued() -> None:
 def test_the_registry_examples_make_sound_nodes() -> None:
     """A node built from the first example of each of its type's fields lints clean: the
     examples an agent authors from are themselves valid (CEL included)."""
-    from etikett.dsl.flow import targets
-    from etikett.dsl.flow_registry import NODE_SPECS
+    from etikett_engine.dsl.flow import targets
+    from etikett_engine.dsl.flow_registry import NODE_SPECS
 
     for spec in NODE_SPECS.values():
         schema = spec.entry().fields
@@ -294,7 +294,7 @@ def test_the_registry_says_which_strings_are_cel_references_or_wires() -> None:
     an editor builds its controls from the schema alone."""
     import json
 
-    from etikett.dsl.flow_registry import CEL_FIELDS, registry
+    from etikett_engine.dsl.flow_registry import CEL_FIELDS, registry
 
     formats: dict[str, list[str]] = {}
     for entry in registry()["items"]:

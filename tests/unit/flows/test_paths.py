@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from etikett.dsl.flow import FlowDocument
-from etikett.flows import paths
-from etikett.flows.lint import lint
+from etikett_engine.dsl.flow import FlowDocument
+from etikett_engine.flows import paths
+from etikett_engine.flows.lint import lint
 
 REFUSED = {
     "..": "`..`",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from etikett.flows.records import SourceInvalid, parse
+from etikett_engine.flows.records import SourceInvalid, parse
 
 
 def test_csv_rows_become_records_by_header() -> None:

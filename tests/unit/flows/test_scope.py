@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from etikett.cel import CelInvalid
-from etikett.cel.fields import field_reads
-from etikett.dsl.flow import FlowDocument, json_schema
-from etikett.flows.effects import DryRun
-from etikett.flows.engine import FlowProgram
-from etikett.flows.findings import Finding
-from etikett.flows.lint import lint
-from etikett.flows.scope import Scope, record_fields
+from etikett_engine.cel import CelInvalid
+from etikett_engine.cel.fields import field_reads
+from etikett_engine.dsl.flow import FlowDocument, json_schema
+from etikett_engine.flows.effects import DryRun
+from etikett_engine.flows.engine import FlowProgram
+from etikett_engine.flows.findings import Finding
+from etikett_engine.flows.lint import lint
+from etikett_engine.flows.scope import Scope, record_fields
 
 INBOX = {"id": "in", "type": "trigger.folder", "path": "in", "wires": ["set"]}
 SET = {"id": "set", "type": "logic.set", "values": {"n": "int(record.qty)"}, "wires": ["route"]}

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from etikett.dsl.flow import FlowDocument
-from etikett.dsl.origins import origin, parse_origin
-from etikett.flows.lint import lint
-from etikett.flows.secret_origins import SecretFacts, sending_refused
+from etikett_engine.dsl.flow import FlowDocument
+from etikett_engine.dsl.origins import origin, parse_origin
+from etikett_engine.flows.lint import lint
+from etikett_engine.flows.secret_origins import SecretFacts, sending_refused
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,11 @@ import pytest
 import zxingcpp
 from PIL import Image, ImageFilter
 
-from etikett.dsl.label import LabelDocument
-from etikett.errors import EtikettError
 from etikett.importers import convert
 from etikett.render import resolve_variables
 from etikett.render.preflight import render_checked
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.errors import EtikettError
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "import" / "corpus"
 REFERENCE = CORPUS / "reference"

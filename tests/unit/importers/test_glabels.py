@@ -13,10 +13,10 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from etikett.dsl.label import LabelDocument
 from etikett.importers import Conversion, convert
 from etikett.render import render, resolve_variables
 from etikett.render.preflight import preflight
+from etikett_engine.dsl.label import LabelDocument
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
 LIMIT = 8 * 1024 * 1024

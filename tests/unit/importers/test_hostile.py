@@ -8,8 +8,8 @@ import zlib
 
 import pytest
 
-from etikett.errors import EtikettError
 from etikett.importers import convert
+from etikett_engine.errors import EtikettError
 
 LIMIT = 8 * 1024 * 1024
 

@@ -11,10 +11,10 @@ import zxingcpp
 from PIL import Image
 
 from etikett.catalog.vorlagen import get_vorlage, sample_values
-from etikett.dsl.label import LabelDocument
 from etikett.importers import Conversion, convert
 from etikett.render import encode_zpl, render, resolve_variables
 from etikett.render.preflight import preflight
+from etikett_engine.dsl.label import LabelDocument
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
 LIMIT = 8 * 1024 * 1024

@@ -10,10 +10,10 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from etikett.dsl.label import LabelDocument
 from etikett.importers import Conversion, convert
 from etikett.render import render, resolve_variables
 from etikett.render.errors import BarcodeInvalid
+from etikett_engine.dsl.label import LabelDocument
 
 LIMIT = 8 * 1024 * 1024
 
@@ -199,7 +199,7 @@ def test_qr_data_without_its_switches_loses_three_characters_as_on_the_printer()
 
 
 def test_an_empty_file_is_refused_as_empty():
-    from etikett.errors import EtikettError
+    from etikett_engine.errors import EtikettError
 
     with pytest.raises(EtikettError) as refused:
         _convert("  \n")

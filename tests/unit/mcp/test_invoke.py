@@ -15,10 +15,10 @@ from etikett.api.access import MCP_CALLER_SCOPE_KEY, requires
 from etikett.api.app import create_app
 from etikett.api.routing import router
 from etikett.domain.actors import Caller, Invocation
-from etikett.errors import InvalidRequest
 from etikett.mcp import results
 from etikett.mcp.catalog import build, catalog
 from etikett.mcp.invoke import PreparedRequest, _call, execute, prepare
+from etikett_engine.errors import InvalidRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -8,8 +8,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from etikett.dsl import flow, flow_registry, label
 from etikett.mcp import resources
+from etikett_engine.dsl import flow, flow_registry, label
 
 
 def test_every_resource_is_json_read_once() -> None:

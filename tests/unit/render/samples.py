@@ -8,7 +8,7 @@ from typing import Any
 
 from PIL import Image
 
-from etikett.dsl.label import LabelDocument
+from etikett_engine.dsl.label import LabelDocument
 
 GS1_128 = "(00)340123450000000000"
 GS1_DM = "(01)09501101530003(17)270101(10)AB12"

@@ -189,7 +189,7 @@ def test_importing_the_label_model_does_not_load_the_renderer():
     import sys
 
     code = (
-        "import sys, etikett.dsl.label, etikett.cel; "
+        "import sys, etikett_engine.dsl.label, etikett_engine.cel; "
         "print(any(m.startswith(('PIL', 'zint', 'fontpkg', 'etikett.render')) "
         "for m in sys.modules))"
     )

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from etikett.cel import CelInvalid
 from etikett.render import VariablesInvalid, render, resolve_variables
 from etikett.render.values import display
+from etikett_engine.cel import CelInvalid
 
 from .samples import label, text
 

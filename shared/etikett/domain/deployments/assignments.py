@@ -19,9 +19,9 @@ from etikett.domain.deployments.models import (
     PrinterAssignment,
 )
 from etikett.domain.deployments.records import load, saving
-from etikett.errors import InvalidRequest, NotFound, ProblemCode
 from etikett.store import deployments as store
 from etikett.store.deployments import DeploymentRecord
+from etikett_engine.errors import InvalidRequest, NotFound, ProblemCode
 
 
 def context(deployment_id: str) -> list[ContextParameter]:

@@ -11,17 +11,17 @@ from etikett.domain import audit, flows, policies
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments.models import Deployment, NewDeployment
 from etikett.domain.deployments.views import view
-from etikett.dsl.label import IDENTIFIER
-from etikett.errors import HumanRequired, InvalidRequest, NotFound, ProblemCode
 from etikett.ids import new_id
 from etikett.store import deployments as store
 from etikett.store.deployments import DeploymentRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.dsl.label import IDENTIFIER
+from etikett_engine.errors import HumanRequired, InvalidRequest, NotFound, ProblemCode
 
 
 def create(invocation: Invocation, request: NewDeployment) -> Deployment:
     from etikett.domain import context_limits, flow_checks, printer_records, runner_records
-    from etikett.flows.findings import has_errors
+    from etikett_engine.flows.findings import has_errors
 
     caller = invocation.caller
     assert caller is not None

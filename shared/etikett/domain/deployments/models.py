@@ -6,7 +6,7 @@ from typing import Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
-from etikett.model import Model
+from etikett_engine.model import Model
 
 DeploymentStatus = Literal[
     "awaiting_approval", "rolling_out", "active", "failed", "rolled_back", "superseded"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from etikett.errors import Conflict, NotFound, ProblemCode
 from etikett.store import deployments as store
 from etikett.store.audit import AuditRecord
 from etikett.store.deployments import DeploymentRecord
 from etikett.store.unit_of_work import UnitOfWork
+from etikett_engine.errors import Conflict, NotFound, ProblemCode
 
 
 def load(deployment_id: str) -> DeploymentRecord:

@@ -20,7 +20,6 @@ from etikett.domain.deployments.models import (
 from etikett.domain.deployments.records import load, saving
 from etikett.domain.deployments.runner_reports import RunnerReport
 from etikett.domain.deployments.views import get
-from etikett.errors import Conflict, HumanRequired, ProblemCode
 from etikett.store import audit as audit_log
 from etikett.store import deployments as store
 from etikett.store.deployments import (
@@ -31,6 +30,7 @@ from etikett.store.deployments import (
 )
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import MAX_WRITES, ConditionFailed, UnitOfWork
+from etikett_engine.errors import Conflict, HumanRequired, ProblemCode
 
 
 def approve(invocation: Invocation, deployment_id: str, request: Approval) -> Deployment:

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from etikett.model import Model
+from etikett_engine.model import Model
 
 
 class RunnerReport(Model):

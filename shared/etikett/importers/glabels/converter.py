@@ -9,12 +9,12 @@ import binascii
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from etikett.dsl.label import MAX_MM
-from etikett.errors import ProblemCode
 from etikett.importers import MAX_OBJECTS, Conversion, Imported, refuse
 from etikett.importers.glabels.objects import ObjectReader
 from etikett.importers.glabels.reader import flag
 from etikett.importers.glabels.xmlfile import local_name
+from etikett_engine.dsl.label import MAX_MM
+from etikett_engine.errors import ProblemCode
 
 MAX_PIXDATA_BYTES = 32 * 1024 * 1024  # a decoded embedded image, whatever its XML's size
 

@@ -8,9 +8,9 @@ import re
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from etikett.dsl.label import MAX_MM, MIN_LABEL_MM
-from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Note, Severity, refuse
+from etikett_engine.dsl.label import MAX_MM, MIN_LABEL_MM
+from etikett_engine.errors import ProblemCode
 
 UNITS_MM = {"pt": 25.4 / 72, "in": 25.4, "mm": 1.0, "cm": 10.0, "pc": 25.4 / 6, "": 25.4 / 72}
 FIELD = re.compile(r"\$\{([^}]+)\}")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 from xml.etree.ElementTree import Element
 
-from etikett.errors import ProblemCode
 from etikett.importers import MAX_XML_DEPTH, MAX_XML_ELEMENTS, refuse
+from etikett_engine.errors import ProblemCode
 
 
 def parse(data: bytes) -> Element:

@@ -201,9 +201,9 @@ class BarcodeReader(Reader):
 
     def barcode_size(self, obj: dict[str, Any], value: str) -> tuple[int, int, int]:
         """Width, whole height and bar height of the barcode's ink, unturned, in dots."""
-        from etikett.dsl.label import BarcodeObject
-        from etikett.errors import EtikettError
         from etikett.render.barcode import render_barcode
+        from etikett_engine.dsl.label import BarcodeObject
+        from etikett_engine.errors import EtikettError
 
         height = obj.get("height_dots", 0)
         try:

@@ -9,7 +9,6 @@ import copy
 import re
 from typing import Any
 
-from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Imported, dots_to_mm, refuse
 from etikett.importers.gs1 import element_string
 from etikett.importers.zpl.barcodes import recalled_code128
@@ -29,6 +28,7 @@ from etikett.importers.zpl.syntax import (
     split,
     tokens,
 )
+from etikett_engine.errors import ProblemCode
 
 
 class Converter(FieldReader, GraphicReader):
@@ -320,9 +320,9 @@ class Converter(FieldReader, GraphicReader):
         return True
 
     def build(self, fmt: Format) -> Imported:
-        from etikett.dsl.label import MAX_MM
         from etikett.importers.zpl.extent import content_extent, turned_upside_down
         from etikett.render.units import MM_PER_INCH
+        from etikett_engine.dsl.label import MAX_MM
 
         width, length = fmt.width, fmt.length
         default_width = round(4 * self.dpi)
@@ -377,8 +377,8 @@ class Converter(FieldReader, GraphicReader):
     def findings(self, fmt: Format, document: dict[str, Any]) -> None:
         """Preflight errors of the imported label, each in the report with its object's line:
         what prints cut off or cannot encode is seen at import, not only later."""
-        from etikett.dsl.label import LabelDocument
         from etikett.render.preflight import preflight
+        from etikett_engine.dsl.label import LabelDocument
 
         try:
             found = preflight(LabelDocument.model_validate(document))

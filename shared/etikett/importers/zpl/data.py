@@ -8,8 +8,8 @@ import base64
 import binascii
 import re
 
-from etikett.errors import ProblemCode
 from etikett.importers import inflate, refuse
+from etikett_engine.errors import ProblemCode
 
 _ACS_COUNTS = {chr(ord("G") + i): i + 1 for i in range(19)} | {
     chr(ord("g") + i): 20 * (i + 1) for i in range(20)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from etikett.errors import ProblemCode
 from etikett.importers import MAX_OBJECTS, dots_to_mm, refuse
 from etikett.importers.zpl.barcodes import BarcodeReader
 from etikett.importers.zpl.fonts import SYMBOLS, Face, face, font_size
 from etikett.importers.zpl.reader import Field, Format
 from etikett.importers.zpl.syntax import ROTATIONS, UNSUPPORTED_BARCODES, identifier
+from etikett_engine.errors import ProblemCode
 
 SHOWN_DATA = 40  # characters of a dropped field's data the report repeats
 

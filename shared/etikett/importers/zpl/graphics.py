@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.dsl.label import MAX_MM
-from etikett.errors import ProblemCode
 from etikett.importers import MAX_OBJECTS, dots_to_mm, png, refuse
 from etikett.importers.zpl.data import decode_graphic
 from etikett.importers.zpl.reader import Field, Format, Reader
 from etikett.importers.zpl.syntax import arg
+from etikett_engine.dsl.label import MAX_MM
+from etikett_engine.errors import ProblemCode
 
 
 class GraphicReader(Reader):

@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from etikett.dsl.label import MAX_MM, MIN_LABEL_MM
-from etikett.errors import ProblemCode
 from etikett.importers import Conversion, Note, Severity, refuse
 from etikett.importers.zpl.syntax import arg
+from etikett_engine.dsl.label import MAX_MM, MIN_LABEL_MM
+from etikett_engine.errors import ProblemCode
 
 NUMBER = re.compile(r"\s*[-+]?\d+(?:\.\d*)?")
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from PIL import Image
 
-from etikett.dsl.preflight import LabelFinding
 from etikett.render.errors import ensure_renderable
 from etikett.render.preflight.expressions import expression_findings, preview_values
 from etikett.render.preflight.findings import ordered
@@ -27,9 +26,10 @@ from etikett.render.preflight.layout import Budget, geometry, lay_out
 from etikett.render.preflight.objects import Placed
 from etikett.render.raster import paint
 from etikett.render.units import WHITE, label_dots
+from etikett_engine.dsl.preflight import LabelFinding
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import LabelDocument
+    from etikett_engine.dsl.label import LabelDocument
 
 __all__ = [
     "LaidOut",

@@ -9,13 +9,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from etikett.dsl.preflight import LabelFinding, pointer
-from etikett.errors import EtikettError
 from etikett.render.preflight.findings import label_finding
 from etikett.render.values import declared_types, resolve_variables
+from etikett_engine.dsl.preflight import LabelFinding, pointer
+from etikett_engine.errors import EtikettError
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import LabelDocument
+    from etikett_engine.dsl.label import LabelDocument
 
 
 def expression_findings(document: LabelDocument) -> tuple[LabelFinding, ...]:
@@ -45,8 +45,8 @@ _BY_DOCUMENT: dict[int, tuple[weakref.ref[LabelDocument], tuple[LabelFinding, ..
 
 
 def _check_expressions(document: LabelDocument) -> list[LabelFinding]:
-    from etikett import cel
-    from etikett.dsl.label import BarcodeObject, TextObject
+    from etikett_engine import cel
+    from etikett_engine.dsl.label import BarcodeObject, TextObject
 
     declared = declared_types(document)
     sources: list[tuple[str, str | None, str]] = [

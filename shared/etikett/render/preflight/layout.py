@@ -8,8 +8,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from etikett.dsl.preflight import LabelFinding, pointer
-from etikett.errors import EtikettError
 from etikett.render.barcode import render_barcode
 from etikett.render.errors import MAX_DOTS, LayoutTooComplex
 from etikett.render.preflight.findings import label_finding
@@ -28,9 +26,11 @@ from etikett.render.raster import _TURN, object_ink
 from etikett.render.text import render_text
 from etikett.render.units import label_dots, mm_to_dots
 from etikett.render.values import declared_types, object_text
+from etikett_engine.dsl.preflight import LabelFinding, pointer
+from etikett_engine.errors import EtikettError
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import LabelDocument, TextObject
+    from etikett_engine.dsl.label import LabelDocument, TextObject
 
 
 class Budget:
@@ -72,7 +72,7 @@ def lay_out(
 
     This runs on every preview, so what a check needs is read from the ink where the renderer
     noted it (its dot box, a text's overflow) and checks that cannot apply are not called."""
-    from etikett.dsl.label import BarcodeObject, TextObject
+    from etikett_engine.dsl.label import BarcodeObject, TextObject
 
     dpi = document.dpi
     declared = declared_types(document)
@@ -139,7 +139,7 @@ def geometry(
     document: LabelDocument, placed: list[Placed], size: tuple[int, int] | None = None
 ) -> list[LabelFinding]:
     """Ink past the label's edges and barcodes' quiet zones; `size`: the label in dots."""
-    from etikett.dsl.label import BarcodeObject
+    from etikett_engine.dsl.label import BarcodeObject
 
     dpi = document.dpi
     width, height = size or label_dots(document.size.width_mm, document.size.height_mm, dpi)

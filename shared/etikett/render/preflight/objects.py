@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
-from etikett.dsl.preflight import LabelFinding, pointer
-from etikett.errors import EtikettError
 from etikett.render.barcode import SPECS, bar_height_dots, module_dots
 from etikett.render.preflight.findings import dots_to_mm, label_finding
 from etikett.render.text import OVERFLOW_KEY, overflow
 from etikett.render.units import MM_PER_INCH, mm_to_dots
+from etikett_engine.dsl.preflight import LabelFinding, pointer
+from etikett_engine.errors import EtikettError
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import BarcodeObject, LabelObject, TextObject
+    from etikett_engine.dsl.label import BarcodeObject, LabelObject, TextObject
 
 Box = tuple[int, int, int, int]  # left, top, right, bottom (exclusive), label dots
 

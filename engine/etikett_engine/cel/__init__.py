@@ -2,7 +2,7 @@
 
 Built on cel-python (`celpy`), imported and set up on first use only: its parser takes about
 0.3 s to build, which a Lambda cold start that never evaluates an expression should not pay.
-Every evaluation is bounded by `etikett.cel.limits` (size, work, time): an exceeded limit is
+Every evaluation is bounded by `etikett_engine.cel.limits` (size, work, time): an exceeded limit is
 `CelLimitExceeded` (422 `cel.limit_exceeded`).
 
 The package, one purpose a module, from the bottom up: `limits` (what an evaluation may cost, its
@@ -19,20 +19,20 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from etikett.cel import limits, programs
-from etikett.cel.errors import (
+from etikett_engine.cel import limits, programs
+from etikett_engine.cel.errors import (
     CelInvalid,
     CelLimitExceeded,
     clean,
     eval_message,
     python_error_message,
 )
-from etikett.cel.helpers import FUNCTIONS
-from etikett.cel.programs import Bindings
-from etikett.cel.values import coerce, to_cel, to_python, type_name
+from etikett_engine.cel.helpers import FUNCTIONS
+from etikett_engine.cel.programs import Bindings
+from etikett_engine.cel.values import coerce, to_cel, to_python, type_name
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import VariableType
+    from etikett_engine.dsl.label import VariableType
 
 __all__ = [
     "FUNCTIONS",
@@ -53,9 +53,9 @@ _ALWAYS_KNOWN = frozenset({"now", "counters"})
 
 
 def __getattr__(name: str) -> Any:
-    # VariableType is re-exported lazily: etikett.dsl.label imports pydantic (~0.2 s).
+    # VariableType is re-exported lazily: etikett_engine.dsl.label imports pydantic (~0.2 s).
     if name == "VariableType":
-        from etikett.dsl.label import VariableType
+        from etikett_engine.dsl.label import VariableType
 
         return VariableType
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ again by the Runner before it sends:
 - EPL: the first line is an EPL2 command (`N`, `q…`, `Q…`, …).
 - Never a line that is an HTTP request line (`GET / HTTP/1.1`).
 
-Standard library only: the Runner ships this module with the flow engine.
+Standard library only: it is part of the engine, which the Runner installs too.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from etikett.model import Model
+from etikett_engine.model import Model
 
 Severity = Literal["error", "warning"]
 

@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
-from etikett.dsl.strict import IDENTIFIER as IDENTIFIER
-from etikett.dsl.strict import OBJECT_ID as OBJECT_ID
-from etikett.dsl.strict import Strict as Strict
+from etikett_engine.dsl.strict import IDENTIFIER as IDENTIFIER
+from etikett_engine.dsl.strict import OBJECT_ID as OBJECT_ID
+from etikett_engine.dsl.strict import Strict as Strict
 
 DPI = Literal[203, 300, 600]
 Rotation = Literal[0, 90, 180, 270]

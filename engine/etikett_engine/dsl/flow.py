@@ -1,17 +1,17 @@
 """The flow document, Node-RED style: a flat list of nodes with stable ids, a registry type each,
 the type's own fields beside them, and `wires` to the next nodes; plus pinned samples. The
-node types and their fields are the flow registry (`etikett.dsl.flow_registry`).
+node types and their fields are the flow registry (`etikett_engine.dsl.flow_registry`).
 
 The document model checks only what makes a document readable (ids, wires, sizes); whether a
 node's fields fit its type, its CEL compiles and its graph makes sense is lint
-(`etikett.flows.lint`), so a designer can save a draft that is still wrong and see why.
+(`etikett_engine.flows.lint`), so a designer can save a draft that is still wrong and see why.
 """
 
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from etikett.dsl.strict import OBJECT_ID, Strict
+from etikett_engine.dsl.strict import OBJECT_ID, Strict
 
 NODE_TYPE = r"^[a-z][a-z0-9-]{0,63}(\.[a-z][a-z0-9-]{0,63})*$"
 MAX_NODES = 200

@@ -15,10 +15,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from etikett.cel import charged, conversions, limits
-from etikett.cel.errors import CelInvalid, CelLimitExceeded, parse_message
-from etikett.cel.helpers import HELPERS
-from etikett.cel.library import celpy
+from etikett_engine.cel import charged, conversions, limits
+from etikett_engine.cel.errors import CelInvalid, CelLimitExceeded, parse_message
+from etikett_engine.cel.helpers import HELPERS
+from etikett_engine.cel.library import celpy
 
 # Names usable as values besides variables: CEL's type names (`type(x) == int`).
 TYPE_IDENTS = frozenset({"bool", "bytes", "double", "duration", "int", "list", "map"})
@@ -49,15 +49,17 @@ class Runtime:
         self.base_activation: Any = evaluation.Activation(
             functions={**charged.functions(), **HELPERS}
         )
-        # What transpiled code calls: the same, and `int(…)` as etikett.cel.conversions.int_of.
+        # What transpiled code calls: the same, and `int(…)` as
+        # etikett_engine.cel.conversions.int_of.
         # Only for transpiling: the activation expressions run in keeps `int` celpy's type.
         self.transpile_activation: Any = evaluation.Activation(
             functions={**charged.functions(), **HELPERS, **conversions.functions()}
         )
-        # Transpiled code calls functions by module path (etikett.cel.helpers._pad) and celpy's
-        # own by celpy.evaluation's globals; each evaluation runs in its own copy (Program.run).
+        # Transpiled code calls functions by module path (etikett_engine.cel.helpers._pad) and
+        # celpy's own by celpy.evaluation's globals; each evaluation runs in its own copy
+        # (Program.run).
         self.globals: dict[str, Any] = dict(vars(evaluation))
-        self.globals["etikett"] = sys.modules["etikett"]
+        self.globals["etikett_engine"] = sys.modules["etikett_engine"]
         builtin = {name for name in evaluation.base_functions if re.fullmatch(_IDENT, name)}
         self.functions = frozenset(builtin | set(HELPERS) | {"has", "dyn"})
 

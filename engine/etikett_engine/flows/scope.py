@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from etikett.dsl.flow import FlowDocument, FlowNode, targets
-from etikett.flows.findings import Finding, pointer
+from etikett_engine.dsl.flow import FlowDocument, FlowNode, targets
+from etikett_engine.flows.findings import Finding, pointer
 
 RUNNER_FIELDS = frozenset({"id", "name", "group_id"})
 # What a node adds to the record it passes on (logic.set: the fields it sets).
@@ -80,8 +80,8 @@ def name_findings(
     """A warning for each field an expression of the node reads that no record reaching it
     has (`record`), no context parameter is (`context`), or the Runner lacks; unknown sets
     are not checked, and a field the expression tests for itself (`has(…)`) is fine."""
-    from etikett.cel import CelInvalid
-    from etikett.cel.fields import field_reads
+    from etikett_engine.cel import CelInvalid
+    from etikett_engine.cel.fields import field_reads
 
     known: dict[str, Fields] = {"record": record, "context": context, "runner": RUNNER_FIELDS}
     found: list[Finding] = []

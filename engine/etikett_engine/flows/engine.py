@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from etikett.dsl.flow import (
+from etikett_engine.dsl.flow import (
     MAX_FAN_OUT,
     MAX_NODE_EXECUTIONS,
     FlowDocument,
@@ -23,8 +23,8 @@ from etikett.dsl.flow import (
     malformations,
     targets,
 )
-from etikett.flows.effects import Effects
-from etikett.flows.steps import NodeError, Step, StepContext, check_size, step_for
+from etikett_engine.flows.effects import Effects
+from etikett_engine.flows.steps import NodeError, Step, StepContext, check_size, step_for
 
 MAX_RECORD_BYTES = 64_000
 RunOutcome = Literal["succeeded", "failed", "partial"]
@@ -100,7 +100,7 @@ class FlowProgram:
         return self._reach[trigger_id]
 
     def env_values(self, env: RunEnv) -> dict[str, Any]:
-        from etikett.cel import to_cel
+        from etikett_engine.cel import to_cel
 
         return {"context": to_cel(dict(env.context)), "runner": to_cel(dict(env.runner or {}))}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 
-from etikett.cel import limits
-from etikett.errors import EtikettError, ProblemCode
+from etikett_engine.cel import limits
+from etikett_engine.errors import EtikettError, ProblemCode
 
 _MESSAGE_LIMIT = 300
 
@@ -32,8 +32,8 @@ class CelInvalid(EtikettError):
 
 
 class CelLimitExceeded(CelInvalid):
-    """An expression that exceeds what one evaluation may cost (`etikett.cel.limits`): too long,
-    too deeply nested, too much work, too large a value or result, too long a run."""
+    """An expression that exceeds what one evaluation may cost (`etikett_engine.cel.limits`):
+    too long, too deeply nested, too much work, too large a value or result, too long a run."""
 
     code, title = ProblemCode.CEL_LIMIT_EXCEEDED, "CEL expression exceeds its limits"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.cel.library import celpy
+from etikett_engine.cel.library import celpy
 
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 

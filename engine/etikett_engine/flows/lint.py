@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from etikett.dsl.flow import (
+from etikett_engine.dsl.flow import (
     MAX_FAN_OUT,
     MAX_NODE_EXECUTIONS,
     FlowDocument,
@@ -19,11 +19,17 @@ from etikett.dsl.flow import (
     alternatives,
     targets,
 )
-from etikett.dsl.flow_registry import CEL_FIELDS, NODE_SPECS, HttpAction, HttpTrigger, PrintNode
-from etikett.flows import paths, secret_origins
-from etikett.flows.findings import Finding, pointer
-from etikett.flows.scope import Scope, name_findings, record_fields
-from etikett.flows.secret_origins import SecretCatalog
+from etikett_engine.dsl.flow_registry import (
+    CEL_FIELDS,
+    NODE_SPECS,
+    HttpAction,
+    HttpTrigger,
+    PrintNode,
+)
+from etikett_engine.flows import paths, secret_origins
+from etikett_engine.flows.findings import Finding, pointer
+from etikett_engine.flows.scope import Scope, name_findings, record_fields
+from etikett_engine.flows.secret_origins import SecretCatalog
 
 CEL_NAMES = ("record", "context", "runner")
 MAX_MACRO_DEPTH = 1  # a comprehension, but never one inside another: cost stays linear
@@ -72,7 +78,7 @@ def _walk(value: Any, rest: tuple[str, ...], path: tuple[Any, ...]) -> Iterator[
 
 def check_expression(source: str) -> str | None:
     """Why `source` cannot run in a flow, or None."""
-    from etikett.cel import CelInvalid, check, macro_depth
+    from etikett_engine.cel import CelInvalid, check, macro_depth
 
     try:
         check(source, extra_names=CEL_NAMES)

@@ -20,19 +20,19 @@ COMPONENTS: dict[str, str] = {
 
 
 def _label() -> dict[str, Any]:
-    from etikett.dsl import label
+    from etikett_engine.dsl import label
 
     return label.json_schema()
 
 
 def _flow() -> dict[str, Any]:
-    from etikett.dsl import flow
+    from etikett_engine.dsl import flow
 
     return flow.json_schema()
 
 
 def _form() -> dict[str, Any]:
-    from etikett.dsl import form
+    from etikett_engine.dsl import form
 
     return form.json_schema()
 

@@ -2,7 +2,7 @@
 registered with their signature and description in `FUNCTIONS` (what the API documents).
 
 A helper takes and returns celpy values; a bad argument becomes a CEL evaluation error with a
-short message, and its work is charged to the evaluation's budget (`etikett.cel.charged`).
+short message, and its work is charged to the evaluation's budget (`etikett_engine.cel.charged`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from etikett.cel import charged
-from etikett.cel.errors import CelInvalid
-from etikett.cel.library import celpy
-from etikett.cel.values import is_bool, show, to_python, type_name
+from etikett_engine.cel import charged
+from etikett_engine.cel.errors import CelInvalid
+from etikett_engine.cel.library import celpy
+from etikett_engine.cel.values import is_bool, show, to_python, type_name
 
 MAX_WIDTH = 100  # pad(): a label line never needs more; stops pad(x, 10**9) eating memory
 MAX_DECIMALS = 20

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from etikett.dsl.flow import FlowDocument, FlowNode
-from etikett.flows.findings import Finding, pointer
+from etikett_engine.dsl.flow import FlowDocument, FlowNode
+from etikett_engine.flows.findings import Finding, pointer
 
 # Windows opens these as devices in every folder, with any extension (`NUL.txt`, `com1.csv`).
 _DEVICES = re.compile(r"^(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³]|CONIN\$|CONOUT\$)(\..*)?$", re.I)
@@ -96,8 +96,8 @@ def node_findings(index: int, node: FlowNode) -> list[Finding]:
 
 def _constant(source: str) -> str | None:
     """The text a CEL expression always gives (it reads nothing), or None."""
-    from etikett.cel import CelInvalid, CelLimitExceeded, Expression
-    from etikett.cel.programs import TYPE_IDENTS
+    from etikett_engine.cel import CelInvalid, CelLimitExceeded, Expression
+    from etikett_engine.cel.programs import TYPE_IDENTS
 
     try:
         expression = Expression(source)

@@ -7,10 +7,11 @@ The rules:
 - the host is resolved and **every** address it resolves to is checked before connecting:
   link-local (cloud metadata), multicast, unspecified and reserved addresses never; loopback and
   private addresses (10/8, 172.16/12, 192.168/16, fc00::/7, 100.64/10, …) only where they are
-  allowed: on the service by `ETIKETT_OUTGOING_PRIVATE_NETWORKS` (the template parameter
+  allowed, which the caller always says (`private_allowed`; the engine reads no settings): the
+  service passes `ETIKETT_OUTGOING_PRIVATE_NETWORKS` (the template parameter
   OutgoingPrivateNetworks, off on a deployed stack unless an admin turns it on; local mode turns
-  it on), on a Runner by its `--outgoing-private-networks`. A URL that names such an address (or
-  `localhost`) is refused when it is stored already;
+  it on; see `etikett.domain.outgoing`), a Runner its `--outgoing-private-networks`. A URL that
+  names such an address (or `localhost`) is refused when it is stored already;
 - the connection goes to an address that was checked (the client resolves once, checks, and
   connects to that address itself; TLS still verifies the certificate for the URL's name and sends
   it as SNI, and `Host` is the name), so a DNS answer that changes between check and connect
@@ -62,11 +63,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_url(
-    url: str, *, private_allowed: bool | None = None, max_length: int = MAX_URL_LENGTH
-) -> str:
+def check_url(url: str, *, private_allowed: bool, max_length: int = MAX_URL_LENGTH) -> str:
     """`url` if the service may send to it, else `UrlRefused` saying why. `private_allowed`:
-    whether loopback and private addresses may be reached (default: the service's setting);
+    whether loopback and private addresses may be reached (the caller's setting);
     `max_length`: longer for URLs that are made, not stored (presigned ones)."""
     if len(url) > max_length:
         raise UrlRefused(f"at most {max_length} characters")
@@ -90,10 +89,9 @@ def check_url(
         raise UrlRefused(
             "plain http:// is allowed only to loopback (localhost, 127.0.0.0/8, ::1); use https://"
         )
-    allowed = private_networks_allowed() if private_allowed is None else private_allowed
     named = _named_address(host)
     if named is not None:
-        reason = refusal(named, private_allowed=allowed)
+        reason = refusal(named, private_allowed=private_allowed)
         if reason is not None:
             raise UrlRefused(f"names {reason}")
     return url
@@ -158,16 +156,10 @@ def checked_addresses(
     return addresses
 
 
-def private_networks_allowed() -> bool:
-    from etikett.settings import get_settings
-
-    return get_settings().outgoing_private_networks
-
-
 def client(
     *,
     timeout: float,
-    private_allowed: bool | None = None,
+    private_allowed: bool,
     verify: Any = None,
     headers: dict[str, str] | None = None,
     max_url_length: int = MAX_URL_LENGTH,
@@ -177,9 +169,8 @@ def client(
     default trust store."""
     import httpx
 
-    allowed = private_networks_allowed() if private_allowed is None else private_allowed
     return httpx.Client(
-        transport=_transport(allowed, verify, max_url_length),
+        transport=_transport(private_allowed, verify, max_url_length),
         timeout=timeout,
         follow_redirects=False,
         trust_env=False,

@@ -14,11 +14,11 @@ elements' weights, anything else one. A value's weight is measured once and reme
 evaluation, so many references to one list cost what they are (`l.map(x, l)` is as large as it
 looks) without measuring the list again.
 
-The budget is reached through the operations themselves (`etikett.cel.charged`). An exceeded
+The budget is reached through the operations themselves (`etikett_engine.cel.charged`). An exceeded
 limit raises `Exceeded` and the budget remembers it: CEL swallows some errors (`||`, `exists`),
 but the evaluation still ends with the limit's problem.
 
-Imports nothing heavy; the Runner ships this package with the flow engine.
+Imports nothing heavy: the engine is what the Runner installs.
 """
 
 from __future__ import annotations

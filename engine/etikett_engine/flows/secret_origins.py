@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from etikett.dsl.flow import FlowDocument
-from etikett.dsl.origins import origin
-from etikett.flows.findings import Finding, pointer
+from etikett_engine.dsl.flow import FlowDocument
+from etikett_engine.dsl.origins import origin
+from etikett_engine.flows.findings import Finding, pointer
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """cel-python (`celpy`), imported once per process on first use.
 
-Importing celpy costs about 0.1 s, and building its parser (`etikett.cel.programs`, on the first
-compile) about 0.3 s more: a Lambda cold start that never converts a value or evaluates an
+Importing celpy costs about 0.1 s, and building its parser (`etikett_engine.cel.programs`, on
+the first compile) about 0.3 s more: a Lambda cold start that never converts a value or evaluates an
 expression should pay neither. Values, the label helpers and programs reach celpy through `celpy()`.
 """
 

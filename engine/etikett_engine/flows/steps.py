@@ -10,11 +10,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from etikett.cel import Bindings, CelInvalid, Expression, to_cel
-from etikett.cel.values import with_fields
-from etikett.dsl.flow import FlowNode
-from etikett.dsl.flow_registry import NODE_SPECS
-from etikett.flows.effects import (
+from etikett_engine.cel import Bindings, CelInvalid, Expression, to_cel
+from etikett_engine.cel.values import with_fields
+from etikett_engine.dsl.flow import FlowNode
+from etikett_engine.dsl.flow_registry import NODE_SPECS
+from etikett_engine.flows.effects import (
     EffectFailed,
     Effects,
     FileIntent,
@@ -23,7 +23,7 @@ from etikett.flows.effects import (
     Outcome,
     PrintIntent,
 )
-from etikett.flows.lint import check_expression
+from etikett_engine.flows.lint import check_expression
 
 MAX_VALUE_BYTES = 64_000
 MAX_COPIES = 1000

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterable
 from typing import Any, NamedTuple, cast
 
-from etikett.cel.programs import program
+from etikett_engine.cel.programs import program
 
 # Macros bind their first argument(s) as a local name, which shadows a root of the same name.
 _MACROS = {"map": 1, "filter": 1, "all": 1, "exists": 1, "exists_one": 1, "reduce": 2}

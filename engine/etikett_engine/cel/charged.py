@@ -1,11 +1,12 @@
 """celpy's operations that build or scan values, charged to the running evaluation's budget
-(`etikett.cel.limits`) before they run: `+`, comparisons, `in`, `contains`, `startsWith`,
+(`etikett_engine.cel.limits`) before they run: `+`, comparisons, `in`, `contains`, `startsWith`,
 `endsWith`, `matches`, the comprehension macros, and the interpreter (a fallback) per node.
 
 They are module-level functions because celpy's transpiler calls an activation's functions by
-their module path: `functions()` makes transpiled code call `etikett.cel.charged.add` and its
-friends, and `etikett.cel.programs` rewrites the comprehensions (which call celpy directly) to
-this module's `macro_*`. `_EVAL` is celpy.evaluation once `functions()` ran.
+their module path: `functions()` makes transpiled code call
+`etikett_engine.cel.charged.add` and its friends, and `etikett_engine.cel.programs` rewrites the
+comprehensions (which call celpy directly) to this module's `macro_*`. `_EVAL` is
+celpy.evaluation once `functions()` ran.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import operator
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from etikett.cel import limits
-from etikett.cel.limits import Budget, current, exceeded
+from etikett_engine.cel import limits
+from etikett_engine.cel.limits import Budget, current, exceeded
 
 _EVAL: Any = None
 # celpy's comparisons, built once: its bool_eq(a, b) is boolean(operator.eq)(a, b), which wraps

@@ -1,7 +1,7 @@
 """The flow registry: every node type a flow document may use, with a pydantic model of its own
 fields (whose JSON Schema `getFlowRegistry` and svc://registry/flows publish), what it does, where
 its records go, and which of its fields hold CEL. The engine and lint look types up in
-`NODE_SPECS`; the document itself is `etikett.dsl.flow`.
+`NODE_SPECS`; the document itself is `etikett_engine.dsl.flow`.
 
 The published schemas say what kind of value a string is, so an editor can offer the right
 control without knowing node types: `format` is `cel` (an expression), `label-reference`,
@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from etikett.dsl.flow import CEL_MAX, NODE_TYPE
-from etikett.dsl.strict import IDENTIFIER, Strict
+from etikett_engine.dsl.flow import CEL_MAX, NODE_TYPE
+from etikett_engine.dsl.strict import IDENTIFIER, Strict
 
 LABEL_REFERENCE = r"^lbl_[0-9A-Za-z]{1,40}(@[1-9][0-9]{0,8})?$"
 CREDENTIAL_REF = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # as createCredential's `ref`

@@ -10,11 +10,11 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from etikett.cel.errors import CelInvalid, eval_message
-from etikett.cel.library import celpy
+from etikett_engine.cel.errors import CelInvalid, eval_message
+from etikett_engine.cel.library import celpy
 
 if TYPE_CHECKING:
-    from etikett.dsl.label import VariableType
+    from etikett_engine.dsl.label import VariableType
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1  # CEL's int
 
@@ -69,7 +69,7 @@ def _parse_date(text: str) -> dt.datetime:
 
 def utc(value: dt.datetime) -> dt.datetime:
     # A naive datetime is taken as UTC: the service keeps every time in UTC. (`clock.as_utc`
-    # does the same; the engine the Runner ships carries no `etikett.clock`.)
+    # does the same; the engine imports nothing of the service, so not `etikett.clock`.)
     if value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)
     return value.astimezone(dt.UTC)

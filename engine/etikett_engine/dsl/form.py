@@ -4,7 +4,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from etikett.dsl.strict import IDENTIFIER, OBJECT_ID, Strict
+from etikett_engine.dsl.strict import IDENTIFIER, OBJECT_ID, Strict
 
 FieldKind = Literal["text", "textarea", "number", "integer", "date", "checkbox", "select"]
 
