@@ -116,9 +116,48 @@ def build() -> dict[str, Any]:
     flow_examples.publish(spec)
     spec["x-etikett-problem-codes"] = problems.catalog()
     spec["servers"] = [{"url": "/"}]
+    _published_names(spec)
     # As JSON carries it: what the build writes and what a live build answers are the same.
     published: dict[str, Any] = json.loads(json.dumps(spec))
     return published
+
+
+# pydantic names a component after its module where two models share a name (flows' and
+# discovery's `Finding`): the engine's modules keep the names they were published with while they
+# lived in `etikett`, so that moving them changed no client's schema names.
+_ENGINE_PREFIX, _PUBLISHED_PREFIX = "etikett_engine__", "etikett__"
+_REF = "#/components/schemas/"
+
+
+def _published_names(spec: dict[str, Any]) -> None:
+    schemas: dict[str, Any] = spec["components"]["schemas"]
+    renamed = {
+        name: _PUBLISHED_PREFIX + name.removeprefix(_ENGINE_PREFIX)
+        for name in schemas
+        if name.startswith(_ENGINE_PREFIX)
+    }
+    if not renamed:
+        return
+    clashes = set(renamed.values()) & set(schemas)
+    if clashes:
+        raise ValueError(f"components named twice: {sorted(clashes)}")
+    in_order = [(renamed.get(name, name), schema) for name, schema in schemas.items()]
+    schemas.clear()
+    schemas.update(in_order)
+    refs = {_REF + old: _REF + new for old, new in renamed.items()}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref in refs:
+                node["$ref"] = refs[ref]
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(spec)
 
 
 def _document_schemas(schemas: dict[str, Any]) -> None:
