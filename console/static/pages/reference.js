@@ -21,6 +21,12 @@ export async function render(main) {
   // Swagger UI (React) listens on this element for its controls' events (data-event-root).
   const host = h("section", { class: "api-reference", "aria-label": "Operations", "data-event-root": "" });
   main.appendChild(host);
+  // Swagger UI puts its icons' symbol sheet (svg.svg-assets) into the page without hiding it from
+  // assistive technology, where it would read as an unnamed image: it is only definitions.
+  const hideSymbolSheets = () => {
+    for (const sheet of host.querySelectorAll("svg.svg-assets:not([aria-hidden])")) sheet.setAttribute("aria-hidden", "true");
+  };
+  new MutationObserver(hideSymbolSheets).observe(host, { childList: true, subtree: true });
   await vendorStyle("swagger-ui", "swagger-ui.css");
   const SwaggerUIBundle = await vendor("swagger-ui");
   SwaggerUIBundle({
