@@ -12,11 +12,21 @@ from typing import Any
 import pytest
 from etikett_runner.printer_sim import PrinterSimulator
 from integration.webhooks.receiver import Receiver
+from playwright.sync_api import Browser
 
 from e2e.prints import PRINT_KINDS, PrintEvents, PrintSite, released_label
 from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled
+from support.browser import running_browser
 from support.client import PASSWORD, Api
 from support.server import DevServer
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One chromium per console module (each test opens a context of its own). Closed with the
+    module: Playwright's sync API holds an event loop on the main thread while it runs."""
+    with running_browser() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

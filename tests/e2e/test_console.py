@@ -28,20 +28,12 @@ from standardwebhooks import Webhook
 from e2e.prints import PrintSite, wait_final
 from e2e.runners import eventually
 from support import browser as browsing
-from support.browser import Session, console_session, running_browser
+from support.browser import Session, console_session
 from support.client import PASSWORD, Api, unique
 from support.runner_site import FakeSite
 from support.server import DevServer
 
 pytestmark = pytest.mark.console
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One chromium for all console tests (each opens a context of its own). Closed with this
-    module: Playwright's sync API holds an event loop on the main thread while it runs."""
-    with running_browser() as running:
-        yield running
 
 
 def set_up_in_the_console(page: Page, origin: str, username: str, password: str) -> None:

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from support import browser as browsing
-from support.browser import Session, console_session, running_browser
+from support.browser import Session, console_session
 from support.client import PASSWORD, Api, unique
 from support.server import DevServer
 
@@ -32,12 +32,6 @@ WITH_WARNINGS = """^XA
 ^PQ2
 ^XZ
 """
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with running_browser() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

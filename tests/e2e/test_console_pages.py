@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from support import a11y
-from support.browser import TABLET, Session, console_session, running_browser, sign_in
+from support.browser import TABLET, Session, console_session, sign_in
 from support.client import PASSWORD, Api, unique
 from support.runner_site import FakeSite
 from support.server import DevServer
@@ -43,12 +43,6 @@ SHELF = {
     "gtin": "4012345000023",
     "article_number": "A-1",
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with running_browser() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

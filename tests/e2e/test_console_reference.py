@@ -6,25 +6,18 @@ an error in the browser's console)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from support.browser import console_session, running_browser, sign_in
+from support.browser import console_session, sign_in
 from support.client import PASSWORD, Api
 from support.server import DevServer
 
 pytestmark = pytest.mark.console
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with running_browser() as running:
-        yield running
 
 
 def test_the_reference_lists_every_operation_within_the_csp(

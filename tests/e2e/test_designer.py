@@ -19,7 +19,7 @@ import zxingcpp
 from PIL import Image
 from playwright.sync_api import Browser, Page, expect
 
-from support.browser import Session, console_session, running_browser, sign_in
+from support.browser import Session, console_session, sign_in
 from support.client import PASSWORD, Api, unique
 from support.model_server import ModelServer, Seen, tool_answer
 from support.server import DevServer
@@ -38,12 +38,6 @@ BARCODE = {
     "content": "LAGER-7",
 }
 TITLE = {"id": "title", "type": "text", "x_mm": 6, "y_mm": 2, "content": "Lager", "size_pt": 12}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with running_browser() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

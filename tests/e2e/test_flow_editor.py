@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from e2e.flow_canvas import click_node, drag_type, node, port_ids, wire
-from support.browser import console_session, running_browser, sign_in
+from support.browser import console_session, sign_in
 from support.client import PASSWORD, Api, unique
 from support.model_server import ModelServer, tool_answer
 from support.server import DevServer
@@ -71,12 +71,6 @@ def routed(label_id: str) -> dict[str, Any]:
         ],
         "samples": [{"name": "Anna", "qty": "1"}],
     }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with running_browser() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")
