@@ -9,6 +9,9 @@ STAMP  := $(VENV)/.installed
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
 CHROMIUM ?= /usr/bin/chromium
+# make test runs the suite in this many pytest-xdist workers, a whole test file to a worker (its
+# module fixtures, a service or a browser, start once); TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(STAMP): pyproject.toml engine/pyproject.toml runner/pyproject.toml layers/deps/requirements.txt
@@ -72,7 +75,7 @@ test: $(STAMP) browser corpus
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The documentation site (mkdocs.yml, docs/): strict, into site/; the reference pages are
 # generated from the service's OpenAPI document, node registry and problem catalog.
