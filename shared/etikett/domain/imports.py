@@ -58,7 +58,8 @@ class ImportAnswer(Model):
 
 def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> ImportAnswer:
     from etikett.domain.label_validation import validate_label
-    from etikett.importers import convert, refuse
+    from etikett.importers.conversion import refuse
+    from etikett.importers.formats import convert
     from etikett.settings import get_settings
     from etikett.store.labels import MAX_DOCUMENT_BYTES, pack
 

@@ -22,7 +22,7 @@ import pytest
 import zxingcpp
 from PIL import Image, ImageFilter
 
-from etikett.importers import convert
+from etikett.importers.formats import convert
 from etikett.render import resolve_variables
 from etikett.render.preflight import render_checked
 from etikett_engine.dsl.label import LabelDocument

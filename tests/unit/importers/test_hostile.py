@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from etikett.importers import convert
+from etikett.importers.formats import convert
 from etikett_engine.errors import EtikettError
 
 LIMIT = 8 * 1024 * 1024

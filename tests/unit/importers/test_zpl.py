@@ -11,7 +11,8 @@ import zxingcpp
 from PIL import Image
 
 from etikett.catalog.vorlagen import get_vorlage, sample_values
-from etikett.importers import Conversion, convert
+from etikett.importers.conversion import Conversion
+from etikett.importers.formats import convert
 from etikett.render import encode_zpl, render, resolve_variables
 from etikett.render.preflight import preflight
 from etikett_engine.dsl.label import LabelDocument

@@ -10,7 +10,8 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from etikett.importers import Conversion, convert
+from etikett.importers.conversion import Conversion
+from etikett.importers.formats import convert
 from etikett.render import render, resolve_variables
 from etikett.render.errors import BarcodeInvalid
 from etikett_engine.dsl.label import LabelDocument

@@ -13,7 +13,7 @@ object into a label object, reader.py holds what they share.
 
 from __future__ import annotations
 
-from etikett.importers import Conversion, refuse
+from etikett.importers.conversion import Conversion, refuse
 from etikett.importers.glabels.converter import Converter
 from etikett.importers.glabels.xmlfile import local_name, parse
 from etikett_engine.errors import ProblemCode

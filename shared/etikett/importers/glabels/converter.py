@@ -9,7 +9,7 @@ import binascii
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from etikett.importers import MAX_OBJECTS, Conversion, Imported, refuse
+from etikett.importers.conversion import MAX_OBJECTS, Conversion, Imported, refuse
 from etikett.importers.glabels.objects import ObjectReader
 from etikett.importers.glabels.reader import flag
 from etikett.importers.glabels.xmlfile import local_name
@@ -226,7 +226,7 @@ class Converter(ObjectReader):
 
         from PIL import Image
 
-        from etikett.importers import png
+        from etikett.importers.conversion import png
 
         name = node.get("name") or ""
         where = "Data/Pixdata"

@@ -276,7 +276,7 @@ class ObjectReader(Reader):
         """A slanted line as an image of exactly its dots (as ZPL's ^GD), placed by its box."""
         from PIL import Image, ImageDraw
 
-        from etikett.importers import png
+        from etikett.importers.conversion import png
 
         scale = self.dpi / 25.4
         pad = thickness / 2

@@ -8,7 +8,7 @@ import re
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from etikett.importers import Conversion, Note, Severity, refuse
+from etikett.importers.conversion import Conversion, Note, Severity, refuse
 from etikett_engine.dsl.label import MAX_MM, MIN_LABEL_MM
 from etikett_engine.errors import ProblemCode
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 from xml.etree.ElementTree import Element
 
-from etikett.importers import MAX_XML_DEPTH, MAX_XML_ELEMENTS, refuse
+from etikett.importers.conversion import MAX_XML_DEPTH, MAX_XML_ELEMENTS, refuse
 from etikett_engine.errors import ProblemCode
 
 

@@ -16,7 +16,7 @@ data.py decodes barcode and graphic data.
 
 from __future__ import annotations
 
-from etikett.importers import MAX_LABELS, Conversion
+from etikett.importers.conversion import MAX_LABELS, Conversion
 from etikett.importers.zpl.converter import Converter
 
 __all__ = ["convert_zpl"]

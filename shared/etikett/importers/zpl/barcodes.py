@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from etikett.importers import dots_to_mm
 from etikett.importers.checks import code39_check
+from etikett.importers.conversion import dots_to_mm
 from etikett.importers.gs1 import element_string, with_check_digits
 from etikett.importers.zpl.data import (
     code128,

@@ -9,7 +9,7 @@ import copy
 import re
 from typing import Any
 
-from etikett.importers import Conversion, Imported, dots_to_mm, refuse
+from etikett.importers.conversion import Conversion, Imported, dots_to_mm, refuse
 from etikett.importers.gs1 import element_string
 from etikett.importers.zpl.barcodes import recalled_code128
 from etikett.importers.zpl.fields import FieldReader

@@ -8,7 +8,7 @@ import base64
 import binascii
 import re
 
-from etikett.importers import inflate, refuse
+from etikett.importers.conversion import inflate, refuse
 from etikett_engine.errors import ProblemCode
 
 _ACS_COUNTS = {chr(ord("G") + i): i + 1 for i in range(19)} | {

@@ -37,7 +37,7 @@ def content_extent(document: dict[str, Any]) -> tuple[int, int]:
 
 def turned_upside_down(document: dict[str, Any], width: int, length: int, dpi: int) -> None:
     """Every object turned half a turn about the label's centre (in place)."""
-    from etikett.importers import dots_to_mm
+    from etikett.importers.conversion import dots_to_mm
 
     boxes = object_boxes(document)
     for obj, entry in zip(document["objects"], boxes, strict=True):

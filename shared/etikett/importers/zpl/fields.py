@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from etikett.importers import MAX_OBJECTS, dots_to_mm, refuse
+from etikett.importers.conversion import MAX_OBJECTS, dots_to_mm, refuse
 from etikett.importers.zpl.barcodes import BarcodeReader
 from etikett.importers.zpl.fonts import SYMBOLS, Face, face, font_size
 from etikett.importers.zpl.reader import Field, Format

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.importers import MAX_OBJECTS, dots_to_mm, png, refuse
+from etikett.importers.conversion import MAX_OBJECTS, dots_to_mm, png, refuse
 from etikett.importers.zpl.data import decode_graphic
 from etikett.importers.zpl.reader import Field, Format, Reader
 from etikett.importers.zpl.syntax import arg

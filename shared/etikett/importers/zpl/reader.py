@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from etikett.importers import Conversion, Note, Severity, refuse
+from etikett.importers.conversion import Conversion, Note, Severity, refuse
 from etikett.importers.zpl.syntax import arg
 from etikett_engine.dsl.label import MAX_MM, MIN_LABEL_MM
 from etikett_engine.errors import ProblemCode
