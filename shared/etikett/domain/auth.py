@@ -14,6 +14,7 @@ from etikett.domain.actors import Caller, Invocation
 from etikett.settings import get_settings
 from etikett.store import tokens as token_store
 from etikett.store import users as user_store
+from etikett.store.conditions import ConditionName
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.errors import Conflict, Forbidden, ProblemCode, Throttled, Unauthenticated
 from etikett_engine.model import Model
@@ -137,7 +138,7 @@ def setup(invocation: Invocation, credentials: SetupRequest) -> SignedIn:
     uow = users.adding(invocation, record)
     user_store.mark_setup_done(uow, record.id)
     token_store.add(uow, session)
-    for name in ("username.free", "setup.open", "token.absent"):
+    for name in (ConditionName.USERNAME_FREE, ConditionName.SETUP_OPEN, ConditionName.TOKEN_ABSENT):
         uow.fail_as(name, done)
     uow.commit()
     return SignedIn(

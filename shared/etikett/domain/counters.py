@@ -12,6 +12,7 @@ from etikett.domain import audit
 from etikett.domain.actors import Invocation
 from etikett.domain.counter_values import WIDTH_FORMAT, load, period_of
 from etikett.store import counters
+from etikett.store.conditions import ConditionName
 from etikett.store.counters import CounterRecord
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
@@ -107,7 +108,7 @@ def create(invocation: Invocation, request: NewCounter) -> Counter:
         name=request.name,
     )
     entry = audit.record(invocation, request.name, details=request.model_dump())
-    with UnitOfWork(entry, errors={"counter.absent": taken}) as uow:
+    with UnitOfWork(entry, errors={ConditionName.COUNTER_ABSENT: taken}) as uow:
         counters.add(uow, record)
     return view(record)
 

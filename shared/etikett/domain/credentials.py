@@ -14,6 +14,7 @@ from etikett.ai.conversation import PROVIDERS, Endpoint, Provider
 from etikett.domain import audit, credential_vault
 from etikett.domain.actors import Invocation
 from etikett.store import credentials as store
+from etikett.store.conditions import ConditionName
 from etikett.store.credentials import CredentialRecord, Sealed
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
@@ -290,7 +291,7 @@ def create(invocation: Invocation, request: NewLanguageModel | NewSecret) -> Cre
         ref=request.ref,
     )
     entry = audit.record(invocation, request.ref, details=details)
-    with UnitOfWork(entry, errors={"credential.absent": taken}) as uow:
+    with UnitOfWork(entry, errors={ConditionName.CREDENTIAL_ABSENT: taken}) as uow:
         store.add(uow, record, make_default=make_default)
     return view(record, record.ref if make_default else store.default_ref())
 
@@ -299,7 +300,7 @@ def delete(invocation: Invocation, ref: str) -> None:
     record = load(ref)
     was_default = store.default_ref() == ref
     entry = audit.record(invocation, ref, details={"ref": ref, "kind": record.kind})
-    with UnitOfWork(entry, errors={"credential.exists": _not_found(ref)}) as uow:
+    with UnitOfWork(entry, errors={ConditionName.CREDENTIAL_EXISTS: _not_found(ref)}) as uow:
         store.remove(uow, ref, was_default=was_default)
 
 

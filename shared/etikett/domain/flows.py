@@ -12,6 +12,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch
 from etikett.ids import new_id
 from etikett.store import flows
+from etikett.store.conditions import ConditionName
 from etikett.store.flows import MAX_DOCUMENT_BYTES, FlowRecord, FlowVersionRecord, pack
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
@@ -282,7 +283,7 @@ def change(invocation: Invocation, flow_id: str, request: FlowChange) -> Flow:
         "after": request.model_dump(exclude_none=True),
     }
     entry = audit.record(invocation, flow_id, details=details)
-    with UnitOfWork(entry, errors={"flow.exists": _not_found(flow_id)}) as uow:
+    with UnitOfWork(entry, errors={ConditionName.FLOW_EXISTS: _not_found(flow_id)}) as uow:
         flows.update(uow, record, after)
     return get(flow_id)
 
@@ -354,7 +355,7 @@ def patch_document(
     try:
         with UnitOfWork(
             audit.record(invocation, flow_id, details=details),
-            errors={"flow.latest": stale, "version.absent": stale},
+            errors={ConditionName.FLOW_LATEST: stale, ConditionName.VERSION_ABSENT: stale},
         ) as uow:
             flows.add_version(uow, flow, after, record)
     except VersionConflict:

@@ -17,6 +17,7 @@ from etikett.domain.documents import DocumentPatch as DocumentPatch
 from etikett.domain.label_records import load_label, load_version
 from etikett.domain.label_validation import derived_form, validate_form, validate_label
 from etikett.store import events, labels
+from etikett.store.conditions import ConditionName
 from etikett.store.labels import MAX_DOCUMENT_BYTES, DocumentKind, LabelRecord, VersionRecord, pack
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import UnitOfWork
@@ -196,7 +197,10 @@ def _save_new_version(
     )
     details = {"document": kind, "before_version": latest, "after_version": latest + 1}
     entry = audit.record(invocation, meta.id, details=details)
-    with UnitOfWork(entry, errors={"version.latest": conflict, "version.absent": conflict}) as uow:
+    with UnitOfWork(
+        entry,
+        errors={ConditionName.VERSION_LATEST: conflict, ConditionName.VERSION_ABSENT: conflict},
+    ) as uow:
         labels.add_version(uow, meta, after, record)
     return record
 

@@ -13,6 +13,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import URI, check_uri
 from etikett.ids import new_id
 from etikett.store import printers
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page
 from etikett.store.printers import PrinterRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -128,7 +129,7 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
         name=request.name,
     )
     entry = audit.record(invocation, printer_id, details=details)
-    with UnitOfWork(entry, errors={"printer.name_free": taken}) as uow:
+    with UnitOfWork(entry, errors={ConditionName.PRINTER_NAME_FREE: taken}) as uow:
         printers.add(uow, record)
     return view(record)
 
@@ -152,5 +153,5 @@ def delete(invocation: Invocation, printer_id: str) -> None:
         raise in_use
     details = {"name": record.name, "uri": record.uri}
     entry = audit.record(invocation, printer_id, details=details)
-    with UnitOfWork(entry, errors={"printer.unassigned": in_use}) as uow:
+    with UnitOfWork(entry, errors={ConditionName.PRINTER_UNASSIGNED: in_use}) as uow:
         printers.delete(uow, record, assigned_rev=rev)

@@ -38,6 +38,7 @@ from etikett.store import agent_reads, events, runner_queues
 from etikett.store import jobs as job_store
 from etikett.store import printers as printer_store
 from etikett.store import runners as runner_store
+from etikett.store.conditions import ConditionName
 from etikett.store.jobs import JobRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -155,10 +156,15 @@ def _claim_as_queued(
         "status": "running",
         "updated_at": now,
     }
-    refusals = {"runner.outlived": _Outlived(), "job.queued": _NotAsQueued()}
+    refusals = {
+        ConditionName.RUNNER_OUTLIVED: _Outlived(),
+        ConditionName.JOB_QUEUED: _NotAsQueued(),
+    }
     try:
         with UnitOfWork(errors=refusals) as uow:
-            runner_store.check_process_since(uow, runner.id, began, name="runner.outlived")
+            runner_store.check_process_since(
+                uow, runner.id, began, name=ConditionName.RUNNER_OUTLIVED
+            )
             job_store.update(
                 uow,
                 item.job_id,
@@ -166,7 +172,7 @@ def _claim_as_queued(
                 messages=[jobs.message("info", "Claimed by the Runner.")],
                 status_in={"queued"},
                 runner_id=runner.id,
-                name="job.queued",
+                name=ConditionName.JOB_QUEUED,
             )
     except _NotAsQueued:
         return None
@@ -221,8 +227,8 @@ def _claim_one(
             changes["outcome_reason"] = None
     elif record.status == "queued":
         changes["status"] = "running"
-    with UnitOfWork(errors={"runner.outlived": _Outlived()}) as uow:
-        runner_store.check_process_since(uow, runner.id, began, name="runner.outlived")
+    with UnitOfWork(errors={ConditionName.RUNNER_OUTLIVED: _Outlived()}) as uow:
+        runner_store.check_process_since(uow, runner.id, began, name=ConditionName.RUNNER_OUTLIVED)
         job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
     activity.job_claimed(job_id, record.kind, runner.id, delivery)
     return _handed_out(job_id, record.kind, record.payload, receipt, delivery, carried)
@@ -403,8 +409,6 @@ def configuration(runner: RunnerRecord) -> RunnerConfig:
         group_id=runner.group_id,
         context=runner_context.effective_context(runner),
         printers=assigned,
-        printer_ports=sorted(
-            runner_records.printer_ports(runner.group_id) - runner_records.PRINTER_PORTS
-        ),
+        printer_ports=sorted(runner_records.printer_ports(runner.group_id) - runner_records.PRINTER_PORTS),
         data_origin=job_store.data_origin(),
     )

@@ -16,6 +16,7 @@ from etikett.ids import new_id
 from etikett.settings import get_settings
 from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runner_queues, runners
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page
 from etikett.store.runner_enrollment import EnrollmentRecord, EnrollmentTokenRecord
 from etikett.store.runners import RunnerRecord
@@ -222,7 +223,7 @@ def enroll(invocation: Invocation, token: str, request: EnrollmentRequest) -> En
         token_id=token_record.id,
     )
     try:
-        with UnitOfWork(entry, errors={"token.unused": used}) as uow:
+        with UnitOfWork(entry, errors={ConditionName.TOKEN_UNUSED: used}) as uow:
             enrollment_store.use_enrollment_token(uow, token_record, now, enrollment_id)
             runners.add_runner(uow, runner)
             enrollment_store.add_enrollment(uow, enrollment)

@@ -12,6 +12,7 @@ from etikett.domain.runner_context import context_values
 from etikett.domain.runner_records import load_group, load_runner, status_of
 from etikett.ids import new_id
 from etikett.store import runner_context, runner_queues, runners
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page
 from etikett.store.runner_context import ContextRecord
 from etikett.store.runners import GroupRecord, RunnerRecord
@@ -131,7 +132,8 @@ def set_printer_ports(invocation: Invocation, group_id: str, request: PrinterPor
         f"No Runner group {group_id}.", ProblemCode.RUNNER_GROUP_NOT_FOUND, group_id=group_id
     )
     with UnitOfWork(
-        audit.record(invocation, group_id, details=details), errors={"group.exists": gone}
+        audit.record(invocation, group_id, details=details),
+        errors={ConditionName.GROUP_EXISTS: gone},
     ) as uow:
         runners.update_group(uow, before, after)
     return group_view(after)

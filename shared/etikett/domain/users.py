@@ -10,6 +10,7 @@ from etikett.domain import audit, passwords, policies, tokens
 from etikett.domain.actors import Invocation, Role
 from etikett.ids import new_id
 from etikett.store import users
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
 from etikett.store.users import UserRecord
@@ -77,7 +78,7 @@ def adding(invocation: Invocation, record: UserRecord) -> UnitOfWork:
         ProblemCode.USER_USERNAME_TAKEN,
         username=record.username,
     )
-    uow = UnitOfWork(entry, errors={"username.free": taken})
+    uow = UnitOfWork(entry, errors={ConditionName.USERNAME_FREE: taken})
     users.add(uow, record)
     return uow
 

@@ -17,6 +17,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -84,13 +85,16 @@ def page(limit: int, cursor: str | None) -> Page[CounterRecord]:
 def add(uow: UnitOfWork, counter: CounterRecord) -> None:
     """A new counter; the condition `counter.absent` fails if the name is taken."""
     item = item_of(_CounterItem, counter, kind=KIND)
-    uow.put(item, _CounterItem.name.does_not_exist(), name="counter.absent")
+    uow.put(item, _CounterItem.name.does_not_exist(), name=ConditionName.COUNTER_ABSENT)
 
 
 def deactivate(uow: UnitOfWork, name: str) -> None:
     item = _CounterItem(name)
     uow.update(
-        item, [_CounterItem.active.set(False)], _CounterItem.name.exists(), name="counter.exists"
+        item,
+        [_CounterItem.active.set(False)],
+        _CounterItem.name.exists(),
+        name=ConditionName.COUNTER_EXISTS,
     )
 
 

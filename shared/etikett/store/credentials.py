@@ -20,6 +20,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import get_item, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ def default() -> CredentialRecord | None:
 def add(uow: UnitOfWork, record: CredentialRecord, *, make_default: bool) -> None:
     """A new credential; the condition `credential.absent` fails if the ref is taken."""
     item = _item(record, ref=record.ref, listing=LISTED, kind=record.kind)
-    uow.put(item, _CredentialItem.ref.does_not_exist(), name="credential.absent")
+    uow.put(item, _CredentialItem.ref.does_not_exist(), name=ConditionName.CREDENTIAL_ABSENT)
     if make_default:
         uow.put(_item(record, ref=DEFAULT, default_ref=record.ref))
 
@@ -196,13 +197,13 @@ def remove(uow: UnitOfWork, ref: str, *, was_default: bool) -> None:
     uow.delete(
         _CredentialItem(ref),
         _CredentialItem.listing == LISTED,
-        name="credential.exists",
+        name=ConditionName.CREDENTIAL_EXISTS,
     )
     if was_default:
         uow.delete(
             _CredentialItem(DEFAULT),
             _CredentialItem.default_ref == ref,
-            name="credential.default_unchanged",
+            name=ConditionName.CREDENTIAL_DEFAULT_UNCHANGED,
         )
 
 

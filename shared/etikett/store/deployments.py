@@ -30,6 +30,7 @@ from pynamodb.models import Model
 
 from etikett.store import flows
 from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -288,7 +289,7 @@ def deployed_versions(flow_id: str) -> set[int]:
 def add(uow: UnitOfWork, deployment: DeploymentRecord) -> None:
     """The deployment, its group index items, and the mark that it uses its flow."""
     item = item_of(_DeploymentItem, deployment, sk=META_SK, kind=KIND)
-    uow.put(item, _DeploymentItem.id.does_not_exist(), name="deployment.absent")
+    uow.put(item, _DeploymentItem.id.does_not_exist(), name=ConditionName.DEPLOYMENT_ABSENT)
     for stage in deployment.stages:
         for group_id in stage["group_ids"]:
             uow.put(
@@ -317,7 +318,7 @@ def save(uow: UnitOfWork, before: DeploymentRecord, after: DeploymentRecord) -> 
             _DeploymentItem.rev.set(saved.rev),
         ],
         _DeploymentItem.rev == before.rev,
-        name="deployment.unchanged",
+        name=ConditionName.DEPLOYMENT_UNCHANGED,
     )
     return saved
 

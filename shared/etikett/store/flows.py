@@ -28,6 +28,7 @@ from etikett.store.base import (
     table_meta,
     too_large,
 )
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -245,8 +246,12 @@ def page_versions(flow_id: str, limit: int, cursor: str | None) -> Page[FlowVers
 
 
 def add(uow: UnitOfWork, flow: FlowRecord, first: FlowVersionRecord) -> None:
-    uow.put(_flow_item(flow), _FlowItem.id.does_not_exist(), name="flow.absent")
-    uow.put(_version_item(first), _VersionItem.flow_id.does_not_exist(), name="version.absent")
+    uow.put(_flow_item(flow), _FlowItem.id.does_not_exist(), name=ConditionName.FLOW_ABSENT)
+    uow.put(
+        _version_item(first),
+        _VersionItem.flow_id.does_not_exist(),
+        name=ConditionName.VERSION_ABSENT,
+    )
 
 
 def add_version(
@@ -258,9 +263,13 @@ def add_version(
         _FlowItem(before.id, META_SK),
         changes(_FlowItem, before, after),
         _FlowItem.latest_version == before.latest_version,
-        name="flow.latest",
+        name=ConditionName.FLOW_LATEST,
     )
-    uow.put(_version_item(version), _VersionItem.flow_id.does_not_exist(), name="version.absent")
+    uow.put(
+        _version_item(version),
+        _VersionItem.flow_id.does_not_exist(),
+        name=ConditionName.VERSION_ABSENT,
+    )
 
 
 def update(uow: UnitOfWork, before: FlowRecord, after: FlowRecord) -> None:
@@ -268,7 +277,12 @@ def update(uow: UnitOfWork, before: FlowRecord, after: FlowRecord) -> None:
     actions = changes(_FlowItem, before, after)
     if after.name != before.name:
         actions.append(_FlowItem.name_key.set(_name_key(after.name, after.id)))
-    uow.update(_FlowItem(before.id, META_SK), actions, _FlowItem.id.exists(), name="flow.exists")
+    uow.update(
+        _FlowItem(before.id, META_SK),
+        actions,
+        _FlowItem.id.exists(),
+        name=ConditionName.FLOW_EXISTS,
+    )
 
 
 def delete(uow: UnitOfWork, flow: FlowRecord) -> None:
@@ -276,7 +290,9 @@ def delete(uow: UnitOfWork, flow: FlowRecord) -> None:
     write: a claim between a check and the delete is never lost)."""
     unclaimed = _FlowItem.uses.does_not_exist() | (_FlowItem.uses <= 0)
     uow.delete(
-        _FlowItem(flow.id, META_SK), _FlowItem.id.exists() & unclaimed, name="flow.deletable"
+        _FlowItem(flow.id, META_SK),
+        _FlowItem.id.exists() & unclaimed,
+        name=ConditionName.FLOW_DELETABLE,
     )
 
 
@@ -314,17 +330,19 @@ def change_claims(uow: UnitOfWork, flow_id: str, *, added: list[str], removed: l
     the flow's item only once)."""
     for deployment_id in added:
         item = _UseItem(flow_id=flow_id, sk=f"use#{deployment_id}", deployment_id=deployment_id)
-        uow.put(item, _UseItem.sk.does_not_exist(), name="flow.unclaimed")
+        uow.put(item, _UseItem.sk.does_not_exist(), name=ConditionName.FLOW_UNCLAIMED)
     for deployment_id in removed:
         uow.delete(
-            _UseItem(flow_id, f"use#{deployment_id}"), _UseItem.sk.exists(), name="flow.claimed"
+            _UseItem(flow_id, f"use#{deployment_id}"),
+            _UseItem.sk.exists(),
+            name=ConditionName.FLOW_CLAIMED,
         )
     if len(added) != len(removed):
         uow.update(
             _FlowItem(flow_id, META_SK),
             [_FlowItem.uses.add(len(added) - len(removed))],
             _FlowItem.id.exists(),
-            name="flow.claimable",
+            name=ConditionName.FLOW_CLAIMABLE,
         )
 
 

@@ -22,6 +22,7 @@ from pynamodb.models import Model
 from etikett.settings import get_settings
 from etikett.store import clients
 from etikett.store.base import get_item, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def of_runner(runner_id: str) -> list[JobRecord]:
 
 
 def add(uow: UnitOfWork, job: JobRecord) -> None:
-    uow.put(_item(job), _JobItem.id.does_not_exist(), name="job.absent")
+    uow.put(_item(job), _JobItem.id.does_not_exist(), name=ConditionName.JOB_ABSENT)
 
 
 def update(
@@ -185,7 +186,7 @@ def update(
     status_in: Collection[str] | None = None,
     open_only: bool = False,
     runner_id: str | None = None,
-    name: str = "job.expected",
+    name: ConditionName = ConditionName.JOB_EXPECTED,
 ) -> None:
     """Set the fields in `changes` (None removes one) and append `messages`, provided the job's
     status is one of `status_in`, with `open_only` it has not finished, and with `runner_id` it

@@ -22,6 +22,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import changes, found, get_item, item_of, reads, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -233,8 +234,12 @@ def page_versions(
 
 def add(uow: UnitOfWork, label: LabelRecord, first: VersionRecord) -> None:
     """A new label with its first version."""
-    uow.put(_label_item(label), _LabelItem.id.does_not_exist(), name="label.absent")
-    uow.put(_version_item(first), _VersionItem.label_id.does_not_exist(), name="version.absent")
+    uow.put(_label_item(label), _LabelItem.id.does_not_exist(), name=ConditionName.LABEL_ABSENT)
+    uow.put(
+        _version_item(first),
+        _VersionItem.label_id.does_not_exist(),
+        name=ConditionName.VERSION_ABSENT,
+    )
 
 
 def add_version(
@@ -248,9 +253,13 @@ def add_version(
         _LabelItem(before.id, META_SK),
         changes(_LabelItem, before, after),
         latest == before.latest(kind),
-        name="version.latest",
+        name=ConditionName.VERSION_LATEST,
     )
-    uow.put(_version_item(version), _VersionItem.label_id.does_not_exist(), name="version.absent")
+    uow.put(
+        _version_item(version),
+        _VersionItem.label_id.does_not_exist(),
+        name=ConditionName.VERSION_ABSENT,
+    )
 
 
 def update(uow: UnitOfWork, before: LabelRecord, after: LabelRecord) -> None:
@@ -259,7 +268,12 @@ def update(uow: UnitOfWork, before: LabelRecord, after: LabelRecord) -> None:
     actions = changes(_LabelItem, before, after)
     if after.name != before.name:
         actions.append(_LabelItem.name_key.set(_name_key(after.name, after.id)))
-    uow.update(_LabelItem(before.id, META_SK), actions, _LabelItem.id.exists(), name="label.exists")
+    uow.update(
+        _LabelItem(before.id, META_SK),
+        actions,
+        _LabelItem.id.exists(),
+        name=ConditionName.LABEL_EXISTS,
+    )
 
 
 def release(uow: UnitOfWork, before: LabelRecord, after: LabelRecord, kind: DocumentKind) -> None:
@@ -272,7 +286,7 @@ def release(uow: UnitOfWork, before: LabelRecord, after: LabelRecord, kind: Docu
         _LabelItem(before.id, META_SK),
         changes(_LabelItem, before, after),
         condition,
-        name="label.released_unchanged",
+        name=ConditionName.LABEL_RELEASED_UNCHANGED,
     )
 
 
@@ -297,12 +311,14 @@ def set_version_status(
             else _VersionItem.status_comment.remove(),
         ],
         _VersionItem.status == version.status,
-        name="version.status_unchanged",
+        name=ConditionName.VERSION_STATUS_UNCHANGED,
     )
 
 
 def delete(uow: UnitOfWork, label: LabelRecord) -> None:
-    uow.delete(_LabelItem(label.id, META_SK), _LabelItem.id.exists(), name="label.exists")
+    uow.delete(
+        _LabelItem(label.id, META_SK), _LabelItem.id.exists(), name=ConditionName.LABEL_EXISTS
+    )
 
 
 def delete_versions(label_id: str) -> None:

@@ -17,6 +17,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -191,11 +192,11 @@ def get_finding(finding_id: str) -> FindingRecord | None:
 def add(uow: UnitOfWork, printer: PrinterRecord) -> None:
     """A new printer and its name claim; `printer.name_free` fails when the name is taken."""
     item = item_of(_PrinterItem, printer, kind=KIND, name_key=printer.name.casefold())
-    uow.put(item, _PrinterItem.id.does_not_exist(), name="printer.absent")
+    uow.put(item, _PrinterItem.id.does_not_exist(), name=ConditionName.PRINTER_ABSENT)
     claim = _NameClaim(
         key=name_key(printer.name), printer_id=printer.id, runner_id=printer.runner_id
     )
-    uow.put(claim, _NameClaim.key.does_not_exist(), name="printer.name_free")
+    uow.put(claim, _NameClaim.key.does_not_exist(), name=ConditionName.PRINTER_NAME_FREE)
 
 
 def delete(uow: UnitOfWork, printer: PrinterRecord, assigned_rev: int | None = None) -> None:
@@ -208,7 +209,7 @@ def delete(uow: UnitOfWork, printer: PrinterRecord, assigned_rev: int | None = N
             if assigned_rev == 0
             else _PrinterItem.assigned_rev == assigned_rev
         )
-    uow.delete(_PrinterItem(printer.id), condition, name="printer.unassigned")
+    uow.delete(_PrinterItem(printer.id), condition, name=ConditionName.PRINTER_UNASSIGNED)
     uow.delete(_NameClaim(name_key(printer.name)))
 
 
@@ -225,7 +226,7 @@ def note_assigned(uow: UnitOfWork, printer_id: str) -> None:
         _PrinterItem(printer_id),
         [_PrinterItem.assigned_rev.add(1)],
         _PrinterItem.id.exists(),
-        name="printer.exists",
+        name=ConditionName.PRINTER_EXISTS,
     )
 
 

@@ -17,6 +17,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import changes, get_item, item_of, record_of
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 from etikett.store.runners import META
 
@@ -141,7 +142,7 @@ def add_enrollment_token(uow: UnitOfWork, token: EnrollmentTokenRecord) -> None:
         created_by=token.created_by,
         expires=token.expires_at + dt.timedelta(days=7),
     )
-    uow.put(item, _EnrollmentTokenItem.key.does_not_exist(), name="token.absent")
+    uow.put(item, _EnrollmentTokenItem.key.does_not_exist(), name=ConditionName.TOKEN_ABSENT)
 
 
 def use_enrollment_token(
@@ -152,7 +153,7 @@ def use_enrollment_token(
         _EnrollmentTokenItem(_token_key(token.token_hash), TOKEN_SK),
         [_EnrollmentTokenItem.used_at.set(at), _EnrollmentTokenItem.used_by.set(enrollment_id)],
         _EnrollmentTokenItem.used_at.does_not_exist(),
-        name="token.unused",
+        name=ConditionName.TOKEN_UNUSED,
     )
 
 
@@ -177,7 +178,7 @@ def add_enrollment(uow: UnitOfWork, enrollment: EnrollmentRecord) -> None:
     item = item_of(
         _EnrollmentItem, enrollment, sk=ENROLLMENT_SK, kind="enrollment", sort_key=enrollment.id
     )
-    uow.put(item, _EnrollmentItem.id.does_not_exist(), name="enrollment.absent")
+    uow.put(item, _EnrollmentItem.id.does_not_exist(), name=ConditionName.ENROLLMENT_ABSENT)
 
 
 def update_enrollment(uow: UnitOfWork, before: EnrollmentRecord, after: EnrollmentRecord) -> None:
@@ -186,5 +187,5 @@ def update_enrollment(uow: UnitOfWork, before: EnrollmentRecord, after: Enrollme
         _EnrollmentItem(before.id, ENROLLMENT_SK),
         changes(_EnrollmentItem, before, after),
         _EnrollmentItem.status == before.status,
-        name="enrollment.unchanged",
+        name=ConditionName.ENROLLMENT_UNCHANGED,
     )

@@ -18,6 +18,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import changes, get_item, item_of, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def add_group(uow: UnitOfWork, group: GroupRecord) -> None:
     item = item_of(
         _GroupItem, group, sk=GROUP_SK, kind="group", sort_key=f"{group.name.casefold()}#{group.id}"
     )
-    uow.put(item, _GroupItem.id.does_not_exist(), name="group.absent")
+    uow.put(item, _GroupItem.id.does_not_exist(), name=ConditionName.GROUP_ABSENT)
 
 
 def update_group(uow: UnitOfWork, before: GroupRecord, after: GroupRecord) -> None:
@@ -150,7 +151,7 @@ def update_group(uow: UnitOfWork, before: GroupRecord, after: GroupRecord) -> No
         _GroupItem(before.id, GROUP_SK),
         changes(_GroupItem, before, after),
         _GroupItem.id.exists(),
-        name="group.exists",
+        name=ConditionName.GROUP_EXISTS,
     )
 
 
@@ -194,7 +195,7 @@ def runners_of(group_id: str) -> list[RunnerRecord]:
 
 
 def add_runner(uow: UnitOfWork, runner: RunnerRecord) -> None:
-    uow.put(runner_item(runner), _RunnerItem.id.does_not_exist(), name="runner.absent")
+    uow.put(runner_item(runner), _RunnerItem.id.does_not_exist(), name=ConditionName.RUNNER_ABSENT)
 
 
 def update_runner(uow: UnitOfWork, before: RunnerRecord, after: RunnerRecord) -> None:
@@ -203,7 +204,7 @@ def update_runner(uow: UnitOfWork, before: RunnerRecord, after: RunnerRecord) ->
         _RunnerItem(before.id, RUNNER_SK),
         changes(_RunnerItem, before, after),
         _RunnerItem.id.exists(),
-        name="runner.exists",
+        name=ConditionName.RUNNER_EXISTS,
     )
 
 
@@ -220,7 +221,9 @@ def touch_runner(runner_id: str, **fields: Any) -> bool:
     return True
 
 
-def check_process_since(uow: UnitOfWork, runner_id: str, began: dt.datetime, *, name: str) -> None:
+def check_process_since(
+    uow: UnitOfWork, runner_id: str, began: dt.datetime, *, name: ConditionName
+) -> None:
     """In `uow`: the Runner's current process started no later than `began` (a long poll that
     began then still speaks for it). A removed Runner passes: its queue went with it."""
     started = _RunnerItem.process_started_at
@@ -259,4 +262,6 @@ def book_discovery(runner_id: str, seen: dt.datetime | None, booked_until: dt.da
 
 
 def delete_runner(uow: UnitOfWork, runner: RunnerRecord) -> None:
-    uow.delete(_RunnerItem(runner.id, RUNNER_SK), _RunnerItem.id.exists(), name="runner.exists")
+    uow.delete(
+        _RunnerItem(runner.id, RUNNER_SK), _RunnerItem.id.exists(), name=ConditionName.RUNNER_EXISTS
+    )

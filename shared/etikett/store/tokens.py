@@ -11,6 +11,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def add(uow: UnitOfWork, token: TokenRecord) -> None:
     """A new token; sessions expire from the table (TTL) when they expire."""
     expires = token.expires_at if token.kind == "session" else None
     item = item_of(_TokenItem, token, expires=expires)
-    uow.put(item, _TokenItem.token_hash.does_not_exist(), name="token.absent")
+    uow.put(item, _TokenItem.token_hash.does_not_exist(), name=ConditionName.TOKEN_ABSENT)
 
 
 def revoke(uow: UnitOfWork, token: TokenRecord, at: dt.datetime) -> None:
@@ -103,7 +104,7 @@ def revoke(uow: UnitOfWork, token: TokenRecord, at: dt.datetime) -> None:
         _TokenItem(token.token_hash),
         [_TokenItem.revoked_at.set(at)],
         _TokenItem.token_hash.exists(),
-        name="token.exists",
+        name=ConditionName.TOKEN_EXISTS,
     )
 
 

@@ -4,7 +4,7 @@ Repositories add their writes to it (`counters.add(uow, record)`); every conditi
 a name. When DynamoDB cancels the transaction, the name of the write whose condition failed picks
 the error the caller gave for that name, so nobody reads failures by item position:
 
-    with UnitOfWork(entry, errors={"counter.absent": Conflict(...)}) as uow:
+    with UnitOfWork(entry, errors={ConditionName.COUNTER_ABSENT: Conflict(...)}) as uow:
         counters.add(uow, record)
 
 A failed condition without a named error, or a transaction that lost a race with another, is a
@@ -24,6 +24,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from etikett.store.base import connection, item_too_large, too_large
+from etikett.store.conditions import ConditionName
 from etikett_engine.errors import Conflict, EtikettError, ProblemCode
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ _SENT_ORDER = {"check": 0, "delete": 1, "put": 2, "update": 3}
 class ConditionFailed(Conflict):
     """A named condition failed and the caller named no error for it."""
 
-    def __init__(self, name: str | None) -> None:
+    def __init__(self, name: ConditionName | None) -> None:
         super().__init__(
             "Another change got there first; nothing was written. Read the resource again and "
             "retry.",
@@ -55,10 +56,10 @@ class UnitOfWork:
         self,
         audit: AuditRecord | None = None,
         *,
-        errors: Mapping[str, EtikettError] | None = None,
+        errors: Mapping[ConditionName, EtikettError] | None = None,
     ) -> None:
         """`audit`: the change's audit entry, written in the same transaction."""
-        self._writes: list[tuple[str, str | None, Write]] = []
+        self._writes: list[tuple[str, ConditionName | None, Write]] = []
         self._errors = dict(errors or {})
         self._after: list[Callable[[], None]] = []
         if audit is not None:
@@ -67,7 +68,7 @@ class UnitOfWork:
     # --- what repositories add ----------------------------------------------------------------
 
     def put(
-        self, item: Model, condition: Condition | None = None, *, name: str | None = None
+        self, item: Model, condition: Condition | None = None, *, name: ConditionName | None = None
     ) -> None:
         self._add("put", name, lambda tx: tx.save(item, condition=condition))
 
@@ -77,12 +78,12 @@ class UnitOfWork:
         actions: list[Action],
         condition: Condition | None = None,
         *,
-        name: str | None = None,
+        name: ConditionName | None = None,
     ) -> None:
         self._add("update", name, lambda tx: tx.update(item, actions=actions, condition=condition))
 
     def delete(
-        self, item: Model, condition: Condition | None = None, *, name: str | None = None
+        self, item: Model, condition: Condition | None = None, *, name: ConditionName | None = None
     ) -> None:
         self._add("delete", name, lambda tx: tx.delete(item, condition=condition))
 
@@ -93,7 +94,7 @@ class UnitOfWork:
         range_key: str | None,
         condition: Condition,
         *,
-        name: str,
+        name: ConditionName,
     ) -> None:
         """A condition on an item this change does not write (it must hold when it commits)."""
         self._add(
@@ -116,7 +117,7 @@ class UnitOfWork:
         """Run `action` once the transaction has committed (e.g. refresh a cached view)."""
         self._after.append(action)
 
-    def fail_as(self, name: str, error: EtikettError) -> None:
+    def fail_as(self, name: ConditionName, error: EtikettError) -> None:
         """The error to raise if the condition named `name` fails."""
         self._errors[name] = error
 
@@ -139,7 +140,7 @@ class UnitOfWork:
         for action in self._after:
             action()
 
-    def _refusal(self, error: TransactWriteError, names: list[str | None]) -> Exception:
+    def _refusal(self, error: TransactWriteError, names: list[ConditionName | None]) -> Exception:
         """The error for a cancelled transaction; `names` are its writes' in the order sent."""
         reasons = getattr(error, "cancellation_reasons", None) or []
         codes = [reason.code if reason is not None else None for reason in reasons]
@@ -155,7 +156,7 @@ class UnitOfWork:
             return too_large()
         return error
 
-    def _add(self, kind: str, name: str | None, write: Write) -> None:
+    def _add(self, kind: str, name: ConditionName | None, write: Write) -> None:
         self._writes.append((kind, name, write))
 
     def __enter__(self) -> UnitOfWork:

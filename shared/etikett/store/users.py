@@ -19,6 +19,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import changes, get_item, item_of, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def another_active_admin(user_id: str) -> str | None:
 def check_active_admin(uow: UnitOfWork, user_id: str) -> None:
     """`admin.active` fails unless `user_id` is still an active admin when `uow` commits."""
     condition = _UserItem.roles.contains("admin") & (_UserItem.active == True)  # noqa: E712
-    uow.check(_UserItem, user_id, None, condition, name="admin.active")
+    uow.check(_UserItem, user_id, None, condition, name=ConditionName.ADMIN_ACTIVE)
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -160,15 +161,15 @@ def check_active_admin(uow: UnitOfWork, user_id: str) -> None:
 def add(uow: UnitOfWork, user: UserRecord) -> None:
     """A new user with its username claim; `username.free` fails when the name is taken."""
     item = item_of(_UserItem, user, kind=KIND, username_key=username_key(user.username))
-    uow.put(item, _UserItem.id.does_not_exist(), name="user.absent")
+    uow.put(item, _UserItem.id.does_not_exist(), name=ConditionName.USER_ABSENT)
     claim = _UsernameClaim(key=_claim_key(user.username), user_id=user.id)
-    uow.put(claim, _UsernameClaim.key.does_not_exist(), name="username.free")
+    uow.put(claim, _UsernameClaim.key.does_not_exist(), name=ConditionName.USERNAME_FREE)
 
 
 def mark_setup_done(uow: UnitOfWork, user_id: str) -> None:
     """`setup.open` fails when another setup got there first."""
     marker = _SetupMarker(key=SETUP_KEY, user_id=user_id)
-    uow.put(marker, _SetupMarker.key.does_not_exist(), name="setup.open")
+    uow.put(marker, _SetupMarker.key.does_not_exist(), name=ConditionName.SETUP_OPEN)
 
 
 def update(uow: UnitOfWork, before: UserRecord, after: UserRecord) -> None:
@@ -177,7 +178,7 @@ def update(uow: UnitOfWork, before: UserRecord, after: UserRecord) -> None:
     actions = changes(_UserItem, before, after)
     if actions:
         condition = _UserItem.updated_at == before.updated_at
-        uow.update(_UserItem(before.id), actions, condition, name="user.unchanged")
+        uow.update(_UserItem(before.id), actions, condition, name=ConditionName.USER_UNCHANGED)
 
 
 # --- the login throttle's memory ---------------------------------------------------------------

@@ -20,6 +20,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -163,14 +164,16 @@ def subscribers(kind: str) -> list[str]:
 
 def add(uow: UnitOfWork, webhook: WebhookRecord) -> None:
     item = item_of(_WebhookItem, webhook, sk=WEBHOOK_SK, kind=KIND)
-    uow.put(item, _WebhookItem.id.does_not_exist(), name="webhook.absent")
+    uow.put(item, _WebhookItem.id.does_not_exist(), name=ConditionName.WEBHOOK_ABSENT)
     for kind in webhook.events:
         uow.put(_SubscriptionItem(key=_subscription_key(kind), webhook_id=webhook.id))
 
 
 def delete(uow: UnitOfWork, webhook: WebhookRecord) -> None:
     uow.delete(
-        _WebhookItem(webhook.id, WEBHOOK_SK), _WebhookItem.id.exists(), name="webhook.exists"
+        _WebhookItem(webhook.id, WEBHOOK_SK),
+        _WebhookItem.id.exists(),
+        name=ConditionName.WEBHOOK_EXISTS,
     )
     for kind in webhook.events:
         uow.delete(_SubscriptionItem(_subscription_key(kind), webhook.id))
@@ -186,7 +189,7 @@ def disable(uow: UnitOfWork, webhook: WebhookRecord, reason: str, at: dt.datetim
             _WebhookItem.disabled_at.set(at),
         ],
         _WebhookItem.id.exists(),
-        name="webhook.exists",
+        name=ConditionName.WEBHOOK_EXISTS,
     )
     for kind in webhook.events:
         uow.delete(_SubscriptionItem(_subscription_key(kind), webhook.id))

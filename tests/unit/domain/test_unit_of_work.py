@@ -9,6 +9,7 @@ import pytest
 from etikett import clock
 from etikett.domain import audit, label_versions, labels
 from etikett.store import labels as label_store
+from etikett.store.conditions import ConditionName
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.errors import Conflict, EtikettError, NotFound, ProblemCode
 from unit.domain.callers import human, operations
@@ -68,4 +69,4 @@ def test_a_condition_failing_without_a_named_error_is_a_resource_conflict() -> N
     with pytest.raises(EtikettError) as refused, UnitOfWork() as uow:
         label_store.release(uow, stale, stale._replace(released_version=4), "label")
     assert refused.value.code == ProblemCode.RESOURCE_CONFLICT
-    assert getattr(refused.value, "name", None) == "label.released_unchanged"
+    assert getattr(refused.value, "name", None) == ConditionName.LABEL_RELEASED_UNCHANGED

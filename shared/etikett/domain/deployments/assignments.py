@@ -20,6 +20,7 @@ from etikett.domain.deployments.models import (
 )
 from etikett.domain.deployments.records import load, saving
 from etikett.store import deployments as store
+from etikett.store.conditions import ConditionName
 from etikett.store.deployments import DeploymentRecord
 from etikett_engine.errors import InvalidRequest, NotFound, ProblemCode
 
@@ -102,7 +103,7 @@ def put_printer(
     after, held, notes = changes.after_change(record, after)
     entry = audit.record(invocation, deployment_id, details={**details, **notes})
     with saving(record, entry) as uow:
-        uow.fail_as("printer.exists", PRINTER_GONE["printer.exists"])
+        uow.fail_as(ConditionName.PRINTER_EXISTS, PRINTER_GONE[ConditionName.PRINTER_EXISTS])
         store.save(uow, record, after)
         store.reassign_printers(uow, deployment_id, record.printers, assigned)
         changes.hold(uow, held)

@@ -13,6 +13,7 @@ from etikett.domain.deployments.models import Deployment, NewDeployment
 from etikett.domain.deployments.views import view
 from etikett.ids import new_id
 from etikett.store import deployments as store
+from etikett.store.conditions import ConditionName
 from etikett.store.deployments import DeploymentRecord
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.dsl.label import IDENTIFIER
@@ -94,7 +95,7 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
     )
     with UnitOfWork(
         audit.record(invocation, record.id, details=details),
-        errors={**PRINTER_GONE, "flow.claimable": flow_gone},
+        errors={**PRINTER_GONE, ConditionName.FLOW_CLAIMABLE: flow_gone},
     ) as uow:
         store.add(uow, record)
         store.reassign_printers(uow, record.id, {}, record.printers)
@@ -103,7 +104,7 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
 
 # The failed condition of a printer deleted while a deployment assigns it.
 PRINTER_GONE = {
-    "printer.exists": NotFound(
+    ConditionName.PRINTER_EXISTS: NotFound(
         "A printer to assign was deleted meanwhile.", ProblemCode.PRINTER_NOT_FOUND
     )
 }

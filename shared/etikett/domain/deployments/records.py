@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from etikett.store import deployments as store
 from etikett.store.audit import AuditRecord
+from etikett.store.conditions import ConditionName
 from etikett.store.deployments import DeploymentRecord
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.errors import Conflict, NotFound, ProblemCode
@@ -27,4 +28,4 @@ def saving(record: DeploymentRecord, entry: AuditRecord | None = None) -> UnitOf
         ProblemCode.RESOURCE_CONFLICT,
         deployment_id=record.id,
     )
-    return UnitOfWork(entry, errors={"deployment.unchanged": stale})
+    return UnitOfWork(entry, errors={ConditionName.DEPLOYMENT_UNCHANGED: stale})
