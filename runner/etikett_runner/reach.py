@@ -20,13 +20,14 @@ defaults come from `ETIKETT_RUNNER_LOOPBACK_PRINTERS` and `ETIKETT_RUNNER_OUTGOI
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import socket
 import threading
 from dataclasses import dataclass, field, replace
 
-PRINTER_PORTS = frozenset({9100, 6101, 515})
+from etikett_engine import printer_reach
+from etikett_engine.printer_reach import PRINTER_PORTS
+
 LOOPBACK_ENV = "ETIKETT_RUNNER_LOOPBACK_PRINTERS"
 PRIVATE_HTTP_ENV = "ETIKETT_RUNNER_OUTGOING_PRIVATE_NETWORKS"
 
@@ -117,31 +118,16 @@ def _literal_loopback(host: str) -> bool:
 def address_refusal(address: str, reach: Reach | None = None) -> str | None:
     """Why a printer at this IP address is refused, or None."""
     reach = reach or policy()
-    try:
-        parsed = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
+    parsed = printer_reach.ip_address(address)
+    if parsed is None:
         return "not an IP address"
-    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
-        parsed = parsed.ipv4_mapped
-    if parsed.is_loopback:
-        return (
-            None
-            if reach.loopback_printers
-            else ("a loopback address (printers there only with --loopback-printers)")
-        )
-    if parsed.is_multicast or parsed.is_unspecified or parsed.is_reserved:
-        return "not a unicast address"
-    if parsed.is_link_local or parsed.is_private:
-        return None
-    return "not a private or link-local address (a Runner reaches printers on its own network only)"
+    return printer_reach.address_refusal(
+        parsed, loopback_printers=reach.loopback_printers, enable="with --loopback-printers"
+    )
 
 
 def port_refusal(port: int, reach: Reach | None = None) -> str | None:
-    reach = reach or policy()
-    if port in reach.printer_ports:
-        return None
-    allowed = ", ".join(str(p) for p in sorted(reach.printer_ports))
-    return f"port {port} is not a printer port ({allowed}; a group admin may allow more)"
+    return printer_reach.port_refusal(port, (reach or policy()).printer_ports)
 
 
 def printer_addresses(host: str, port: int, reach: Reach | None = None) -> list[str]:
@@ -172,7 +158,7 @@ def printer_addresses(host: str, port: int, reach: Reach | None = None) -> list[
 
 
 def _is_loopback(address: str) -> bool:
-    parsed = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
-        parsed = parsed.ipv4_mapped
+    parsed = printer_reach.ip_address(address)
+    if parsed is None:
+        raise ValueError(f"{address!r} is not an IP address")
     return parsed.is_loopback

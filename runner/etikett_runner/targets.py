@@ -7,14 +7,12 @@ resolved and checked when it is probed."""
 from __future__ import annotations
 
 import ipaddress
-import re
 from dataclasses import dataclass
 
+from etikett_engine import printer_reach
 from etikett_runner import reach
 
-DEFAULT_PORT = 9100
-MAX_ADDRESSES = 256
-_HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.\-]{0,251}[A-Za-z0-9])?")
+MAX_ADDRESSES = printer_reach.MAX_ADDRESSES
 
 
 class TargetError(ValueError):
@@ -31,19 +29,11 @@ class Address:
 
 
 def _split(target: str) -> tuple[str, int]:
-    text = target.strip()
-    if text.startswith("["):  # [v6] or [v6]:port
-        host, _, rest = text[1:].partition("]")
-        port_text = rest[1:] if rest.startswith(":") else rest
-    elif text.count(":") == 1:
-        host, _, port_text = text.partition(":")
-    else:
-        host, port_text = text, ""
-    if not port_text:
-        return host, DEFAULT_PORT
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise TargetError(f"{target!r}: bad port")
-    return host, int(port_text)
+    try:
+        host, port = printer_reach.split_target(target)
+    except ValueError as error:
+        raise TargetError(str(error)) from None
+    return host, port if port is not None else printer_reach.DEFAULT_PORT
 
 
 def _refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> str | None:
@@ -58,13 +48,11 @@ def expand(targets: list[str], limit: int = MAX_ADDRESSES) -> list[Address]:
     found: dict[Address, None] = {}
     for target in targets:
         host, port = _split(target)
-        if "/" in host:
-            try:
-                network = ipaddress.ip_network(host, strict=False)
-            except ValueError:
-                raise TargetError(f"{target!r}: not a CIDR") from None
-            if network.version != 4 or network.prefixlen < 24:
-                raise TargetError(f"{target!r}: a CIDR may span at most a /24")
+        try:
+            network = printer_reach.target_network(host, target)
+        except ValueError as error:
+            raise TargetError(str(error)) from None
+        if network is not None:
             for edge in (network.network_address, network.broadcast_address):
                 why = _refusal(edge, port)
                 if why:
@@ -76,9 +64,9 @@ def expand(targets: list[str], limit: int = MAX_ADDRESSES) -> list[Address]:
             try:
                 literal = ipaddress.ip_address(host)
             except ValueError:
-                if not _HOSTNAME.fullmatch(host):
+                if not printer_reach.HOSTNAME.fullmatch(host):
                     raise TargetError(f"{target!r}: not a host name or address") from None
-                if reach.port_refusal(port) and not _loopback_name(host):
+                if reach.port_refusal(port) and not printer_reach.is_loopback_name(host):
                     raise TargetError(f"{target!r}: {reach.port_refusal(port)}") from None
                 found[Address(host.lower(), port)] = None
             else:
@@ -89,8 +77,3 @@ def expand(targets: list[str], limit: int = MAX_ADDRESSES) -> list[Address]:
         if len(found) > limit:
             raise TargetError(f"the targets cover more than {limit} addresses")
     return list(found)
-
-
-def _loopback_name(host: str) -> bool:
-    # Checked again when it resolves; a loopback printer may listen on any port.
-    return host.lower().rstrip(".") == "localhost"

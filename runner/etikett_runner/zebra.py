@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
+from etikett_engine.printer_reach import DEFAULT_PORT
 from etikett_runner import reach
-from etikett_runner.targets import DEFAULT_PORT, Address
+from etikett_runner.targets import Address
 from etikett_runner.zebra_status import (
     ETX,
     ErrorStatus,

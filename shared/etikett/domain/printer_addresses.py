@@ -8,15 +8,16 @@ port. Pure rules: the callers pass the ports the Runner's group allows."""
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Any
 
 from etikett.settings import get_settings
+from etikett_engine import printer_reach
 from etikett_engine.errors import InvalidRequest, ProblemCode
 
 URI = re.compile(r"^tcp://(?P<host>[A-Za-z0-9.\-]{1,253}|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
-MAX_ADDRESSES = 256
+MAX_ADDRESSES = printer_reach.MAX_ADDRESSES
+_ENABLE = "in local mode: LoopbackPrinters"
 
 
 def expand_targets(targets: list[str], *, count_only: bool = False) -> list[str]:
@@ -24,73 +25,31 @@ def expand_targets(targets: list[str], *, count_only: bool = False) -> list[str]
     at most 256 addresses in all. Whether the Runner may reach them is `check_targets`."""
     total = 0
     for target in targets:
-        host, port = split_target(target)
-        if port is not None and not 0 < port < 65536:
-            raise ValueError(f"{target!r}: bad port")
-        if "/" in host:
-            try:
-                network = ipaddress.ip_network(host, strict=False)
-            except ValueError:
-                raise ValueError(f"{target!r}: not a CIDR") from None
-            if network.version != 4 or network.prefixlen < 24:
-                raise ValueError(f"{target!r}: a CIDR may span at most a /24")
+        host, _ = printer_reach.split_target(target)
+        network = printer_reach.target_network(host, target)
+        if network is not None:
             total += network.num_addresses
+        elif printer_reach.ip_address(host) is None and not printer_reach.HOSTNAME.fullmatch(host):
+            raise ValueError(f"{target!r}: not a host name or address")
         else:
-            if _literal(host) is None and not HOSTNAME.fullmatch(host):
-                raise ValueError(f"{target!r}: not a host name or address")
             total += 1
     if total > MAX_ADDRESSES:
         raise ValueError(f"the targets cover {total} addresses; at most {MAX_ADDRESSES}")
     return targets
 
 
-HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.\-]{0,251}[A-Za-z0-9])?")
-
-
-def split_target(target: str) -> tuple[str, int | None]:
-    text = target.strip()
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    elif text.count(":") == 1:
-        host, _, port = text.partition(":")
-    else:
-        host, port = text, ""
-    if port and not port.isdigit():
-        raise ValueError(f"{target!r}: bad port")
-    return host, int(port) if port else None
-
-
-def _literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return None
-
-
 def address_refusal(host: str, port: int, allowed_ports: frozenset[int]) -> str | None:
     """Why a Runner must not connect to host:port as a printer, or None. A host name passes
     here (on its port): the Runner resolves it and checks what it resolves to."""
-    literal = _literal(host)
-    if isinstance(literal, ipaddress.IPv6Address) and literal.ipv4_mapped is not None:
-        literal = literal.ipv4_mapped
-    if literal is not None:
-        if literal.is_loopback:
-            if get_settings().loopback_printers:
-                return None  # the printer simulator, on whatever port it listens
-            return "a loopback address (printers there only in local mode: LoopbackPrinters)"
-        if literal.is_multicast or literal.is_unspecified or literal.is_reserved:
-            return "not a unicast address"
-        if not (literal.is_private or literal.is_link_local):
-            return "not a private or link-local address: a Runner reaches its own network only"
-    elif host.lower().rstrip(".") == "localhost" and not get_settings().loopback_printers:
-        return "a loopback name (printers there only in local mode: LoopbackPrinters)"
-    if port not in allowed_ports:
-        return (
-            f"port {port} is not a printer port ({', '.join(map(str, sorted(allowed_ports)))}; "
-            "an admin may allow more for the Runner's group)"
-        )
-    return None
+    loopback = get_settings().loopback_printers
+    address = printer_reach.ip_address(host)
+    if address is not None:
+        refused = printer_reach.address_refusal(address, loopback_printers=loopback, enable=_ENABLE)
+        if refused is not None or address.is_loopback:
+            return refused  # a loopback printer (the simulator) listens on whatever port
+    elif printer_reach.is_loopback_name(host) and not loopback:
+        return f"a loopback name (printers there only {_ENABLE})"
+    return printer_reach.port_refusal(port, allowed_ports)
 
 
 def _refused(where: str, reason: str, **params: Any) -> InvalidRequest:
@@ -115,11 +74,11 @@ def check_targets(targets: list[str], allowed_ports: frozenset[int]) -> None:
     """Every address a discovery may probe is one a Runner may reach (every address of a CIDR:
     a /24 that reaches into a public network is refused whole)."""
     for target in targets:
-        host, port = split_target(target)
-        port = port if port is not None else 9100
+        host, named_port = printer_reach.split_target(target)
+        port = named_port if named_port is not None else printer_reach.DEFAULT_PORT
         hosts = [host]
-        if "/" in host:
-            network = ipaddress.ip_network(host, strict=False)
+        network = printer_reach.target_network(host, target)
+        if network is not None:
             hosts = [str(network.network_address), str(network.broadcast_address)]
         for each in hosts:
             reason = address_refusal(each, port, allowed_ports)

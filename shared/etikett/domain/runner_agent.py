@@ -43,6 +43,7 @@ from etikett.store.jobs import JobRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.errors import CertificateRefused, Conflict, Forbidden, NotFound, ProblemCode
+from etikett_engine.printer_reach import PRINTER_PORTS
 
 INLINE_DATA_BYTES = 1_000_000  # larger job data is fetched from S3 (responses stop at 6 MB)
 
@@ -409,6 +410,6 @@ def configuration(runner: RunnerRecord) -> RunnerConfig:
         group_id=runner.group_id,
         context=runner_context.effective_context(runner),
         printers=assigned,
-        printer_ports=sorted(runner_records.printer_ports(runner.group_id) - runner_records.PRINTER_PORTS),
+        printer_ports=sorted(runner_records.printer_ports(runner.group_id) - PRINTER_PORTS),
         data_origin=job_store.data_origin(),
     )

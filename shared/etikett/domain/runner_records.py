@@ -12,8 +12,7 @@ from etikett.settings import get_settings
 from etikett.store import runners
 from etikett.store.runners import GroupRecord, RunnerRecord
 from etikett_engine.errors import NotFound, ProblemCode
-
-PRINTER_PORTS = frozenset({9100, 6101, 515})  # raw (and Zebra's second raw port), LPD
+from etikett_engine.printer_reach import PRINTER_PORTS
 
 
 def load_runner(runner_id: str) -> RunnerRecord:

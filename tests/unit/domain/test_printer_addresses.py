@@ -7,8 +7,8 @@ import pytest
 
 from etikett import settings
 from etikett.domain.printer_addresses import address_refusal, check_targets, check_uri
-from etikett.domain.runner_records import PRINTER_PORTS
 from etikett_engine.errors import InvalidRequest, ProblemCode
+from etikett_engine.printer_reach import PRINTER_PORTS
 
 WITH_9101 = PRINTER_PORTS | {9101}
 
