@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -176,6 +177,25 @@ def client(
         trust_env=False,
         headers=headers,
     )
+
+
+_kept: dict[tuple[object, ...], httpx.Client] = {}
+_kept_lock = threading.Lock()
+
+
+def kept_client(
+    *, timeout: float, private_allowed: bool, headers: dict[str, str] | None = None
+) -> httpx.Client:
+    """The process's `client` for these settings, made on first use and kept: making one loads
+    the trust store (tens of ms), and a kept one keeps its connections for the next call."""
+    key = (timeout, private_allowed, tuple(sorted((headers or {}).items())))
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is None:
+            found = _kept[key] = client(
+                timeout=timeout, private_allowed=private_allowed, headers=headers
+            )
+        return found
 
 
 def _transport(private_allowed: bool, verify: Any, max_url_length: int) -> httpx.BaseTransport:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -193,17 +192,9 @@ class SiteEffects:
         return Outcome(performed=True, detail={"level": intent.level, "message": intent.message})
 
 
-_clients: dict[bool, httpx.Client] = {}
-_clients_lock = threading.Lock()
-
-
 def _client(private_allowed: bool) -> httpx.Client:
-    """One pinned client per policy, kept: making one loads the trust store."""
-    with _clients_lock:
-        if private_allowed not in _clients:
-            _clients[private_allowed] = outgoing.client(
-                timeout=HTTP_TIMEOUT,
-                private_allowed=private_allowed,
-                headers={"user-agent": "etikett-runner"},
-            )
-        return _clients[private_allowed]
+    return outgoing.kept_client(
+        timeout=HTTP_TIMEOUT,
+        private_allowed=private_allowed,
+        headers={"user-agent": "etikett-runner"},
+    )

@@ -65,22 +65,15 @@ def wire(endpoint: Endpoint, request: Request) -> HttpCall:
     return call
 
 
-_clients: dict[bool, httpx.Client] = {}
-_clients_lock = threading.Lock()
-
-
 def _client(private_allowed: bool) -> httpx.Client:
-    # One per process: making one loads the trust store (tens of ms).
+    # Kept per process: making one loads the trust store (tens of ms).
     from etikett_engine import outgoing
 
-    with _clients_lock:
-        if private_allowed not in _clients:
-            _clients[private_allowed] = outgoing.client(
-                timeout=Limits.timeout,
-                private_allowed=private_allowed,
-                headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
-            )
-        return _clients[private_allowed]
+    return outgoing.kept_client(
+        timeout=Limits.timeout,
+        private_allowed=private_allowed,
+        headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
+    )
 
 
 def complete(

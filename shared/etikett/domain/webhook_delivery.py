@@ -11,7 +11,6 @@ and after the last attempt the queue's redrive moves it to the dead-letter queue
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -89,19 +88,10 @@ class Response(NamedTuple):
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-_clients: dict[bool, httpx.Client] = {}
-_clients_lock = threading.Lock()
-
-
 def _http(private_allowed: bool) -> httpx.Client:
-    """The engine's pinned client (`etikett_engine.outgoing`), one per warm container: its
+    """The engine's pinned client (`etikett_engine.outgoing`), kept per warm container: its
     connections stay."""
-    with _clients_lock:
-        if private_allowed not in _clients:
-            _clients[private_allowed] = outgoing.client(
-                timeout=TIMEOUT_SECONDS, private_allowed=private_allowed
-            )
-        return _clients[private_allowed]
+    return outgoing.kept_client(timeout=TIMEOUT_SECONDS, private_allowed=private_allowed)
 
 
 def post(
