@@ -36,6 +36,57 @@ _GROUP_404: Responses = {404: {"description": "Unknown group (`runner_group.not_
 _RUNNER_404: Responses = {404: {"description": "Unknown Runner (`runner.not_found`)"}}
 
 
+def _context_routes(base: str, owner: str, kind: str, level: str, not_found: Responses) -> None:
+    """The context parameters of a group or of a Runner: list, set and remove (one definition
+    for both levels; `owner` is the path parameter naming the group or the Runner)."""
+    # A default rather than an Annotated alias (keyword-only, so that it may come first): the
+    # module's annotations are strings, resolved against its globals, where no per-call alias is.
+    owner_path = Path(alias=owner)
+
+    @routes.get(
+        f"{base}/context",
+        operation_id=f"get{kind}Context",
+        response_model=ItemList[runners.ContextParameter],
+        summary=f"{level[0].upper()}{level[1:]}-level context parameters",
+        responses=not_found,
+    )
+    def list_context(
+        *,
+        owner_id: str = owner_path,
+        invocation: ContextReader,
+        limit: Limit = DEFAULT,
+        cursor: Cursor = None,
+    ) -> ItemList[runners.ContextParameter]:
+        return ItemList[runners.ContextParameter].of(runners.list_context(owner_id, limit, cursor))
+
+    @routes.put(
+        f"{base}/context/{{name}}",
+        operation_id=f"put{kind}ContextParameter",
+        response_model=runners.ContextParameter,
+        summary=f"Set a {level}-level context parameter",
+        responses={**not_found, **CONTEXT_BOUNDS},
+    )
+    def put_context(
+        *,
+        owner_id: str = owner_path,
+        name: ContextName,
+        body: runners.ContextValue,
+        invocation: Operator,
+    ) -> runners.ContextParameter:
+        return runners.put_context(invocation, owner_id, name, body)
+
+    @routes.delete(
+        f"{base}/context/{{name}}",
+        operation_id=f"delete{kind}ContextParameter",
+        status_code=204,
+        summary=f"Remove a {level}-level context parameter",
+        responses=not_found,
+    )
+    def delete_context(*, owner_id: str = owner_path, name: str, invocation: Operator) -> Response:
+        runners.delete_context(invocation, owner_id, name)
+        return Response(status_code=204)
+
+
 # --- groups ----------------------------------------------------------------------------------
 
 
@@ -122,48 +173,7 @@ def create_installer(
     )
 
 
-@routes.get(
-    "/runner-groups/{groupId}/context",
-    operation_id="getRunnerGroupContext",
-    response_model=ItemList[runners.ContextParameter],
-    summary="Group-level context parameters",
-    responses=_GROUP_404,
-)
-def get_group_context(
-    groupId: str,
-    invocation: ContextReader,
-    limit: Limit = DEFAULT,
-    cursor: Cursor = None,
-) -> ItemList[runners.ContextParameter]:
-    return ItemList[runners.ContextParameter].of(runners.list_context(groupId, limit, cursor))
-
-
-@routes.put(
-    "/runner-groups/{groupId}/context/{name}",
-    operation_id="putRunnerGroupContextParameter",
-    response_model=runners.ContextParameter,
-    summary="Set a group-level context parameter",
-    responses={**_GROUP_404, **CONTEXT_BOUNDS},
-)
-def put_group_context(
-    groupId: str,
-    name: ContextName,
-    body: runners.ContextValue,
-    invocation: Operator,
-) -> runners.ContextParameter:
-    return runners.put_context(invocation, groupId, name, body)
-
-
-@routes.delete(
-    "/runner-groups/{groupId}/context/{name}",
-    operation_id="deleteRunnerGroupContextParameter",
-    status_code=204,
-    summary="Remove a group-level context parameter",
-    responses=_GROUP_404,
-)
-def delete_group_context(groupId: str, name: str, invocation: Operator) -> Response:
-    runners.delete_context(invocation, groupId, name)
-    return Response(status_code=204)
+_context_routes("/runner-groups/{groupId}", "groupId", "RunnerGroup", "group", _GROUP_404)
 
 
 # --- enrollment ------------------------------------------------------------------------------
@@ -366,48 +376,7 @@ def list_discovery_findings(
     return ItemList[discovery.Finding].of(discovery.list_findings(runnerId, limit, cursor))
 
 
-@routes.get(
-    "/runners/{runnerId}/context",
-    operation_id="getRunnerContext",
-    response_model=ItemList[runners.ContextParameter],
-    summary="Runner-level context parameters",
-    responses=_RUNNER_404,
-)
-def get_runner_context(
-    runnerId: str,
-    invocation: ContextReader,
-    limit: Limit = DEFAULT,
-    cursor: Cursor = None,
-) -> ItemList[runners.ContextParameter]:
-    return ItemList[runners.ContextParameter].of(runners.list_context(runnerId, limit, cursor))
-
-
-@routes.put(
-    "/runners/{runnerId}/context/{name}",
-    operation_id="putRunnerContextParameter",
-    response_model=runners.ContextParameter,
-    summary="Set a Runner-level context parameter",
-    responses={**_RUNNER_404, **CONTEXT_BOUNDS},
-)
-def put_runner_context(
-    runnerId: str,
-    name: ContextName,
-    body: runners.ContextValue,
-    invocation: Operator,
-) -> runners.ContextParameter:
-    return runners.put_context(invocation, runnerId, name, body)
-
-
-@routes.delete(
-    "/runners/{runnerId}/context/{name}",
-    operation_id="deleteRunnerContextParameter",
-    status_code=204,
-    summary="Remove a Runner-level context parameter",
-    responses=_RUNNER_404,
-)
-def delete_runner_context(runnerId: str, name: str, invocation: Operator) -> Response:
-    runners.delete_context(invocation, runnerId, name)
-    return Response(status_code=204)
+_context_routes("/runners/{runnerId}", "runnerId", "Runner", "Runner", _RUNNER_404)
 
 
 # --- jobs ------------------------------------------------------------------------------------
