@@ -396,6 +396,8 @@ def _hidden_long_enough(record: JobRecord, receipt: str | None, now: datetime) -
 
 
 def configuration(runner: RunnerRecord) -> RunnerConfig:
+    from etikett.domain.deployments import bundles
+
     assigned = [printer_records.target(p) for p in printer_store.of_runner(runner.id)]
     return RunnerConfig(
         runner_id=runner.id,
@@ -407,4 +409,5 @@ def configuration(runner: RunnerRecord) -> RunnerConfig:
             runner_records.printer_ports(runner.group_id) - runner_records.PRINTER_PORTS
         ),
         data_origin=job_store.data_origin(),
+        bundle_public_key=bundles.public_key_pem(),
     )

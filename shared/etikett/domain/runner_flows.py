@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 
 from etikett.domain import deployments, runner_context
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.deployments import bundles
 from etikett.domain.flow_run_view import FlowRun
 from etikett.domain.print_limits import MAX_RECORDS
 from etikett.store.runners import RunnerRecord
@@ -43,6 +44,12 @@ class DeployedFlow(Model):
         "runs on, held in memory there; never for a flow that sends it to an origin it does not "
         "name.",
         json_schema_extra={"writeOnly": True},
+    )
+    bundle: dict[str, str] | None = Field(
+        default=None,
+        description="The deployment's signed bundle (deployments/bundles.py): the flow version, "
+        "its context and printer aliases and the approved label versions it prints, which the "
+        "Runner verifies, keeps in its state directory and runs from.",
     )
     credential_origins: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -117,15 +124,33 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                     "was deleted; assign another (putDeploymentPrinter)"
                 )
         secrets, origins = _secrets(document, problems)
+        context = {**deployed_context, **group_context, **own_context}
+        bundle = None
+        if not problems:
+            labels, offline = bundles.printable_labels(document)
+            bundle = bundles.sign(
+                {
+                    "deployment_id": record.id,
+                    "runner_id": runner.id,
+                    "flow_id": target.flow_id,
+                    "version": int(target.version),
+                    "document": document,
+                    "context": context,
+                    "printers": names,
+                    "labels": labels,
+                    "not_offline": offline,
+                }
+            )
         answer.append(
             DeployedFlow(
                 deployment_id=record.id,
                 flow_id=target.flow_id,
                 version=int(target.version),
                 document=document,
-                context={**deployed_context, **group_context, **own_context},
+                context=context,
                 printers=names,
                 problems=problems,
+                bundle=bundle,
                 credentials=secrets,
                 credential_origins=origins,
             )
