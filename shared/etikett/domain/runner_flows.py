@@ -343,3 +343,22 @@ def print_records(
         idempotency_key=f"{runner.id}:{request.idempotency_key}",
     )
     return print_idempotency.submit_once(invocation, body, lambda_context)
+
+
+def counters_in_use(runner: RunnerRecord) -> set[str]:
+    """The counters the labels of the flows deployed to the Runner's group read: those it may
+    reserve blocks of (counter_blocks)."""
+    from etikett.domain import flows
+    from etikett.domain.counter_values import referenced
+    from etikett_engine.dsl.label import LabelDocument
+    from etikett_engine.errors import NotFound
+
+    names: set[str] = set()
+    for target in _targets(runner):
+        try:
+            document = flows.load_version(target.flow_id, int(target.version)).document
+        except NotFound:
+            continue
+        for label in bundles.printable_labels(document)[0]:
+            names.update(referenced(LabelDocument.model_validate(label["document"]).expressions()))
+    return names
