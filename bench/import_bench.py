@@ -66,8 +66,8 @@ def import_times(repeat: int) -> tuple[list[float], int]:
 
 def preview_overhead(repeat: int) -> list[tuple[str, float, float]]:
     from etikett.catalog.vorlagen import sample_values, vorlagen
-    from etikett.render import render, resolve_variables, to_png
-    from etikett.render.preflight import render_checked
+    from etikett_engine.render import render, resolve_variables, to_png
+    from etikett_engine.render.preflight import render_checked
 
     rows = []
     for vorlage in vorlagen():

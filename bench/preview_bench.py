@@ -29,8 +29,8 @@ def percentile(values: list[float], share: float) -> float:
 
 def in_process(repeat: int) -> list[float]:
     from etikett.catalog.vorlagen import get_vorlage, sample_values
-    from etikett.render import render, resolve_variables, to_png
     from etikett_engine.dsl.label import LabelDocument
+    from etikett_engine.render import render, resolve_variables, to_png
 
     vorlage = get_vorlage(VORLAGE)
     assert vorlage is not None

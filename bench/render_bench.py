@@ -61,7 +61,7 @@ def median_ms(
 
 
 def bench_preview(repeat: int) -> dict[str, float]:
-    from etikett.render import clear_caches, render, to_png
+    from etikett_engine.render import clear_caches, render, to_png
 
     document = logistics_label(203)
 
@@ -98,7 +98,7 @@ def bench_zpl(repeat: int) -> dict[str, Any]:
     time, so that a busy machine slows both alike); the decoded rows must be the same."""
     from zebrafy import ZebrafyImage
 
-    from etikett.render import encode_zpl, render
+    from etikett_engine.render import encode_zpl, render
 
     image = render(logistics_label(203), {})
 
@@ -128,7 +128,7 @@ def bench_zpl(repeat: int) -> dict[str, Any]:
 
 def child_600dpi() -> None:
     start = time.perf_counter()
-    from etikett.render import encode_zpl, render, to_png
+    from etikett_engine.render import encode_zpl, render, to_png
 
     image = render(logistics_label(600), {})
     png = to_png(image)

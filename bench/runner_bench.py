@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the test suite's DevServer starts `et
 from etikett_runner.printer_sim import PrinterSimulator  # noqa: E402
 
 from etikett.catalog.vorlagen import get_vorlage, sample_values  # noqa: E402
-from etikett.render import encode_zpl, render, resolve_variables  # noqa: E402
+from etikett_engine.render import encode_zpl, render, resolve_variables  # noqa: E402
 from support.client import PASSWORD, Api  # noqa: E402
 from support.server import DevServer  # noqa: E402
 

@@ -333,6 +333,12 @@ class ProblemCode(StrEnum):
         "The deployed flow version has no action.print of this label (as it names it, "
         "`lbl_…` or `lbl_…@N`) to this printer alias. Refused and audited.",
     )
+    RUNNER_COUNTER_NOT_IN_FLOW = (
+        "runner.counter_not_in_flow",
+        403,
+        "No label that a flow deployed to the Runner's group prints reads this counter: a "
+        "Runner reserves blocks only of the counters its deployed flows use. Refused and audited.",
+    )
     RUNNER_REMOVED = ("runner.removed", 401, "The Runner of this certificate was removed.")
     ENROLLMENT_TOKEN_INVALID = (
         "enrollment.token_invalid",

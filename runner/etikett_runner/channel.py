@@ -129,6 +129,10 @@ class AgentChannel:
         (idempotent by the body's key): the job's id and status."""
         return dict(self._call("POST", "/flow-prints", json=body, timeout=_PRINT_TIMEOUT))
 
+    def counter_block(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Reserve a block of a counter's values (idempotent by the body's block id)."""
+        return dict(self._call("POST", "/counter-blocks", json=body))
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

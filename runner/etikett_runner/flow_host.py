@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from etikett_runner.bundles import SiteBundles
 from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.flow_effects import SiteEffects
@@ -258,6 +259,7 @@ class FlowHost:
         self.http = http
         self.tuning = tuning or Tuning()
         self.identity: dict[str, Any] = {}
+        self.bundles = SiteBundles(state_root)  # signed deployments, verified and kept
         self.sender = RunSender(
             channel, RunJournal(state_root / "flow-runs"), connectivity, on_removed, self.roots
         )
@@ -306,6 +308,7 @@ class FlowHost:
                     "name": config["name"],
                     "group_id": config["group_id"],
                 }
+                self.bundles.pin(config.get("bundle_public_key"))
             wanted = self.channel.flows()
         except ServerAway as away:
             self.connectivity.failed()
@@ -322,6 +325,9 @@ class FlowHost:
         return True
 
     def apply(self, wanted: list[dict[str, Any]]) -> None:
+        # What runs is what the service signed; a refused bundle's flow cannot start (failed).
+        wanted = [self.bundles.accept(spec, self.identity.get("id")) for spec in wanted]
+        self.bundles.forget({str(spec["deployment_id"]) for spec in wanted})
         specs = {spec["flow_id"]: spec for spec in wanted}
         for flow_id in list(self.running):
             spec = specs.get(flow_id)

@@ -19,7 +19,8 @@ from typing import IO, Any
 from etikett_runner.files import remove, write_atomic, write_private
 
 _JOB_ID = re.compile(r"[A-Za-z0-9_\-]{1,128}")
-_SUBFOLDERS = frozenset({"outbox", "spool", "flow-runs"})  # the data folder is the flows'
+# Subfolders the Runner writes (the data folder is the flows'); bundles: signed deployments.
+_SUBFOLDERS = frozenset({"outbox", "spool", "flow-runs", "bundles"})
 
 log = logging.getLogger(__name__)
 

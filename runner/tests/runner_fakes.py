@@ -102,6 +102,7 @@ class FakeChannel:
         self.statuses: list[tuple[str, dict[str, Any]]] = []
         self.wanted: list[dict[str, Any]] = []
         self.print_answers: list[Callable[[dict[str, Any]], Any]] = []
+        self.bundle_key: str | None = None  # the public key the configuration names
         self.away = False
         self.lock = threading.Lock()
 
@@ -111,7 +112,8 @@ class FakeChannel:
 
     def config(self) -> dict[str, Any]:
         self._gate()
-        return {"runner_id": "run_1", "name": "site-pc", "group_id": "rgp_1"}
+        config = {"runner_id": "run_1", "name": "site-pc", "group_id": "rgp_1"}
+        return {**config, "bundle_public_key": self.bundle_key} if self.bundle_key else config
 
     def flows(self) -> list[dict[str, Any]]:
         self._gate()

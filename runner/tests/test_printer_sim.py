@@ -1,6 +1,6 @@
 """The printer simulator as the real peer: jobs from our encoder over loopback TCP, status answers.
 
-Jobs come from `etikett.render` (the service's encoder; the tests run in the repo's venv, the
+Jobs come from `etikett_engine.render` (the service's encoder; the tests run in the repo's venv, the
 simulator itself never imports `etikett`) and are decoded back pixel for pixel.
 """
 
@@ -27,9 +27,9 @@ from etikett_runner.printer_sim.stream import ZplStream
 from PIL import Image, ImageDraw
 
 from etikett.catalog.vorlagen import get_vorlage, sample_values
-from etikett.render import encode_zpl, render, resolve_variables
-from etikett.render.bits import black_is_one
-from etikett.render.zpl import Compression
+from etikett_engine.render import encode_zpl, render, resolve_variables
+from etikett_engine.render.bits import black_is_one
+from etikett_engine.render.zpl import Compression
 
 NOW = dt.datetime(2025, 5, 20, 7, 30, tzinfo=dt.UTC)
 HS_NORMAL_203 = (

@@ -745,6 +745,63 @@ def test_a_stage_waits_for_an_offline_runner_and_completes_when_it_returns(
     assert runners_of(view, 0) == {b.runner_id: ("active", None)}
 
 
+def test_a_deployment_bundle_is_signed_kept_private_and_a_foreign_key_refuses_it(
+    admin: Api, people: People, sites: dict[str, Site], rollout: Rollout, label: dict[str, Any]
+) -> None:
+    """B runs version 2 from its bundle: signed by the service's key (pinned from the
+    configuration), kept 0600 in the state directory, with the approved label version the flow
+    prints and no secret. With another key pinned (the answers are not the service's), the
+    deployment is reported failed with the reason; with the service's key back, active again."""
+    import base64
+    import stat
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    b = sites["B"]
+    (waiting,) = people.deployments
+    state = b.process.state_dir
+    kept, pinned = state / "bundles" / f"{waiting}.json", state / "bundle-key.pem"
+    bundle = json.loads(eventually(lambda: kept.exists() and kept.read_text(), 20))
+    for private in (kept, pinned):
+        assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert not kept.is_relative_to(b.data)
+    public = serialization.load_pem_public_key(pinned.read_bytes())
+    data = base64.b64decode(bundle["payload"])
+    public.verify(base64.b64decode(bundle["signature"]), data)  # type: ignore[union-attr]
+    payload = json.loads(data)
+    assert (payload["deployment_id"], payload["runner_id"]) == (waiting, b.runner_id)
+    assert (payload["flow_id"], payload["version"]) == (rollout.flow_id, 2)
+    assert set(payload["printers"]) == {"main"}  # the alias, with the printer assigned above
+    (printed,) = payload["labels"]
+    assert (printed["label_id"], printed["version"], payload["not_offline"]) == (label["id"], 2, [])
+    assert "counters.dep_serial" in json.dumps(printed["document"])
+    assert "credential" not in data.decode()
+
+    service_key = pinned.read_bytes()
+    assert b.process.stop() == 0
+    foreign = Ed25519PrivateKey.generate().public_key()
+    pinned.write_bytes(
+        foreign.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    try:
+        b.restart()
+        _, detail = eventually(
+            lambda: (lambda r: r if r[0] == "failed" else None)(
+                runners_of(deployment(admin, waiting), 0)[b.runner_id]
+            ),
+            30,
+        )
+        assert "bundle is refused" in str(detail) and "signature" in str(detail), detail
+    finally:
+        b.process.stop()
+        pinned.write_bytes(service_key)
+        b.restart()
+    eventually(lambda: runners_of(deployment(admin, waiting), 0)[b.runner_id] == ("active", None))
+
+
 def test_a_runner_started_with_three_arguments_runs_deployed_flows(
     server: DevServer, admin: Api, people: People, workdir: Path
 ) -> None:

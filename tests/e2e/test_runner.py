@@ -27,7 +27,7 @@ from PIL import Image, ImageChops
 
 from e2e.runners import TUNING, RunnerProcess, eventually
 from etikett.catalog.vorlagen import get_vorlage, sample_values
-from etikett.render import encode_zpl, render, resolve_variables
+from etikett_engine.render import encode_zpl, render, resolve_variables
 from support.client import Api, problem
 from support.server import DevServer
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from etikett.render.epl import encode_epl
-from etikett.render.tspl import encode_tspl
 from etikett_engine.printer_data import refusal
+from etikett_engine.render.epl import encode_epl
+from etikett_engine.render.tspl import encode_tspl
 
 
 @pytest.mark.parametrize(
@@ -31,7 +31,7 @@ def test_printer_languages_pass(language: str, data: bytes) -> None:
 
 
 def test_what_the_service_encodes_passes() -> None:
-    from etikett.render.zpl import encode_zpl
+    from etikett_engine.render.zpl import encode_zpl
 
     image = Image.new("1", (64, 32), 1)
     assert refusal(encode_tspl(image), "tspl") is None

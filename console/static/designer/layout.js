@@ -41,7 +41,7 @@ function rasterOf(width, height, pixels) {
   };
 }
 
-/** The service's 1-bit PNG (filter 0 rows, one zlib stream: shared/etikett/render/png.py) read
+/** The service's 1-bit PNG (filter 0 rows, one zlib stream: engine/etikett_engine/render/png.py) read
  * directly into dots; any other PNG through the browser's decoder. */
 async function dotsOfPng(png) {
   const view = new DataView(png.buffer, png.byteOffset, png.byteLength);

@@ -1,5 +1,5 @@
 // Millimetres, points and printer dots, rounded exactly as the renderer rounds them
-// (shared/etikett/render/units.py: round(mm / 25.4 × dpi), half to even), so that a position the
+// (engine/etikett_engine/render/units.py: round(mm / 25.4 × dpi), half to even), so that a position the
 // designer computes in dots is the very dot the printer prints.
 
 export const MM_PER_INCH = 25.4;

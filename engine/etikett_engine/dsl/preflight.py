@@ -2,7 +2,7 @@
 
 A finding points into the document with a JSON Pointer and names the object it is about. Errors
 stop a version from being approved or printed (`label.has_errors`); warnings only inform.
-`etikett.render.preflight` computes them.
+`etikett_engine.render.preflight` computes them.
 """
 
 from typing import Any, Literal

@@ -8,7 +8,7 @@ from fastapi import Request, Response
 
 from etikett.api.access import runner_certificate
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import jobs, runner_agent, runner_flows
+from etikett.domain import counter_blocks, jobs, runner_agent, runner_flows
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments import RunnerReport
 from etikett.domain.flow_run_view import FlowRun
@@ -125,6 +125,27 @@ def deployment_status(
 )
 def flow_run(body: runner_flows.FlowRunReport, request: Request, invocation: RunnerCall) -> FlowRun:
     return runner_flows.record_run(request.state.runner, body)
+
+
+@routes.post(
+    "/counter-blocks",
+    operation_id="postRunnerCounterBlock",
+    response_model=counter_blocks.Block,
+    openapi_extra=_HIDDEN,
+    responses={
+        403: {
+            "description": "No label of a flow deployed to the Runner's group reads the "
+            "counter (`runner.counter_not_in_flow`); refused and audited"
+        },
+        409: {"description": "The counter is deactivated (`counter.inactive`)"},
+    },
+    summary="Reserve a block of a counter's values for printing on site (idempotent by id)",
+)
+def counter_block(
+    body: counter_blocks.BlockRequest, request: Request, invocation: RunnerCall
+) -> counter_blocks.Block:
+    runner = request.state.runner
+    return counter_blocks.reserve(runner, body, runner_flows.counters_in_use(runner))
 
 
 @routes.post(

@@ -287,7 +287,7 @@ def _check(subject: Subject, call: ToolCall | None) -> tuple[CopilotAnswer, Any]
 
 def _preview(document: Any) -> bytes:
     from etikett.domain import counter_values
-    from etikett.render import render, resolve_variables, to_png
+    from etikett_engine.render import render, resolve_variables, to_png
 
     serials = counter_values.next_values(document)
     values = resolve_variables(document, {}, use_samples=True, counters=serials)

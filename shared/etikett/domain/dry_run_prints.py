@@ -9,10 +9,10 @@ from typing import Any
 
 from etikett import clock
 from etikett.domain import counter_values, label_records, preflight
-from etikett.render import VariablesInvalid, resolve_variables
 from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.errors import EtikettError, LabelHasErrors, NotFound
 from etikett_engine.flows.effects import EffectFailed, PrintIntent
+from etikett_engine.render import VariablesInvalid, resolve_variables
 
 
 class PrintPlanner:

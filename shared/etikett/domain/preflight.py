@@ -20,7 +20,7 @@ def findings(label_id: str, version: int, document: LabelDocument) -> list[Label
     found = _KEPT.get(key)
     if found is None:
         from etikett.domain import counter_values
-        from etikett.render.preflight import preflight
+        from etikett_engine.render.preflight import preflight
 
         found = tuple(preflight(document, counters=counter_values.next_values(document)))
         if len(_KEPT) >= MAX_KEPT:

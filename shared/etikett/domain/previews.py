@@ -17,7 +17,7 @@ from etikett_engine.errors import PayloadTooLarge, ProblemCode
 from etikett_engine.model import Model
 
 if TYPE_CHECKING:
-    from etikett.render.preflight import Placed
+    from etikett_engine.render.preflight import Placed
 
 
 class Preview(NamedTuple):
@@ -43,8 +43,8 @@ def preview(
     preflighted on the way; an object that cannot be drawn (a barcode its data cannot encode) is
     left out and counted as a finding, so one bad object never hides the rest of the label
     (printing refuses it)."""
-    from etikett.render import resolve_variables, to_png
-    from etikett.render.preflight import render_checked
+    from etikett_engine.render import resolve_variables, to_png
+    from etikett_engine.render.preflight import render_checked
 
     number, document = label_versions.label_document(label_id, version)
     serials = {**counter_values.next_values(document), **(counters or {})}
@@ -114,8 +114,8 @@ def layout(
     counters show their next value. Bounded like a saved document: its schema (every length,
     count and range), at most what a version may store, CEL by its limits, the raster by
     the renderer's. `size_hint`: the request body's length, which spares measuring small ones."""
-    from etikett.render import to_png
-    from etikett.render.preflight import lay_out_for_design
+    from etikett_engine.render import to_png
+    from etikett_engine.render.preflight import lay_out_for_design
 
     _ensure_storable(document, size_hint)
     parsed = documents.validate(LabelDocument, document)
@@ -175,7 +175,7 @@ def _object_box(index: int, obj: Any, item: "Placed | None", dpi: int) -> Object
 def _barcode_sizes(obj: Any, dpi: int) -> dict[str, int]:
     if obj.type != "barcode":
         return {}
-    from etikett.render.barcode import SPECS, bar_height_dots, module_dots
+    from etikett_engine.render.barcode import SPECS, bar_height_dots, module_dots
 
     sizes = {"module_dots": module_dots(obj, dpi)}
     if SPECS[obj.symbology].kind == "linear":
@@ -185,7 +185,7 @@ def _barcode_sizes(obj: Any, dpi: int) -> dict[str, int]:
 
 def _declared_box(obj: Any, dpi: int) -> DotBox:
     """An object that was not drawn: the size it declares (or 5 mm) at its anchor, turned."""
-    from etikett.render.units import length_dots, mm_to_dots
+    from etikett_engine.render.units import length_dots, mm_to_dots
 
     width = getattr(obj, "width_mm", None) or getattr(obj, "length_mm", None) or 5.0
     height = getattr(obj, "height_mm", None) or getattr(obj, "thickness_mm", None) or 5.0

@@ -28,7 +28,7 @@ class PrintWork(Model):
         return document.model_dump(mode="json", exclude_none=True)
 
     def encode(self, job_id: str | None = None) -> bytes:
-        from etikett.render import encode_epl, encode_tspl, encode_zpl, render, resolve_variables
+        from etikett_engine.render import encode_job, render, resolve_variables
 
         document = self.document
         encoded: dict[str, bytes] = {}
@@ -43,12 +43,9 @@ class PrintWork(Model):
                     document, record, use_samples=False, now=self.now, counters=serials
                 )
                 image = render(document, values, now=self.now, counters=serials)
-                if self.language == "tspl":
-                    encoded[key] = encode_tspl(image, copies=self.copies, dpi=document.dpi)
-                elif self.language == "epl":
-                    encoded[key] = encode_epl(image, copies=self.copies, dpi=document.dpi)
-                else:
-                    encoded[key] = encode_zpl(image, copies=self.copies)
+                encoded[key] = encode_job(
+                    image, self.language, copies=self.copies, dpi=document.dpi
+                )
             chunks.append(encoded[key])
         if job_id is not None and total > PROGRESS_EVERY:
             activity.progress(f"job {job_id}: rendering", total, total)

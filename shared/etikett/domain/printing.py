@@ -84,7 +84,7 @@ class PrintAccepted(Model):
 
 def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) -> None:
     """Every record's entered values, checked before a counter value is taken."""
-    from etikett.render import VariablesInvalid, resolve_variables
+    from etikett_engine.render import VariablesInvalid, resolve_variables
 
     entered_only = document.model_copy(
         update={"variables": [v for v in document.variables if v.expression is None]}

@@ -403,6 +403,8 @@ def _hidden_long_enough(record: JobRecord, receipt: str | None, now: datetime) -
 
 
 def configuration(runner: RunnerRecord) -> RunnerConfig:
+    from etikett.domain.deployments import bundles
+
     assigned = [printer_records.target(p) for p in printer_store.of_runner(runner.id)]
     return RunnerConfig(
         runner_id=runner.id,
@@ -412,4 +414,5 @@ def configuration(runner: RunnerRecord) -> RunnerConfig:
         printers=assigned,
         printer_ports=sorted(runner_records.printer_ports(runner.group_id) - PRINTER_PORTS),
         data_origin=job_store.data_origin(),
+        bundle_public_key=bundles.public_key_pem(),
     )

@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 
 from etikett.domain import deployments, runner_context
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.deployments import bundles
 from etikett.domain.flow_run_view import FlowRun
 from etikett.domain.print_limits import MAX_RECORDS
 from etikett.store.runners import RunnerRecord
@@ -43,6 +44,12 @@ class DeployedFlow(Model):
         "runs on, held in memory there; never for a flow that sends it to an origin it does not "
         "name.",
         json_schema_extra={"writeOnly": True},
+    )
+    bundle: dict[str, str] | None = Field(
+        default=None,
+        description="The deployment's signed bundle (deployments/bundles.py): the flow version, "
+        "its context and printer aliases and the approved label versions it prints, which the "
+        "Runner verifies, keeps in its state directory and runs from.",
     )
     credential_origins: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -117,15 +124,33 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                     "was deleted; assign another (putDeploymentPrinter)"
                 )
         secrets, origins = _secrets(document, problems)
+        context = {**deployed_context, **group_context, **own_context}
+        bundle = None
+        if not problems:
+            labels, offline = bundles.printable_labels(document)
+            bundle = bundles.sign(
+                {
+                    "deployment_id": record.id,
+                    "runner_id": runner.id,
+                    "flow_id": target.flow_id,
+                    "version": int(target.version),
+                    "document": document,
+                    "context": context,
+                    "printers": names,
+                    "labels": labels,
+                    "not_offline": offline,
+                }
+            )
         answer.append(
             DeployedFlow(
                 deployment_id=record.id,
                 flow_id=target.flow_id,
                 version=int(target.version),
                 document=document,
-                context={**deployed_context, **group_context, **own_context},
+                context=context,
                 printers=names,
                 problems=problems,
+                bundle=bundle,
                 credentials=secrets,
                 credential_origins=origins,
             )
@@ -318,3 +343,22 @@ def print_records(
         idempotency_key=f"{runner.id}:{request.idempotency_key}",
     )
     return print_idempotency.submit_once(invocation, body, lambda_context)
+
+
+def counters_in_use(runner: RunnerRecord) -> set[str]:
+    """The counters the labels of the flows deployed to the Runner's group read: those it may
+    reserve blocks of (counter_blocks)."""
+    from etikett.domain import flows
+    from etikett.domain.counter_values import referenced
+    from etikett_engine.dsl.label import LabelDocument
+    from etikett_engine.errors import NotFound
+
+    names: set[str] = set()
+    for target in _targets(runner):
+        try:
+            document = flows.load_version(target.flow_id, int(target.version)).document
+        except NotFound:
+            continue
+        for label in bundles.printable_labels(document)[0]:
+            names.update(referenced(LabelDocument.model_validate(label["document"]).expressions()))
+    return names

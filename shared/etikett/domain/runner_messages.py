@@ -85,6 +85,11 @@ class RunnerConfig(Model):
         "the service's own storage, the only place the Runner fetches job bytes from.",
         examples=["https://etikett-assets-123456789012.s3.eu-central-1.amazonaws.com"],
     )
+    bundle_public_key: str | None = Field(
+        default=None,
+        description="The Ed25519 public key (PEM) deployment bundles are signed with: the "
+        "Runner pins the first it sees in its state directory and verifies every bundle by it.",
+    )
 
 
 class Released(Model):

@@ -125,3 +125,68 @@ def take(counter: CounterRecord, count: int, period: str) -> CounterRecord | Non
             return None
         raise
     return _record(item)  # update() read the new item back (ReturnValues ALL_NEW)
+
+
+# --- blocks reserved by Runners -------------------------------------------------------------
+
+
+class BlockRecord(NamedTuple):
+    block_id: str  # chosen by the Runner (its journal names it before it asks): a retry is a read
+    counter: str
+    runner_id: str
+    first: int
+    size: int  # values in the block
+    step: int
+    period: str  # the reset period the values belong to
+    reserved_at: dt.datetime
+
+
+class _BlockItem(Model):
+    # In the counters table under a key no counter name can have (names have no '#'), with no
+    # `kind`: blocks stay out of the counters' by_name index.
+    Meta = table_meta("counters_table")
+    name = UnicodeAttribute(hash_key=True)
+    block_id = UnicodeAttribute()
+    counter = UnicodeAttribute()
+    runner_id = UnicodeAttribute()
+    first = NumberAttribute()
+    size = NumberAttribute()
+    step = NumberAttribute()
+    period = UnicodeAttribute()
+    reserved_at = UTCDateTimeAttribute()
+
+
+def _block_key(block_id: str) -> str:
+    return f"block#{block_id}"
+
+
+def get_block(block_id: str) -> BlockRecord | None:
+    item = get_item(_BlockItem, _block_key(block_id))
+    return record_of(BlockRecord, item) if item is not None else None
+
+
+def reserve(uow: UnitOfWork, counter: CounterRecord, block: BlockRecord) -> None:
+    """Move the counter past `block` and record the block, in the caller's transaction: the
+    counter's `current` must still be what was read and its period the block's (a concurrent
+    take or reservation fails the condition `counter.unchanged`: read again), and the block id
+    unused (`block.absent`: the retry of a reservation that committed)."""
+    last = block.first + block.step * (block.size - 1)
+    item = _CounterItem(counter.name)
+    active = _CounterItem.active == True  # noqa: E712 (a pynamodb condition, not a comparison)
+    uow.update(
+        item,
+        [
+            _CounterItem.current.set(last),
+            _CounterItem.issued.add(block.size),
+            _CounterItem.period.set(block.period),
+        ],
+        active
+        & (_CounterItem.current == counter.current)
+        & (_CounterItem.period == counter.period),
+        name="counter.unchanged",
+    )
+    uow.put(
+        item_of(_BlockItem, block, name=_block_key(block.block_id)),
+        _BlockItem.name.does_not_exist(),
+        name="block.absent",
+    )

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from etikett.render.barcode import SPECS
-from etikett.render.fonts import PACKAGES
 from etikett_engine.dsl.schemas import COMPONENTS, schema
+from etikett_engine.render.barcode import SPECS
+from etikett_engine.render.fonts import PACKAGES
 from support.client import Api, problem
 
 

@@ -684,9 +684,11 @@ def test_the_installer_ships_the_engine_the_runner_installs_and_runs(
     wheel = zipfile.ZipFile(tmp_path / wheels[0])
     inside = set(wheel.namelist())
     assert "etikett_engine/flows/engine.py" in inside and "etikett_engine/outgoing.py" in inside
+    assert "etikett_engine/render/raster.py" in inside  # the renderer, for printing on site
     assert not [n for n in inside if n.startswith("etikett/")]
     metadata = next(n for n in inside if n.endswith(".dist-info/METADATA"))
     assert "Name: etikett-engine" in wheel.read(metadata).decode()
+    assert "Provides-Extra: render" in wheel.read(metadata).decode()
 
     site = tmp_path / "site"
     folder = tmp_path / "etikett-runner"

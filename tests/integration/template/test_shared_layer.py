@@ -1,6 +1,6 @@
 """The shared layer as `sam build` makes it (`shared/Makefile`): the OpenAPI document is built
 there, once, and the MCP function's cold start reads it instead of loading every group's routes;
-a function's cold start loads no other aggregate's request and answer models."""
+a function's cold start loads no other aggregate's request and answer models, and no renderer."""
 
 from __future__ import annotations
 
@@ -148,9 +148,21 @@ from etikett import coldstart
 named = []
 coldstart.libraries = lambda *packages: named.extend(packages)
 """
-    after = (
-        'print(json.dumps({"named": named, "unused": [p for p in named if p not in sys.modules]}))'
-    )
+    # The renderer lives in the engine (`etikett_engine.render`), which the shared layer carries to
+    # every function, Pillow only in the render layer: no entry loads either at cold start (the
+    # functions that render import it inside the operations that render).
+    after = """
+print(json.dumps({
+    "named": named,
+    "unused": [p for p in named if p not in sys.modules],
+    "renderer": sorted(
+        m for m in sys.modules
+        if m.split(".")[0] in ("PIL", "zint", "fontpkg", "isal")
+        or m.startswith("etikett_engine.render")
+    ),
+}))
+"""
     loaded = import_entry(repo, layer, group, before=before, after=after)
     assert loaded["named"], "the entry names the libraries it loads first"
     assert loaded["unused"] == []
+    assert loaded["renderer"] == []

@@ -10,9 +10,9 @@ import zxingcpp
 
 from etikett.catalog.presets import get_preset
 from etikett.catalog.vorlagen import get_vorlage, on_stock
-from etikett.render import render, resolve_variables
-from etikett.render.preflight import lay_out_for_design, preflight
 from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.render import render, resolve_variables
+from etikett_engine.render.preflight import lay_out_for_design, preflight
 
 NOW = dt.datetime(2025, 5, 20, 7, 30, tzinfo=dt.UTC)
 OUTSIDE = {"label.object_outside", "label.barcode_clipped"}

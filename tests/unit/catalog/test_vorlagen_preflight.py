@@ -15,10 +15,10 @@ import zxingcpp
 
 from etikett.catalog.presets import PRESETS
 from etikett.catalog.vorlagen import VORLAGEN, Vorlage
-from etikett.render import render, resolve_variables
-from etikett.render.preflight import preflight
 from etikett_engine import cel
 from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.render import render, resolve_variables
+from etikett_engine.render.preflight import preflight
 
 NOW = dt.datetime(2025, 5, 20, 7, 30, tzinfo=dt.UTC)
 DENSITIES = (203, 300, 600)

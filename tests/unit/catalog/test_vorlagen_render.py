@@ -16,11 +16,11 @@ import pytest
 import zxingcpp
 from PIL import Image, ImageChops
 
-from etikett import render as render_package
 from etikett.catalog.vorlagen import VORLAGEN, Vorlage, sample_values
-from etikett.render import raster
 from etikett_engine import cel
+from etikett_engine import render as render_package
 from etikett_engine.dsl.label import BarcodeObject, LabelDocument, LabelObject
+from etikett_engine.render import raster
 
 from . import gs1
 

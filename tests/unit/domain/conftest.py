@@ -61,7 +61,10 @@ def _forget_backend_state() -> None:
     """What the service keeps per warm process that belongs to one backend's data: the CA and
     opened keys of the backend before."""
     from etikett.domain import certificates, credential_vault, credentials, webhook_delivery
+    from etikett.domain.deployments import bundles
 
+    bundles._record.cache_clear()  # the bundle key, kept like the CA's
+    bundles._private_key.cache_clear()
     certificates._record.cache_clear()
     certificates.ca_certificate.cache_clear()
     certificates.authority.cache_clear()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from etikett.domain.print_work import PrintWork
-from etikett.render.cache import INK_CACHE
-from etikett.render.raster import clear_caches
+from etikett_engine.render.cache import INK_CACHE
+from etikett_engine.render.raster import clear_caches
 from unit.render.decoders import decode_zpl
 
 DOCUMENT: dict[str, Any] = {

@@ -23,10 +23,10 @@ import zxingcpp
 from PIL import Image, ImageFilter
 
 from etikett.importers.formats import convert
-from etikett.render import resolve_variables
-from etikett.render.preflight import render_checked
 from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.errors import EtikettError
+from etikett_engine.render import resolve_variables
+from etikett_engine.render.preflight import render_checked
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "import" / "corpus"
 REFERENCE = CORPUS / "reference"

@@ -13,9 +13,9 @@ from PIL import Image
 from etikett.catalog.vorlagen import get_vorlage, sample_values
 from etikett.importers.conversion import Conversion
 from etikett.importers.formats import convert
-from etikett.render import encode_zpl, render, resolve_variables
-from etikett.render.preflight import preflight
 from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.render import encode_zpl, render, resolve_variables
+from etikett_engine.render.preflight import preflight
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "import"
 LIMIT = 8 * 1024 * 1024

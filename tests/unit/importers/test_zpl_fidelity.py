@@ -12,9 +12,9 @@ from PIL import Image
 
 from etikett.importers.conversion import Conversion
 from etikett.importers.formats import convert
-from etikett.render import render, resolve_variables
-from etikett.render.errors import BarcodeInvalid
 from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.render import render, resolve_variables
+from etikett_engine.render.errors import BarcodeInvalid
 
 LIMIT = 8 * 1024 * 1024
 
@@ -79,7 +79,7 @@ def test_code128_data_that_switches_sets_itself_says_when_the_printer_is_wider()
 
 
 def test_a_code_set_the_data_does_not_fit_is_a_barcode_error():
-    from etikett.render.barcode import render_barcode
+    from etikett_engine.render.barcode import render_barcode
 
     document = {
         "type": "barcode",

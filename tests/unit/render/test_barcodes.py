@@ -8,8 +8,8 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from etikett.render import BarcodeInvalid, render, to_png
-from etikett.render.barcode import DEFAULT_MODULE_MM, module_dots, render_barcode
+from etikett_engine.render import BarcodeInvalid, render, to_png
+from etikett_engine.render.barcode import DEFAULT_MODULE_MM, module_dots, render_barcode
 
 from .samples import GS1_128, GS1_DM, barcode, label
 

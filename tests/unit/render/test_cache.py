@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from etikett.render.cache import InkCache
+from etikett_engine.render.cache import InkCache
 
 
 def tile(side: int) -> Image.Image:

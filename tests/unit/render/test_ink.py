@@ -7,9 +7,9 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from etikett.render import render
-from etikett.render.preflight import preflight, render_checked
-from etikett.render.units import mm_to_dots
+from etikett_engine.render import render
+from etikett_engine.render.preflight import preflight, render_checked
+from etikett_engine.render.units import mm_to_dots
 
 from .samples import barcode, label, text
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from etikett.domain import preflight as version_preflight
-from etikett.render import render, resolve_variables
-from etikett.render.preflight import preflight, render_checked
 from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.errors import LabelHasErrors
+from etikett_engine.render import render, resolve_variables
+from etikett_engine.render.preflight import preflight, render_checked
 
 CODE128 = {
     "id": "code",

@@ -9,8 +9,8 @@ import struct
 import pytest
 from PIL import Image
 
-from etikett.render import ImageInvalid, LabelTooLarge, dots, render, to_png
-from etikett.render.units import mm_to_dots
+from etikett_engine.render import ImageInvalid, LabelTooLarge, dots, render, to_png
+from etikett_engine.render.units import mm_to_dots
 
 from .samples import gradient, label, logistics_label, png_base64, text
 
@@ -190,7 +190,7 @@ def test_importing_the_label_model_does_not_load_the_renderer():
 
     code = (
         "import sys, etikett_engine.dsl.label, etikett_engine.cel; "
-        "print(any(m.startswith(('PIL', 'zint', 'fontpkg', 'etikett.render')) "
+        "print(any(m.startswith(('PIL', 'zint', 'fontpkg', 'etikett_engine.render')) "
         "for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

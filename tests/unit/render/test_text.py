@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from etikett.render import render
-from etikett.render.fonts import font
-from etikett.render.text import render_text
+from etikett_engine.render import render
+from etikett_engine.render.fonts import font
+from etikett_engine.render.text import render_text
 
 from .samples import label, text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from etikett.render import encode_epl, encode_tspl, render
+from etikett_engine.render import encode_epl, encode_tspl, render
 
 from .decoders import DecodeError, decode_epl, decode_tspl
 from .samples import GS1_128, barcode, label, logistics_label, text

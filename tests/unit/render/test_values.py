@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from etikett.render import VariablesInvalid, render, resolve_variables
-from etikett.render.values import display
 from etikett_engine.cel import CelInvalid
+from etikett_engine.render import VariablesInvalid, render, resolve_variables
+from etikett_engine.render.values import display
 
 from .samples import label, text
 

@@ -7,8 +7,8 @@ import re
 import pytest
 from PIL import Image, ImageDraw
 
-from etikett.render import encode_zpl, render
-from etikett.render.zpl import acs, repeat_count
+from etikett_engine.render import encode_zpl, render
+from etikett_engine.render.zpl import acs, repeat_count
 
 from .decoders import DecodeError, decode_acs, decode_zpl
 from .samples import GS1_128, GS1_DM, barcode, label, logistics_label, text
@@ -129,7 +129,7 @@ def test_zebrafy_makes_the_same_z64_data():
     image = LABELS["logistics-203"]
     theirs = zebrafy.ZebrafyImage(image, format="Z64", complete_zpl=False).to_zpl()
     ours = encode_zpl(image).decode("ascii")
-    # ^GFA,b,c,d: the first count is where the two differ by design (see etikett.render.zpl).
+    # ^GFA,b,c,d: the first count is where the two differ by design (see etikett_engine.render.zpl).
     field = re.compile(r"\^GFA,\d+,(\d+),(\d+),:Z64:([^:]+):([0-9A-F]{4})")
 
     def rows(job: str) -> tuple[tuple[str, ...], bytes]:

@@ -328,7 +328,7 @@ def symbol_columns(symbology: str, data: str) -> int | None:
     try:
         from zint import InputMode, Symbol, Symbology
 
-        from etikett.render.barcode import SPECS
+        from etikett_engine.render.barcode import SPECS
 
         spec = SPECS[symbology]
         symbol = Symbol()

@@ -201,9 +201,9 @@ class BarcodeReader(Reader):
 
     def barcode_size(self, obj: dict[str, Any], value: str) -> tuple[int, int, int]:
         """Width, whole height and bar height of the barcode's ink, unturned, in dots."""
-        from etikett.render.barcode import render_barcode
         from etikett_engine.dsl.label import BarcodeObject
         from etikett_engine.errors import EtikettError
+        from etikett_engine.render.barcode import render_barcode
 
         height = obj.get("height_dots", 0)
         try:
@@ -275,7 +275,7 @@ class BarcodeReader(Reader):
 
     def check_digit(self, fmt: Format, name: str, digits: str, line: int) -> str:
         """`digits` with a correct last (check) digit; a wrong one is replaced with a warning."""
-        from etikett.render.barcode import gs1_check_digit
+        from etikett_engine.render.barcode import gs1_check_digit
 
         expected = gs1_check_digit(digits[:-1])
         if digits[-1] != expected:

@@ -321,8 +321,8 @@ class Converter(FieldReader, GraphicReader):
 
     def build(self, fmt: Format) -> Imported:
         from etikett.importers.zpl.extent import content_extent, turned_upside_down
-        from etikett.render.units import MM_PER_INCH
         from etikett_engine.dsl.label import MAX_MM
+        from etikett_engine.render.units import MM_PER_INCH
 
         width, length = fmt.width, fmt.length
         default_width = round(4 * self.dpi)
@@ -377,8 +377,8 @@ class Converter(FieldReader, GraphicReader):
     def findings(self, fmt: Format, document: dict[str, Any]) -> None:
         """Preflight errors of the imported label, each in the report with its object's line:
         what prints cut off or cannot encode is seen at import, not only later."""
-        from etikett.render.preflight import preflight
         from etikett_engine.dsl.label import LabelDocument
+        from etikett_engine.render.preflight import preflight
 
         try:
             found = preflight(LabelDocument.model_validate(document))

@@ -10,9 +10,9 @@ Box = tuple[int, int, int, int]
 
 def object_boxes(document: dict[str, Any]) -> list[tuple[Box, Box | None] | None]:
     """Per object, its box and the box of its dots in label dots (None: it cannot be drawn)."""
-    from etikett.render import resolve_variables
-    from etikett.render.preflight.layout import lay_out
     from etikett_engine.dsl.label import LabelDocument
+    from etikett_engine.render import resolve_variables
+    from etikett_engine.render.preflight.layout import lay_out
 
     parsed = LabelDocument.model_validate(document)
     try:

@@ -216,7 +216,7 @@ class FieldReader(BarcodeReader):
     def metrics(self, obj: dict[str, Any], text: str) -> tuple[int, int, int, int]:
         """Our face's ascent and descent, the box width of the (first) line and how far it
         advances the pen, in dots."""
-        from etikett.render.fonts import font
+        from etikett_engine.render.fonts import font
 
         size_px = obj["size_pt"] / 72 * self.dpi
         face_ = font(obj["font"], obj["weight"], size_px)

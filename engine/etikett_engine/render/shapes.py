@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from PIL import Image, ImageDraw
 
-from etikett.render.cache import INK_CACHE
-from etikett.render.errors import ensure_renderable
-from etikett.render.units import BLANK, INK, length_dots
+from etikett_engine.render.cache import INK_CACHE
+from etikett_engine.render.errors import ensure_renderable
+from etikett_engine.render.units import BLANK, INK, length_dots
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import BoxObject, EllipseObject, LineObject

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from PIL import Image
 
-from etikett.render.errors import ensure_renderable
-from etikett.render.preflight.expressions import expression_findings, preview_values
-from etikett.render.preflight.findings import ordered
-from etikett.render.preflight.layout import Budget, geometry, lay_out
-from etikett.render.preflight.objects import Placed
-from etikett.render.raster import paint
-from etikett.render.units import WHITE, label_dots
 from etikett_engine.dsl.preflight import LabelFinding
+from etikett_engine.render.errors import ensure_renderable
+from etikett_engine.render.preflight.expressions import expression_findings, preview_values
+from etikett_engine.render.preflight.findings import ordered
+from etikett_engine.render.preflight.layout import Budget, geometry, lay_out
+from etikett_engine.render.preflight.objects import Placed
+from etikett_engine.render.raster import paint
+from etikett_engine.render.units import WHITE, label_dots
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import LabelDocument
@@ -106,7 +106,7 @@ def lay_out_for_design(
     does not fit its variable is an error (`label.variables_invalid`), as in a preview. Anyone
     may ask for this with any document, so its work is bounded across objects (`Budget`:
     `label.too_complex`) besides each object's own bounds."""
-    from etikett.render.values import resolve_variables
+    from etikett_engine.render.values import resolve_variables
 
     findings = list(expression_findings(document))
     if provided:

@@ -2,7 +2,7 @@
 
 The raster is a PIL image in mode "1" (0 = black dot), `round(width_mm / 25.4 x dpi)` x
 `round(height_mm / 25.4 x dpi)` dots. Objects are drawn in list order and only ever add black dots
-(nothing prints white over an earlier object). Lengths become dots by `etikett.render.units`:
+(nothing prints white over an earlier object). Lengths become dots by `etikett_engine.render.units`:
 `round(mm / 25.4 x dpi)`, position and size rounded independently.
 
 Rotation (0/90/180/270, clockwise, as seen on the label with y growing downwards) turns the
@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageChops
 
-from etikett.render.barcode import render_barcode
-from etikett.render.cache import INK_CACHE
-from etikett.render.errors import ensure_renderable
-from etikett.render.image import render_image
-from etikett.render.png import to_png
-from etikett.render.shapes import render_box, render_ellipse, render_line
-from etikett.render.text import render_text
-from etikett.render.units import BLACK, WHITE, label_dots, mm_to_dots
-from etikett.render.values import declared_types, object_text
+from etikett_engine.render.barcode import render_barcode
+from etikett_engine.render.cache import INK_CACHE
+from etikett_engine.render.errors import ensure_renderable
+from etikett_engine.render.image import render_image
+from etikett_engine.render.png import to_png
+from etikett_engine.render.shapes import render_box, render_ellipse, render_line
+from etikett_engine.render.text import render_text
+from etikett_engine.render.units import BLACK, WHITE, label_dots, mm_to_dots
+from etikett_engine.render.values import declared_types, object_text
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import LabelDocument, LabelObject

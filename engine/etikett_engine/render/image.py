@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from etikett.render.cache import INK_CACHE
-from etikett.render.errors import ImageInvalid, ensure_renderable
-from etikett.render.units import length_dots
+from etikett_engine.render.cache import INK_CACHE
+from etikett_engine.render.errors import ImageInvalid, ensure_renderable
+from etikett_engine.render.units import length_dots
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import ImageObject

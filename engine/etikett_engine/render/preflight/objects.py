@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
-from etikett.render.barcode import SPECS, bar_height_dots, module_dots
-from etikett.render.preflight.findings import dots_to_mm, label_finding
-from etikett.render.text import OVERFLOW_KEY, overflow
-from etikett.render.units import MM_PER_INCH, mm_to_dots
 from etikett_engine.dsl.preflight import LabelFinding, pointer
 from etikett_engine.errors import EtikettError
+from etikett_engine.render.barcode import SPECS, bar_height_dots, module_dots
+from etikett_engine.render.preflight.findings import dots_to_mm, label_finding
+from etikett_engine.render.text import OVERFLOW_KEY, overflow
+from etikett_engine.render.units import MM_PER_INCH, mm_to_dots
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import BarcodeObject, LabelObject, TextObject
@@ -44,7 +44,7 @@ def font_loads(obj: TextObject) -> bool:
 
 @cache
 def _loads(family: str, weight: int) -> bool:
-    from etikett.render.fonts import font
+    from etikett_engine.render.fonts import font
 
     try:
         font(family, weight, 10)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PIL import Image
 
-from etikett.render.bits import black_is_zero, bytes_per_row
+from etikett_engine.render.bits import black_is_zero, bytes_per_row
 
 MM_PER_INCH = 25.4
 

@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from etikett.render.barcode import render_barcode
-from etikett.render.errors import MAX_DOTS, LayoutTooComplex
-from etikett.render.preflight.findings import label_finding
-from etikett.render.preflight.objects import (
+from etikett_engine.dsl.preflight import LabelFinding, pointer
+from etikett_engine.errors import EtikettError
+from etikett_engine.render.barcode import render_barcode
+from etikett_engine.render.errors import MAX_DOTS, LayoutTooComplex
+from etikett_engine.render.preflight.findings import label_finding
+from etikett_engine.render.preflight.objects import (
     Placed,
     font_loads,
     ink_box,
@@ -22,12 +24,10 @@ from etikett.render.preflight.objects import (
     turn_box,
     unrenderable,
 )
-from etikett.render.raster import _TURN, object_ink
-from etikett.render.text import render_text
-from etikett.render.units import label_dots, mm_to_dots
-from etikett.render.values import declared_types, object_text
-from etikett_engine.dsl.preflight import LabelFinding, pointer
-from etikett_engine.errors import EtikettError
+from etikett_engine.render.raster import _TURN, object_ink
+from etikett_engine.render.text import render_text
+from etikett_engine.render.units import label_dots, mm_to_dots
+from etikett_engine.render.values import declared_types, object_text
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import LabelDocument, TextObject

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from etikett.render.units import MM_PER_INCH
 from etikett_engine.dsl.preflight import LABEL_FINDING_CODES, LabelFinding
+from etikett_engine.render.units import MM_PER_INCH
 
 
 def label_finding(

@@ -17,8 +17,8 @@ from typing import Literal
 
 from PIL import Image
 
-from etikett.render.bits import black_is_one, bytes_per_row
-from etikett.render.deflate import zlib_stream
+from etikett_engine.render.bits import black_is_one, bytes_per_row
+from etikett_engine.render.deflate import zlib_stream
 
 Compression = Literal["z64", "acs", "hex"]
 

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from etikett.render.preflight.findings import label_finding
-from etikett.render.values import declared_types, resolve_variables
 from etikett_engine.dsl.preflight import LabelFinding, pointer
 from etikett_engine.errors import EtikettError
+from etikett_engine.render.preflight.findings import label_finding
+from etikett_engine.render.values import declared_types, resolve_variables
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import LabelDocument
@@ -100,7 +100,7 @@ def preview_values(
 ) -> dict[str, Any] | None:
     """The preview's values; variables without a usable value are left empty (and reported on
     the objects that need them)."""
-    from etikett.render.errors import VariablesInvalid
+    from etikett_engine.render.errors import VariablesInvalid
 
     try:
         return resolve_variables(document, {}, use_samples=True, now=now, counters=counters)

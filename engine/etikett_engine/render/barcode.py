@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Literal
 
 from PIL import Image, ImageDraw
 
-from etikett.render.cache import INK_CACHE
-from etikett.render.errors import BarcodeInvalid, ensure_renderable
-from etikett.render.fonts import font
-from etikett.render.units import BLANK, INK, length_dots, pt_to_px
+from etikett_engine.render.cache import INK_CACHE
+from etikett_engine.render.errors import BarcodeInvalid, ensure_renderable
+from etikett_engine.render.fonts import font
+from etikett_engine.render.units import BLANK, INK, length_dots, pt_to_px
 
 if TYPE_CHECKING:
     from zint import Symbol

@@ -15,7 +15,7 @@ import zlib
 
 from PIL import Image
 
-from etikett.render.deflate import zlib_stream
+from etikett_engine.render.deflate import zlib_stream
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _FILTER_DOTS = 8  # one byte of 0 bits: the "no filter" type in front of each row

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from etikett.render.errors import VariablesInvalid, with_object
 from etikett_engine.errors import EtikettError
+from etikett_engine.render.errors import VariablesInvalid, with_object
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import (
