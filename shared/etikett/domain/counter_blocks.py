@@ -12,6 +12,7 @@ from etikett.domain import audit
 from etikett.domain.actors import Caller, Invocation
 from etikett.domain.counter_values import load, period_of
 from etikett.store import counters
+from etikett.store.conditions import ConditionName
 from etikett.store.counters import BlockRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
@@ -102,7 +103,9 @@ def reserve(runner: RunnerRecord, request: BlockRequest, counters_in_use: set[st
             with UnitOfWork(entry) as uow:
                 counters.reserve(uow, record, block)
         except ConditionFailed as failed:
-            if failed.name == "block.absent":  # a retry that raced its own first attempt
+            if (
+                failed.name == ConditionName.BLOCK_ABSENT
+            ):  # a retry that raced its own first attempt
                 again = counters.get_block(request.block_id)
                 if again is not None:
                     return _mine(runner, again)

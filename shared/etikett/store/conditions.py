@@ -9,8 +9,10 @@ from enum import StrEnum
 
 class ConditionName(StrEnum):
     ADMIN_ACTIVE = "admin.active"
+    BLOCK_ABSENT = "block.absent"
     COUNTER_ABSENT = "counter.absent"
     COUNTER_EXISTS = "counter.exists"
+    COUNTER_UNCHANGED = "counter.unchanged"
     CREDENTIAL_ABSENT = "credential.absent"
     CREDENTIAL_DEFAULT_UNCHANGED = "credential.default_unchanged"
     CREDENTIAL_EXISTS = "credential.exists"

@@ -183,10 +183,10 @@ def reserve(uow: UnitOfWork, counter: CounterRecord, block: BlockRecord) -> None
         active
         & (_CounterItem.current == counter.current)
         & (_CounterItem.period == counter.period),
-        name="counter.unchanged",
+        name=ConditionName.COUNTER_UNCHANGED,
     )
     uow.put(
         item_of(_BlockItem, block, name=_block_key(block.block_id)),
         _BlockItem.name.does_not_exist(),
-        name="block.absent",
+        name=ConditionName.BLOCK_ABSENT,
     )
