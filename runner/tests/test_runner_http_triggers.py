@@ -201,7 +201,8 @@ def test_other_methods_and_paths_start_nothing(port: Port) -> None:
 
 
 def test_each_client_has_a_request_budget() -> None:
-    port = Port(limits=HttpLimits(rate=1.0, burst=3))
+    # One request back every 20 s: the four below come long before, however busy the machine.
+    port = Port(limits=HttpLimits(rate=0.05, burst=3))
     try:
         # Guessing a secret spends the budget like any request that reached a route.
         guesses = [port.post("guarded", headers={"authorization": "Bearer guess"}) for _ in "ab"]
@@ -209,7 +210,7 @@ def test_each_client_has_a_request_budget() -> None:
         assert port.post().status_code == 202
         answer = port.post("guarded", headers={"authorization": f"Bearer {SECRET}"})
         assert code(answer) == (429, "trigger.rate_limited")
-        assert int(answer.headers["retry-after"]) == 1
+        assert 1 <= int(answer.headers["retry-after"]) <= 20
         assert len(port.open.events) == 1 and port.guarded.events == []
     finally:
         port.close()

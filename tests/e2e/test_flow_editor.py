@@ -208,11 +208,20 @@ def test_build_a_flow_from_nothing_by_drag_and_drop_and_save_version_2(
     assert latest["author"] == {"actor": "human", "subject": person["username"]}
     assert first["version"] == 1
 
-    # Positions survive: the editor opened again draws each node where it was saved.
+    # Positions survive: the editor opened again draws each node where it was saved (at the
+    # scale it opens with), measured against the saved positions rather than the drops, which
+    # a busy machine's mouse may have placed a little apart.
     open_editor(page, server, flow_id)
-    box = node(page, "print1").bounding_box()
-    other = node(page, "switch1").bounding_box()
-    assert box and other and abs(box["x"] - other["x"]) < 2 and box["y"] > other["y"]
+    saved_at = {name: nodes[name]["ui"] for name in ("folder1", "switch1", "print1")}
+    drawn = {name: node(page, name).bounding_box() for name in saved_at}
+    scale = (drawn["switch1"]["x"] - drawn["folder1"]["x"]) / (
+        saved_at["switch1"]["x"] - saved_at["folder1"]["x"]
+    )
+    assert scale > 0.2, drawn
+    for name in ("switch1", "print1"):
+        for axis in ("x", "y"):
+            expected = scale * (saved_at[name][axis] - saved_at["folder1"][axis])
+            assert abs(drawn[name][axis] - drawn["folder1"][axis] - expected) < 3, (drawn, saved_at)
 
 
 def test_a_lint_finding_marks_the_node_until_it_is_fixed_and_a_newer_version_is_not_overwritten(

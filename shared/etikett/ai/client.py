@@ -117,11 +117,15 @@ def complete(
                 reason="address_refused",
             ) from None
         except httpx.TimeoutException:
+            # A read's timeout is cut to what is left of the deadline: when that is what ran
+            # out, the deadline ended the call, whichever of the two noticed first.
+            by_deadline = remaining < limits.timeout
             raise ProviderFailed(
-                f"The language model did not answer within {min(limits.timeout, remaining):g} s.",
+                f"The language model did not answer within "
+                f"{limits.deadline if by_deadline else limits.timeout:g} s.",
                 ProblemCode.AI_UNREACHABLE,
                 provider=endpoint.provider,
-                reason="timeout",
+                reason="deadline" if by_deadline else "timeout",
             ) from None
         except httpx.HTTPError as error:
             raise ProviderFailed(
