@@ -4,13 +4,13 @@ SQS events, with Lambda's semantics: deleted on success, retried (then redriven)
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import boto3
 
 from etikett.local.functions import FunctionRegistry
+from etikett.local.pollers import Pollers
 from etikett.local.provision import Resolver
 from etikett.local.template import SqsSource
 
@@ -63,24 +63,16 @@ class SqsPoller:
         )
         self._region = region
         self._wait = wait_seconds
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._pollers: Pollers[SqsSource] = Pollers()
+        self._stop = self._pollers.stopping
 
     def start(self) -> None:
-        for source in self._sources:
-            thread = threading.Thread(
-                target=self._run,
-                args=(source,),
-                daemon=True,
-                name=f"sqs-{source.function}-{source.queue}",
-            )
-            thread.start()
-            self._threads.append(thread)
+        self._pollers.start(
+            self._sources, self._run, lambda source: f"sqs-{source.function}-{source.queue}"
+        )
 
     def stop(self) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=self._wait + 5)
+        self._pollers.stop(timeout=self._wait + 5)
 
     def _run(self, source: SqsSource) -> None:
         url = self._resolver.refs[source.queue]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -24,6 +23,7 @@ from typing import Any
 import boto3
 
 from etikett.local.functions import FunctionRegistry
+from etikett.local.pollers import Pollers
 from etikett.local.provision import Resolver
 from etikett.local.stream_checkpoints import Checkpoints
 from etikett.local.template import LOCAL_ACCOUNT, DynamoDBSource
@@ -76,29 +76,20 @@ class StreamPoller:
         session = boto3.session.Session(region_name=region)
         self._dynamodb = session.client("dynamodb", endpoint_url=endpoint_url)
         self._streams = session.client("dynamodbstreams", endpoint_url=endpoint_url)
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._pollers: Pollers[DynamoDBSource] = Pollers()
+        self._stop = self._pollers.stopping
         self._iterators: dict[tuple[str, str], str] = {}
         self._verified: set[tuple[str, str]] = set()
         self._failures: dict[tuple[str, str], int] = {}
 
     def start(self) -> None:
-        for source in self._sources:
-            thread = threading.Thread(
-                target=self._run,
-                args=(source,),
-                daemon=True,
-                name=f"dynamodb-{source.function}-{source.table}",
-            )
-            thread.start()
-            self._threads.append(thread)
+        self._pollers.start(
+            self._sources, self._run, lambda source: f"dynamodb-{source.function}-{source.table}"
+        )
 
     def stop(self) -> None:
         """Stop after the batches in hand, then mark the checkpoints exact."""
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=60)
-        if all(not thread.is_alive() for thread in self._threads):
+        if self._pollers.stop(timeout=60):
             self._checkpoints.close()
         else:
             logger.error("a stream poller is still busy; its checkpoints stay marked unclean")
