@@ -13,6 +13,12 @@ import { badge, button, definitionList, dialog, field, form, input, notify, page
 const MOVING = new Set(["awaiting_approval", "rolling_out"]);
 export const ALIAS_HINT = "up to 64 letters, digits and _, not starting with a digit";
 
+// The offline policy in one line: whether Runners print without the service, and its bounds.
+const offlineNote = (policy) =>
+  policy && policy.allowed
+    ? badge("active", `prints offline: up to ${policy.max_hours} h, ${policy.max_labels} labels`)
+    : badge("pending", "no offline printing");
+
 export async function render(main, { id }) {
   let deployment = await get(`/deployments/${id}`);
   const [flow, groups, runners, printers, rules] = await Promise.all([
@@ -102,6 +108,7 @@ export async function render(main, { id }) {
         deployment.changed_since_approval ? badge("warning", "changed since approval") : null,
         h("code", deployment.id),
         `created ${when(deployment.created_at)} by ${author(deployment.author)}`,
+        offlineNote(deployment.offline),
       ),
     );
     replace(

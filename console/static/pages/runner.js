@@ -84,8 +84,12 @@ export async function render(main, { id }) {
     section(
       "Status",
       definitionList([
-        ["Status", badge(runner.status)],
+        ["Status", runner.status_since ? [badge(runner.status), ` since ${when(runner.status_since)}`] : badge(runner.status)],
         ["Last seen", `${ago(runner.last_seen_at)} (${when(runner.last_seen_at)})`],
+        [
+          "Printed offline, not synced",
+          runner.unsynced_offline_labels ? `${runner.unsynced_offline_labels} labels, the oldest ${when(runner.oldest_unsynced_at)}` : "none",
+        ],
         ["Group", group ? group.name : runner.group_id],
         ["Host", runner.hostname],
         ["Runner version", runner.version],

@@ -178,6 +178,24 @@ def delete_context(deploymentId: str, name: ContextName, invocation: Operator) -
     return Response(status_code=204)
 
 
+@routes.put(
+    "/deployments/{deploymentId}/offline-policy",
+    operation_id="putDeploymentOfflinePolicy",
+    response_model=deployments.OfflinePolicy,
+    summary="Allow or forbid offline printing, and bound it",
+    description="Whether the deployment's Runners print on site while the service is "
+    "unreachable, for how long and how many labels, and the size of the counter blocks they "
+    "reserve for it. Off by default; Runners get the policy in their next signed bundle.",
+    responses={**_NOT_FOUND, 422: {"description": "A bound out of range (`request.invalid`)"}},
+)
+def put_offline_policy(
+    deploymentId: str,
+    body: Annotated[deployments.OfflinePolicy, ex.body("Eight hours, 2000 labels", ex.OFFLINE)],
+    invocation: Operator,
+) -> deployments.OfflinePolicy:
+    return deployments.put_offline_policy(invocation, deploymentId, body)
+
+
 @routes.get(
     "/deployments/{deploymentId}/printers",
     operation_id="getDeploymentPrinters",

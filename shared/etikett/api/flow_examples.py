@@ -269,6 +269,7 @@ NEW_DEPLOYMENT = {
     "printers": {"shipping": PRINTER_ID},
     "context": {"site": "Halle 3", "line": 2},
 }
+OFFLINE = {"allowed": True, "max_hours": 8, "max_labels": 2000, "counter_block_size": 200}
 DEPLOYMENT: dict[str, Any] = {
     "id": DEPLOYMENT_ID,
     "flow_id": FLOW_ID,
@@ -292,6 +293,7 @@ DEPLOYMENT: dict[str, Any] = {
             "runners": [],
         },
     ],
+    "offline": OFFLINE,
     "author": AUTHOR,
     "created_at": AT,
     "updated_at": LATER,
@@ -381,6 +383,7 @@ ANSWERS: dict[str, tuple[int, Any]] = {
     ),
     "getDeploymentPrinters": (200, page(ASSIGNED_PRINTER)),
     "putDeploymentPrinter": (200, ASSIGNED_PRINTER),
+    "putDeploymentOfflinePolicy": (200, OFFLINE),
     "listRunnerGroupDeployments": (200, page(DEPLOYMENT)),
 }
 

@@ -97,6 +97,10 @@ def heartbeat(runner: RunnerRecord, beat: Heartbeat) -> HeartbeatAnswer:
         fields["hostname"] = beat.hostname
     if beat.version:
         fields["version"] = beat.version
+    if runner_records.status_of(runner, now) != "online":
+        fields["online_since"] = now  # back after being offline (or for the first time)
+    if beat.offline is not None:
+        fields["offline_report"] = beat.offline.model_dump(mode="json")
     _seen(runner, **fields)
     if beat.printers:
         printer_records.update_status(runner.id, beat.printers)

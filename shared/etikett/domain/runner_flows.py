@@ -139,6 +139,7 @@ def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
                     "printers": names,
                     "labels": labels,
                     "not_offline": offline,
+                    "offline": deployments.offline_policy(record).model_dump(),
                 }
             )
         answer.append(

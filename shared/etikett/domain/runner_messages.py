@@ -1,6 +1,7 @@
 """What a Runner and the service say to each other on the agent channel: the requests and
 answers of heartbeats, claims, reports, releases and the configuration."""
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -10,8 +11,21 @@ from etikett_engine.model import Model
 MAX_WAIT_SECONDS = 20  # API Gateway answers within 30 s
 
 
+class OfflineReport(Model):
+    """What a Runner printed without the service and has not synced yet."""
+
+    model_config = ConfigDict(extra="forbid")
+    unsynced_labels: int = Field(default=0, ge=0, le=10_000_000)
+    oldest_unsynced_at: datetime | None = Field(
+        default=None, description="When the oldest label not synced yet was printed."
+    )
+
+
 class Heartbeat(Model):
     model_config = ConfigDict(extra="forbid")
+    offline: OfflineReport | None = Field(
+        default=None, description="Labels printed offline not synced yet (Runners that print)."
+    )
     hostname: str | None = Field(default=None, max_length=255)
     version: str | None = Field(default=None, max_length=64)
     printers: list[dict[str, Any]] = Field(

@@ -61,6 +61,15 @@ class Runner(Model):
     group_id: str
     status: Literal["online", "offline", "pending"]
     last_seen_at: str | None
+    status_since: str | None = Field(
+        default=None, description="Online since (its return) or offline since (last seen)."
+    )
+    unsynced_offline_labels: int = Field(
+        default=0, description="Labels it printed without the service, not synced yet."
+    )
+    oldest_unsynced_at: str | None = Field(
+        default=None, description="When the oldest of those was printed."
+    )
     version: str | None
     hostname: str | None
     created_at: str
@@ -89,12 +98,21 @@ def group_view(record: GroupRecord) -> RunnerGroup:
 
 
 def runner_view(record: RunnerRecord) -> Runner:
+    status = status_of(record)
+    since = {
+        "online": record.online_since or record.process_started_at,
+        "offline": record.last_seen_at,
+    }.get(status)
+    report = record.offline_report or {}
     return Runner(
         id=record.id,
         name=record.name,
         group_id=record.group_id,
-        status=status_of(record),
+        status=status,
         last_seen_at=clock.rfc3339(record.last_seen_at) if record.last_seen_at else None,
+        status_since=clock.rfc3339(since) if since else None,
+        unsynced_offline_labels=int(report.get("unsynced_labels") or 0),
+        oldest_unsynced_at=report.get("oldest_unsynced_at"),
         version=record.version,
         hostname=record.hostname,
         created_at=clock.rfc3339(record.created_at),

@@ -56,6 +56,7 @@ class DeploymentRecord(NamedTuple):
     created_at: dt.datetime
     updated_at: dt.datetime
     rev: int
+    offline: dict[str, Any] | None = None  # the offline policy; None: off (made before it)
 
 
 class RunnerStateRecord(NamedTuple):
@@ -101,6 +102,7 @@ class _DeploymentItem(Model):
     stages = JSONAttribute()
     printers = JSONAttribute(default=dict)
     context = JSONAttribute(default=dict)
+    offline = JSONAttribute(null=True)
     author_actor = UnicodeAttribute()
     author_subject = UnicodeAttribute()
     created_at = UTCDateTimeAttribute()
@@ -314,6 +316,7 @@ def save(uow: UnitOfWork, before: DeploymentRecord, after: DeploymentRecord) -> 
             _DeploymentItem.stages.set(saved.stages),
             _DeploymentItem.printers.set(saved.printers),
             _DeploymentItem.context.set(saved.context),
+            _DeploymentItem.offline.set(saved.offline),
             _DeploymentItem.updated_at.set(saved.updated_at),
             _DeploymentItem.rev.set(saved.rev),
         ],

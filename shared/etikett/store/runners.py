@@ -8,6 +8,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
+    JSONAttribute,
     ListAttribute,
     NumberAttribute,
     UnicodeAttribute,
@@ -52,6 +53,9 @@ class RunnerRecord(NamedTuple):
     last_seen_at: dt.datetime | None
     created_at: dt.datetime
     process_started_at: dt.datetime | None = None  # the first call of its current process
+    online_since: dt.datetime | None = None  # the heartbeat that found it offline before
+    # What it printed offline and has not synced: {unsynced_labels, oldest_unsynced_at}.
+    offline_report: dict[str, Any] | None = None
 
 
 class _ByKind(GlobalSecondaryIndex["_GroupItem"]):
@@ -104,6 +108,8 @@ class _RunnerItem(Model):
     queue_url = UnicodeAttribute(null=True)
     last_seen_at = UTCDateTimeAttribute(null=True)
     process_started_at = UTCDateTimeAttribute(null=True)
+    online_since = UTCDateTimeAttribute(null=True)
+    offline_report = JSONAttribute(null=True)
     created_at = UTCDateTimeAttribute()
     by_kind = _ByKind()
     by_group = _ByGroup()

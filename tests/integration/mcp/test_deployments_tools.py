@@ -21,6 +21,7 @@ DEPLOYMENT_TOOLS = {
     "getDeploymentContext",
     "putDeploymentContextParameter",
     "deleteDeploymentContextParameter",
+    "putDeploymentOfflinePolicy",
     "getDeploymentPrinters",
     "putDeploymentPrinter",
     "deleteDeploymentPrinter",

@@ -43,6 +43,9 @@ BEYOND_CONTRACT = {
     "them (docs/guides/label-designer.md); any caller",
     "postLabelLayout": "an unsaved label document laid out for the designer: raster, object "
     "boxes, findings (docs/guides/label-designer.md); any caller, as a preview",
+    "putDeploymentOfflinePolicy": "whether a deployment's Runners print while the service is "
+    "away, and its bounds (docs/concepts/offline-sites.md, issue 27); operators, like the "
+    "deployment's context",
 }
 AGENT_CHANNEL = "/api/v1/runner-agent/"  # "added": the Runner's channel, shape by design
 

@@ -76,7 +76,9 @@ def test_a_new_deployment_awaits_approval_of_its_first_stage_only() -> None:
     assert created.author.actor == "human"
     (entry,) = trail(created.id)
     assert entry.operation_id == "createDeployment"
-    assert entry.details == {"flow_id": flow.id, "version": 1}
+    off = {"allowed": False, "max_hours": 8, "max_labels": 1000, "counter_block_size": 100}
+    assert entry.details == {"flow_id": flow.id, "version": 1, "offline": off}
+    assert created.offline.model_dump() == off
     assert [p.value for p in deployments.context(created.id)] == ["Nord"]
     listed = deployments.list_deployments(flow.id, None, 10, None).items
     assert [d.id for d in listed] == [created.id]

@@ -292,6 +292,28 @@ def test_a_heartbeat_keeps_a_runner_online_for_a_while(monkeypatch: pytest.Monke
     assert runner_records.online_runners(runner.group_id) == []
 
 
+def test_status_since_is_the_last_contact_offline_and_the_return_online(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from etikett.store import runners as runner_store
+
+    runner = build.runner(build.group().id)
+    _later(monkeypatch, 91)  # made online: offline by now
+    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
+    first = runners.get_runner(runner.id)
+    assert first.status_since == first.last_seen_at
+    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
+    assert runners.get_runner(runner.id).status_since == first.status_since  # still online
+    _later(monkeypatch, 182)
+    away = runners.get_runner(runner.id)
+    assert away.status == "offline" and away.status_since == away.last_seen_at  # last contact
+    assert away.last_seen_at != first.last_seen_at
+    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
+    back = runners.get_runner(runner.id)
+    assert back.status == "online" and back.status_since == back.last_seen_at
+    assert back.status_since != first.status_since
+
+
 def test_a_removed_runner_s_heartbeat_does_not_bring_it_back() -> None:
     runner = build.runner(build.group().id)
     runners.remove_runner(human("deleteRunner", "admin"), runner.id)

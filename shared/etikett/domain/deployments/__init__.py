@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         printer_for,
         printer_in,
         put_context,
+        put_offline_policy,
         put_printer,
     )
     from etikett.domain.deployments.changes import running
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         Deployment,
         DeploymentStatus,
         NewDeployment,
+        OfflinePolicy,
         PrinterAssignment,
         Rollback,
         RunnerState,
@@ -51,7 +53,13 @@ if TYPE_CHECKING:
     from etikett.domain.deployments.records import load
     from etikett.domain.deployments.rollout import advance, approve, report, rollback
     from etikett.domain.deployments.runner_reports import RunnerReport
-    from etikett.domain.deployments.views import get, list_deployments, list_for_group, view
+    from etikett.domain.deployments.views import (
+        get,
+        list_deployments,
+        list_for_group,
+        offline_policy,
+        view,
+    )
 
 # Each name loads its module on first use (PEP 562): a function that only declares routes with
 # these models (the Runner agent channel's RunnerReport) does not import the whole aggregate.
@@ -65,6 +73,7 @@ _MODULES = {
     "Deployment": "models",
     "DeploymentStatus": "models",
     "NewDeployment": "models",
+    "OfflinePolicy": "models",
     "PrinterAssignment": "models",
     "Rollback": "models",
     "RunnerReport": "runner_reports",
@@ -85,9 +94,11 @@ _MODULES = {
     "list_deployments": "views",
     "list_for_group": "views",
     "load": "records",
+    "offline_policy": "views",
     "printer_for": "assignments",
     "printer_in": "assignments",
     "put_context": "assignments",
+    "put_offline_policy": "assignments",
     "put_printer": "assignments",
     "report": "rollout",
     "rollback": "rollout",
@@ -115,6 +126,7 @@ __all__ = [
     "Deployment",
     "DeploymentStatus",
     "NewDeployment",
+    "OfflinePolicy",
     "PrinterAssignment",
     "Rollback",
     "RunnerReport",
@@ -135,9 +147,11 @@ __all__ = [
     "list_deployments",
     "list_for_group",
     "load",
+    "offline_policy",
     "printer_for",
     "printer_in",
     "put_context",
+    "put_offline_policy",
     "put_printer",
     "report",
     "rollback",

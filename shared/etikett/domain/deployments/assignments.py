@@ -16,6 +16,7 @@ from etikett.domain.deployments.models import (
     MAX_PRINTERS,
     AssignedPrinter,
     ContextParameter,
+    OfflinePolicy,
     PrinterAssignment,
 )
 from etikett.domain.deployments.records import load, saving
@@ -73,6 +74,21 @@ def delete_context(invocation: Invocation, deployment_id: str, name: str) -> Non
     with saving(record, entry) as uow:
         store.save(uow, record, after)
         changes.hold(uow, held)
+
+
+def put_offline_policy(
+    invocation: Invocation, deployment_id: str, policy: OfflinePolicy
+) -> OfflinePolicy:
+    """Replace the deployment's offline policy; its Runners get it with their next bundle."""
+    from etikett.domain.deployments.views import offline_policy
+
+    record = load(deployment_id)
+    before = offline_policy(record)
+    after = record._replace(offline=policy.model_dump(), updated_at=clock.now())
+    details = {"before": before.model_dump(), "after": policy.model_dump()}
+    with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
+        store.save(uow, record, after)
+    return policy
 
 
 def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:

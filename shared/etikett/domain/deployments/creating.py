@@ -81,13 +81,18 @@ def create(invocation: Invocation, request: NewDeployment) -> Deployment:
             name: context_entry(value, caller.subject, now)
             for name, value in request.context.items()
         },
+        offline=request.offline.model_dump(),
         author_actor=caller.actor,
         author_subject=caller.subject,
         created_at=now,
         updated_at=now,
         rev=0,
     )
-    details = {"flow_id": request.flow_id, "version": request.version}
+    details = {
+        "flow_id": request.flow_id,
+        "version": request.version,
+        "offline": request.offline.model_dump(),
+    }
     flow_gone = NotFound(
         f"No flow {request.flow_id} (deleted meanwhile).",
         ProblemCode.FLOW_NOT_FOUND,

@@ -22,6 +22,36 @@ MAX_PRINTERS = 20
 APPROVED = ("rolling_out", "active", "failed")
 
 
+class OfflinePolicy(Model):
+    """Whether the deployment's Runners may print without the service, and within which bounds
+    (docs/concepts/offline-sites.md). Off unless set."""
+
+    # Strict: "yes" or "8" are mistakes here, not values to guess at.
+    model_config = ConfigDict(extra="forbid", strict=True)
+    allowed: bool = Field(
+        default=False, description="Runners print on site while the service is unreachable."
+    )
+    max_hours: int = Field(
+        default=8,
+        ge=1,
+        le=168,
+        description="Hours after losing the service within which a Runner prints offline; "
+        "records after that wait for the service.",
+    )
+    max_labels: int = Field(
+        default=1000,
+        ge=1,
+        le=100_000,
+        description="Labels a Runner prints offline before syncing; further records wait.",
+    )
+    counter_block_size: int = Field(
+        default=100,
+        ge=1,
+        le=10_000,
+        description="Values a Runner reserves per counter block for offline prints.",
+    )
+
+
 class StageIn(Model):
     model_config = ConfigDict(extra="forbid")
     group_ids: list[str] = Field(min_length=1, max_length=20, description="Runner groups (rgp_…).")
@@ -44,6 +74,10 @@ class NewDeployment(Model):
     )
     context: dict[str, Any] = Field(
         default_factory=dict, max_length=100, description="Deployment-level context parameters."
+    )
+    offline: OfflinePolicy = Field(
+        default_factory=OfflinePolicy,
+        description="Offline printing: off unless allowed here (putDeploymentOfflinePolicy).",
     )
 
     @model_validator(mode="after")
@@ -95,6 +129,7 @@ class Deployment(Model):
         default=False,
         description="A stage's context or printer aliases changed after it was approved.",
     )
+    offline: OfflinePolicy
     author: Author
     created_at: str
     updated_at: str

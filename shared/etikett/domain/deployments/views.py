@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from etikett import clock
 from etikett.domain.deployments import changes
-from etikett.domain.deployments.models import Author, Deployment, RunnerState, Stage
+from etikett.domain.deployments.models import (
+    Author,
+    Deployment,
+    OfflinePolicy,
+    RunnerState,
+    Stage,
+)
 from etikett.domain.deployments.records import load
 from etikett.store import deployments as store
 from etikett.store.deployments import DeploymentRecord, RunnerStateRecord
@@ -44,10 +50,16 @@ def view(record: DeploymentRecord, states: list[RunnerStateRecord]) -> Deploymen
         status=record.status,
         stages=stages,
         changed_since_approval=any(s.changed_since_approval for s in stages),
+        offline=offline_policy(record),
         author=Author(actor=record.author_actor, subject=record.author_subject),
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),
     )
+
+
+def offline_policy(record: DeploymentRecord) -> OfflinePolicy:
+    """The deployment's offline policy; off for one made before policies were kept."""
+    return OfflinePolicy.model_validate(record.offline or {})
 
 
 def _offline(states: list[RunnerStateRecord]) -> dict[str, str]:
