@@ -1,5 +1,6 @@
-"""Each Runner's own SQS queue: created when the Runner is admitted, removed with it. Jobs are
-sent here and the Runner long-polls it through the agent channel."""
+"""Each Runner's own SQS queue: created when the Runner is admitted, removed with it. Jobs and
+notices are sent here; the Runner long-polls it itself with credentials for this queue alone
+(runner_queue_access.py) and asks the agent channel to claim the jobs it receives."""
 
 from __future__ import annotations
 
@@ -109,21 +110,37 @@ def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[Received]:
         raise QueueGone(queue_url) from error
     claimed = []
     for message in messages:
-        try:
-            body = json.loads(message["Body"])
-            job_id = str(body["job_id"])
-            data = body.get("data_base64")
-            if data is not None and not isinstance(data, str):
-                raise TypeError("data_base64 is not a string")
-        except (ValueError, KeyError, TypeError, AttributeError):
+        count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
+        item = parse(message["Body"], message["ReceiptHandle"], count)
+        if item is None:
             _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
             continue  # not ours: drop it rather than block the queue
-        kind, payload = body.get("kind"), body.get("payload")
-        if not isinstance(kind, str) or not isinstance(payload, dict):
-            kind, payload = None, None  # queued before messages carried them: read the job
-        count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
-        claimed.append(Received(job_id, message["ReceiptHandle"], count, data, kind, payload))
+        claimed.append(item)
     return claimed
+
+
+def parse(body_text: str, receipt: str, delivery: int) -> Received | None:
+    """A job message as the service sent it; None if it is not one (a notice, or garbage)."""
+    try:
+        body = json.loads(body_text)
+        job_id = str(body["job_id"])
+        data = body.get("data_base64")
+        if data is not None and not isinstance(data, str):
+            raise TypeError("data_base64 is not a string")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    kind, payload = body.get("kind"), body.get("payload")
+    if not isinstance(kind, str) or not isinstance(payload, dict):
+        kind, payload = None, None  # queued before messages carried them: read the job
+    return Received(job_id, receipt, delivery, data, kind, payload)
+
+
+def notify(queue_url: str, notice: str) -> None:
+    """A notice for the Runner itself (e.g. "config": ask for configuration and flows now),
+    which it reads from its queue and deletes; never a job. A removed queue is no one's."""
+    sqs = _sqs()
+    with contextlib.suppress(sqs.exceptions.QueueDoesNotExist):
+        sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps({"notice": notice}))
 
 
 def extend(queue_url: str, receipt: str) -> None:
