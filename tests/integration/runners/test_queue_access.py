@@ -67,9 +67,9 @@ def test_a_runners_credentials_reach_its_own_queue_and_nothing_else(
     assert mine["queue_url"] != theirs["queue_url"]
     assert mine["heartbeat_seconds"] == 600  # the service counts it offline after 25 min
     sqs = _sqs(mine)
-    assert sqs.receive_message(QueueUrl=mine["queue_url"], WaitTimeSeconds=0).get(
-        "Messages", []
-    ) == []
+    assert (
+        sqs.receive_message(QueueUrl=mine["queue_url"], WaitTimeSeconds=0).get("Messages", []) == []
+    )
     # Another Runner's queue: refused, whatever the operation.
     assert _refused(lambda: sqs.receive_message(QueueUrl=theirs["queue_url"])) == 403
     assert _refused(lambda: sqs.purge_queue(QueueUrl=theirs["queue_url"])) == 403
@@ -140,9 +140,10 @@ def test_a_job_received_at_the_queue_is_claimed_through_the_channel_once(
     # The final report deletes the message with the receipt of the Runner's own receive.
     report = {"receipt": message["ReceiptHandle"], "status": "succeeded", "final": True}
     assert agent.post(f"/jobs/{job['id']}/report", json=report).status_code == 200
-    assert sqs.receive_message(QueueUrl=access["queue_url"], WaitTimeSeconds=1).get(
-        "Messages", []
-    ) == []
+    assert (
+        sqs.receive_message(QueueUrl=access["queue_url"], WaitTimeSeconds=1).get("Messages", [])
+        == []
+    )
     # A message that is no job (garbage) leaves the queue and claims nothing.
     garbage = {"receipt": message["ReceiptHandle"], "delivery": 1, "body": "not json"}
     assert agent.post("/jobs/claim-received", json={"messages": [garbage]}).json()["jobs"] == []
