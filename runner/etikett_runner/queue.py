@@ -124,6 +124,9 @@ class RunnerQueue:
                     with self._lock:
                         self._client = None
                     continue
+                if not code:  # not an answer of SQS (no connection): where it answers may
+                    with self._lock:  # have moved (local mode restarted): ask again next time
+                        self._client = None
                 raise ServerAway(f"queue: {code or type(error).__name__}") from error
             return [_received(m) for m in answer.get("Messages", [])]
         raise ServerAway("queue: refused twice")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import time
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -96,27 +97,33 @@ def send(
 
 
 def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[Received]:
-    """Up to `max_jobs` messages; QueueGone if the queue was deleted."""
+    """Up to `max_jobs` job messages; QueueGone if the queue was deleted. Messages that are no
+    job (notices for Runners that poll their queue themselves, garbage) are dropped and the
+    wait goes on for what is left of it."""
     sqs = _sqs()
-    try:
-        messages = sqs.receive_message(
-            QueueUrl=queue_url,
-            WaitTimeSeconds=wait_seconds,
-            MaxNumberOfMessages=max_jobs,
-            VisibilityTimeout=VISIBILITY_SECONDS,
-            AttributeNames=["ApproximateReceiveCount"],
-        ).get("Messages", [])
-    except sqs.exceptions.QueueDoesNotExist as error:
-        raise QueueGone(queue_url) from error
-    claimed = []
-    for message in messages:
-        count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
-        item = parse(message["Body"], message["ReceiptHandle"], count)
-        if item is None:
-            _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-            continue  # not ours: drop it rather than block the queue
-        claimed.append(item)
-    return claimed
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            messages = sqs.receive_message(
+                QueueUrl=queue_url,
+                WaitTimeSeconds=wait_seconds,
+                MaxNumberOfMessages=max_jobs,
+                VisibilityTimeout=VISIBILITY_SECONDS,
+                AttributeNames=["ApproximateReceiveCount"],
+            ).get("Messages", [])
+        except sqs.exceptions.QueueDoesNotExist as error:
+            raise QueueGone(queue_url) from error
+        claimed = []
+        for message in messages:
+            count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
+            item = parse(message["Body"], message["ReceiptHandle"], count)
+            if item is None:
+                _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+                continue  # not a job: drop it rather than block the queue
+            claimed.append(item)
+        wait_seconds = int(deadline - time.monotonic())
+        if claimed or not messages or wait_seconds <= 0:
+            return claimed
 
 
 def parse(body_text: str, receipt: str, delivery: int) -> Received | None:
