@@ -317,7 +317,13 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
                     {
                         "op": "add",
                         "path": "/objects/-",
-                        "value": {"id": "t", "type": "text", "x_mm": 2, "y_mm": 2, "text": "F"},
+                        "value": {
+                            "id": "t",
+                            "type": "text",
+                            "x_mm": 2,
+                            "y_mm": 2,
+                            "expression": "'F'",
+                        },
                     }
                 ]
             },
@@ -443,7 +449,9 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         "channel_per_runner_minute": channel,
         "sqs_per_runner_minute": sqs,
         "service_aws_per_runner_minute": service_calls,
-        "aws_per_runner_minute": sqs + service_calls,
+        # The service's share is its rate less its rate without Runners: noise can make it
+        # slightly negative; it counts as 0 then.
+        "aws_per_runner_minute": sqs + max(0.0, service_calls),
         "lambda_seconds_per_runner_minute": lambda_seconds,
         "service_base_rate": base_rate,
         "reference_hold_p50": statistics.median([r[0] for r in reference]),
@@ -463,6 +471,7 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
 def report(result: dict[str, Any]) -> bool:
     load = os.getloadavg()
     ratio = result["load_hold_p50"] / max(result["reference_hold_p50"], 1e-9)
+    ratio = ratio if result["prints_done"] else 0.0
     print(
         f"\nFleet: {result['runners']} Runners x {result['printers']} printers, waiting at the "
         f"{result['wait']}; load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "

@@ -85,17 +85,24 @@ def test_the_models_calls_per_operation_are_the_counted_ones(
     agent = site.agent(server)
     printer = api.post(
         "/printers",
-        json={"name": "scale", "runner_id": runner_id, "uri": "tcp://127.0.0.1:9100"},
+        json={
+            "name": "scale",
+            "runner_id": runner_id,
+            "uri": "tcp://127.0.0.1:9100",
+            "language": "zpl",
+            "dpi": 203,
+        },
     )
     assert printer.status_code == 201, printer.text
     label = api.post(
         "/labels/from-dimensions", json={"name": "scale", "width_mm": 50, "height_mm": 25}
     ).json()
-    text = {"id": "t", "type": "text", "x_mm": 2, "y_mm": 2, "text": "Scale"}
-    api.patch(
+    text = {"id": "t", "type": "text", "x_mm": 2, "y_mm": 2, "expression": "'Scale'"}
+    patched = api.patch(
         f"/labels/{label['id']}/document",
         json={"operations": [{"op": "add", "path": "/objects/-", "value": text}]},
     )
+    assert patched.status_code == 200, patched.text
     assert (
         api.post(f"/labels/{label['id']}/status", json={"version": 2, "status": "approved"})
     ).status_code == 200
