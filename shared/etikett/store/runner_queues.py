@@ -121,9 +121,9 @@ def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[Received]:
                 _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
                 continue  # not a job: drop it rather than block the queue
             claimed.append(item)
-        wait_seconds = int(deadline - time.monotonic())
-        if claimed or not messages or wait_seconds <= 0:
+        if claimed or not messages:
             return claimed
+        wait_seconds = max(0, int(deadline - time.monotonic()))  # only notices: look again
 
 
 def parse(body_text: str, receipt: str, delivery: int) -> Received | None:
