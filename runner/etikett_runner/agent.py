@@ -72,7 +72,8 @@ class Agent:
         )
         self.leases = Leases()
         self.printers = Printers()
-        self.queue: RunnerQueue | None = RunnerQueue(channel)  # None: the service has no role
+        # None: the service hands out no queue credentials (claims through the channel)
+        self.queue: RunnerQueue | None = RunnerQueue(channel, state.root / "received.json")
         self._beat_now = threading.Event()  # a printer's status changed: tell the service
         self._pool = ThreadPoolExecutor(max_workers=self.tuning.workers, thread_name_prefix="job")
         self._threads: list[threading.Thread] = []
@@ -314,6 +315,8 @@ class Agent:
             self.connectivity.succeeded()
             for job in claimed:
                 self._accept(job)
+            if self.queue is not None:
+                self.queue.settled()  # journaled now: a restart finds them there
 
     def _wait_for_work(self) -> list[dict[str, Any]]:
         """Jobs claimed after waiting at the Runner's own queue; through the agent channel's
@@ -344,11 +347,13 @@ class Agent:
                 carried[str(body.get("job_id"))] = data
             jobs_.append({"receipt": item.receipt, "delivery": item.delivery, "body": _json(body)})
         if not jobs_:
+            self.queue.settled()
             return []
         try:
             claimed = self.channel.claim_received(jobs_)
         except (ServerAway, Refused):
             self.queue.give_back([job["receipt"] for job in jobs_])
+            self.queue.settled()
             raise
         for job in claimed:
             if not job.get("data_base64") and str(job.get("job_id")) in carried:

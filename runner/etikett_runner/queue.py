@@ -10,6 +10,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from etikett_runner.channel import AgentChannel
@@ -55,8 +56,14 @@ class Received:
 
 
 class RunnerQueue:
-    def __init__(self, channel: AgentChannel) -> None:
+    """`received`: a file naming the receipts of messages received but not yet claimed, so that
+    a process killed between its receive and its claim has them given back by the next one at
+    once (else they would stay hidden for the queue's 120 s visibility timeout)."""
+
+    def __init__(self, channel: AgentChannel, received: Path | None = None) -> None:
         self.channel = channel
+        self._received = received
+        self._left_over = True  # receipts of an earlier process are given back once
         self._lock = threading.Lock()
         self._client: Any = None
         self._access: dict[str, Any] = {}
@@ -106,7 +113,10 @@ class RunnerQueue:
 
     def receive(self, wait_seconds: int, max_messages: int) -> list[Received]:
         """Wait up to `wait_seconds` for messages. ServerAway when AWS or the service is away;
-        RunnerRemoved (from the channel) when the service no longer accepts this Runner."""
+        RunnerRemoved (from the channel) when the service no longer accepts this Runner. The
+        caller calls `settled()` once it claimed or gave back what it received."""
+        if self._left_over:
+            self._give_back_left_over()
         for attempt in (1, 2):
             client = self._ready()
             try:
@@ -128,8 +138,30 @@ class RunnerQueue:
                     with self._lock:  # have moved (local mode restarted): ask again next time
                         self._client = None
                 raise ServerAway(f"queue: {code or type(error).__name__}") from error
-            return [_received(m) for m in answer.get("Messages", [])]
+            received = [_received(m) for m in answer.get("Messages", [])]
+            if received and self._received is not None:
+                self._received.write_text(json.dumps([r.receipt for r in received]))
+            return received
         raise ServerAway("queue: refused twice")
+
+    def settled(self) -> None:
+        """What the last receive got is claimed (journaled) or given back."""
+        if self._received is not None:
+            self._received.unlink(missing_ok=True)
+
+    def _give_back_left_over(self) -> None:
+        if self._received is not None and self._received.exists():
+            try:
+                receipts = [str(r) for r in json.loads(self._received.read_text())]
+            except ValueError:
+                receipts = []
+            if receipts:
+                log.info(
+                    "queue: %d message(s) received before a restart, visible again", len(receipts)
+                )
+                self.give_back(receipts)
+            self.settled()
+        self._left_over = False
 
     def give_back(self, receipts: list[str]) -> None:
         """Messages the Runner could not hand on: visible again at once, not after 120 s."""
