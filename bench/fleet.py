@@ -190,7 +190,7 @@ class SimulatedRunner:
             {
                 "WaitTimeSeconds": 20,
                 "MaxNumberOfMessages": 1,
-                "VisibilityTimeout": 120,
+                "VisibilityTimeout": 20,  # as the Runner: the claim hides it for 120 s
                 "MessageSystemAttributeNames": ["ApproximateReceiveCount"],
             },
         )

@@ -18,7 +18,9 @@ from etikett_runner.transport import Refused, ServerAway
 
 log = logging.getLogger(__name__)
 
-VISIBILITY_SECONDS = 120  # as the service's queue: a job the Runner holds stays hidden this long
+# A received message stays hidden this long until the service's claim hides it for the queue's
+# 120 s: a message a killed process's long poll took (its answer never read) is back this soon.
+RECEIVE_VISIBILITY_SECONDS = 20
 RENEW_BEFORE = timedelta(minutes=10)  # credentials are asked for again this long before expiry
 # Errors that mean the credentials no longer reach the queue: ask the service again (which
 # refuses a removed Runner: RunnerRemoved).
@@ -124,7 +126,7 @@ class RunnerQueue:
                     QueueUrl=self._access["queue_url"],
                     WaitTimeSeconds=wait_seconds,
                     MaxNumberOfMessages=max_messages,
-                    VisibilityTimeout=VISIBILITY_SECONDS,
+                    VisibilityTimeout=RECEIVE_VISIBILITY_SECONDS,
                     MessageSystemAttributeNames=["ApproximateReceiveCount"],
                 )
             except Exception as error:

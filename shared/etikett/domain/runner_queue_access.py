@@ -71,4 +71,9 @@ def claim_received(runner: RunnerRecord, request: ClaimReceived) -> runner_agent
             runner_queues.acknowledge(runner.queue_url, message.receipt)
         else:
             received.append(item)
-    return runner_agent.claim_each(runner, clock.now(), received)
+    claimed = runner_agent.claim_each(runner, clock.now(), received)
+    # The Runner received them hidden for a short while only (a long poll of a process killed
+    # meanwhile gives its message back soon); claimed, they stay hidden for the queue's timeout.
+    for job in claimed.jobs:
+        runner_queues.extend(runner.queue_url, job.receipt)
+    return claimed
