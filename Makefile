@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev demo docs test lint format bench bench-anatomy load fuzz build clean browser screenshots corpus
+.PHONY: dev demo docs test lint format bench bench-anatomy fleet load fuzz build clean browser screenshots corpus
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
@@ -97,6 +97,12 @@ bench: $(STAMP)
 # The cold-start anatomy and whoami latency (bench/run.py).
 bench-anatomy: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# 500 simulated Runners x 4 printers against local mode: idle, then 50 labels/s (bench/fleet.py;
+# figures in bench/README.md). `make bench` runs a short fleet of 50.
+FLEET_ARGS ?= --runners 500 --printers 4 --idle 150 --busy 150 --rate 50
+fleet: $(STAMP)
+	$(BIN)/python bench/fleet.py $(FLEET_ARGS)
 
 # 20 clients printing and previewing for 60 s through the local gateway (bench/README.md).
 load: $(STAMP)

@@ -147,6 +147,46 @@ def print_goals(singles: int, stream: int) -> list[Goal]:
     ]
 
 
+def fleet_goals(runners: int, seconds: float) -> list[Goal]:
+    """The short fleet (issue 29; `make fleet` is the long one): idle Runners waiting at their
+    own queues, then printing across the fleet."""
+    import argparse as _argparse
+
+    import fleet
+
+    args = _argparse.Namespace(
+        runners=runners,
+        printers=4,
+        idle=seconds,
+        busy=seconds / 2,
+        rate=10.0,
+        reference=15,
+        baseline=8.0,
+        ramp=5.0,
+        wait="queue",
+    )
+    import asyncio
+
+    result = asyncio.run(fleet.fleet(args))
+    fleet.report(result)
+    hold, alone = result["load_hold_p50"], result["reference_hold_p50"]
+    return [
+        Goal(
+            "idle Runner: AWS requests a minute",
+            f"{result['aws_per_runner_minute']:.2f}",
+            result["aws_per_runner_minute"] / fleet.GOAL_REQUESTS_PER_MINUTE,
+            1.0,
+        ),
+        Goal(
+            f"print p50 under a {runners}-Runner fleet ÷ one Runner",
+            f"{hold:.1f} vs {alone:.1f} ms",
+            hold / alone,
+            fleet.GOAL_LOAD_RATIO,
+        ),
+        Goal("fleet errors", str(len(result["errors"])), float(len(result["errors"])), 0.0),
+    ]
+
+
 def designer_goal(drags: int) -> list[Goal]:
     import designer_bench
 
@@ -260,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         ("designer: drag → painted in Chromium", lambda: designer_goal(15 if quick else 40)),
         ("cold start of every function", lambda: cold_start_goals(2 if quick else 3)),
         ("flow editor: 100 nodes in chromium", lambda: flow_editor_goals(2 if quick else 5)),
+        ("fleet: Runners at their own queues", lambda: fleet_goals(50, 30 if quick else 60)),
     ]
     try:
         for label, step in steps:

@@ -340,6 +340,12 @@ class ProblemCode(StrEnum):
         "Runner reserves blocks only of the counters its deployed flows use. Refused and audited.",
     )
     RUNNER_REMOVED = ("runner.removed", 401, "The Runner of this certificate was removed.")
+    RUNNER_QUEUE_ACCESS_UNAVAILABLE = (
+        "runner.queue_access_unavailable",
+        409,
+        "This deployment hands out no credentials for Runners' queues (no RunnerQueueRole): "
+        "claim jobs through the agent channel's long poll instead.",
+    )
     ENROLLMENT_TOKEN_INVALID = (
         "enrollment.token_invalid",
         401,

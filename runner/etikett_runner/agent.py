@@ -1,13 +1,14 @@
-"""The run loop of an enrolled Runner: heartbeats, configuration, long-polling the job queue,
-executing jobs on worker threads, delivering kept reports, extending jobs in flight, reading
-idle printers' status and running deployed flows (`flow_host`). Network trouble means backing
-off and trying again, never exiting; only a stop request or the service refusing this Runner
-(removed) ends the loop."""
+"""The run loop of an enrolled Runner: heartbeats, configuration, long-polling its own job queue
+(directly, with credentials for that queue alone: queue.py), executing jobs on worker threads,
+delivering kept reports, extending jobs in flight, reading idle printers' status and running
+deployed flows (`flow_host`). Network trouble means backing off and trying again, never
+exiting; only a stop request or the service refusing this Runner (removed) ends the loop."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 import socket
 import threading
@@ -27,6 +28,7 @@ from etikett_runner.journal import CLAIMED, Journal
 from etikett_runner.leases import Lease, Leases
 from etikett_runner.outbox import Outbox
 from etikett_runner.printers import Printers, PrinterTarget
+from etikett_runner.queue import NoDirectAccess, RunnerQueue
 from etikett_runner.reporter import Reporter
 from etikett_runner.roots import AllowedRoots
 from etikett_runner.state import StateDir
@@ -70,6 +72,9 @@ class Agent:
         )
         self.leases = Leases()
         self.printers = Printers()
+        # None: the service hands out no queue credentials (claims through the channel)
+        self.queue: RunnerQueue | None = RunnerQueue(channel, state.root / "received.json")
+        self._beat_now = threading.Event()  # a printer's status changed: tell the service
         self._pool = ThreadPoolExecutor(max_workers=self.tuning.workers, thread_name_prefix="job")
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
@@ -242,20 +247,36 @@ class Agent:
         return True
 
     def _heartbeat_loop(self) -> None:
+        """Beat every `heartbeat_seconds` (or as often as the service asks, if that is more
+        often), and soon after a printer's status changed; an idle Runner beats rarely, since
+        its waiting happens at its queue (docs/scale.md)."""
         next_config = time.monotonic() + self.tuning.config_seconds
-        interval = max(self.tuning.heartbeat_seconds, 0.1)
-        backoff = Backoff(base=min(2.0, interval), cap=interval)
-        delay = interval
-        while not self.stop.wait(delay):
-            if self._call("heartbeat", self.channel.heartbeat, self._beat()) is None:
-                delay = backoff.next()  # come back soon: the service counts us offline at 90 s
+        backoff = Backoff(base=2.0, cap=max(self.tuning.heartbeat_seconds, 2.0))
+        sent = self.printers.statuses()
+        due = time.monotonic() + self._beat_interval()
+        while not self.stop.is_set():
+            self._beat_now.wait(min(5.0, max(0.05, due - time.monotonic())))
+            if self.stop.is_set():
+                return
+            statuses = self.printers.statuses()
+            if time.monotonic() < due and statuses == sent and not self._beat_now.is_set():
                 continue
+            self._beat_now.clear()
+            if self._call("heartbeat", self.channel.heartbeat, self._beat()) is None:
+                due = time.monotonic() + backoff.next()  # soon: the service counts us offline
+                continue
+            sent = statuses
             backoff.reset()
-            delay = interval
+            due = time.monotonic() + self._beat_interval()
             if time.monotonic() >= next_config:
                 next_config = time.monotonic() + self.tuning.config_seconds
                 if not self._refresh_config():
                     next_config = time.monotonic()  # without it, large jobs cannot be fetched
+
+    def _beat_interval(self) -> float:
+        asked = self.queue.heartbeat_seconds if self.queue is not None else None
+        interval = self.tuning.heartbeat_seconds
+        return max(min(interval, asked) if asked else interval, 0.1)
 
     def _extend(self, lease: Lease) -> dict[str, Any] | None:
         return self.reporter.report(lease.job_id, {"receipt": lease.receipt}, durable=False)
@@ -270,9 +291,7 @@ class Agent:
                 self.stop.wait(0.2)
                 continue
             try:
-                # One job per claim: jobs carry their bytes inline (up to ~5.6 MB as base64),
-                # and several in one answer would pass Lambda's 6 MB response limit.
-                claimed = self.channel.claim(self.tuning.claim_wait_seconds, 1)
+                claimed = self._wait_for_work()
             except ServerAway as exc:
                 first = self.connectivity.failed()
                 delay = backoff.next()
@@ -296,6 +315,57 @@ class Agent:
             self.connectivity.succeeded()
             for job in claimed:
                 self._accept(job)
+            if self.queue is not None:
+                self.queue.settled()  # journaled now: a restart finds them there
+
+    def _wait_for_work(self) -> list[dict[str, Any]]:
+        """Jobs claimed after waiting at the Runner's own queue; through the agent channel's
+        long poll only where the service hands out no queue credentials."""
+        # One job at a time: jobs carry their bytes inline (up to ~5.6 MB as base64), and
+        # several in one answer would pass Lambda's 6 MB response limit.
+        if self.queue is not None:
+            try:
+                received = self.queue.receive(self.tuning.claim_wait_seconds, 1)
+            except NoDirectAccess:
+                log.info("the service hands out no queue credentials; claiming through it")
+                self.queue = None
+            else:
+                return self._claim_received(received)
+        return self.channel.claim(self.tuning.claim_wait_seconds, 1)
+
+    def _claim_received(self, received: list[Any]) -> list[dict[str, Any]]:
+        assert self.queue is not None
+        jobs_, carried = [], {}
+        for item in received:
+            if item.notice is not None:
+                self.queue.delete(item.receipt)
+                self._on_notice(item.notice)
+                continue
+            body = dict(item.body)
+            data = body.pop("data_base64", None)  # kept here: the service need not see it again
+            if isinstance(data, str):
+                carried[str(body.get("job_id"))] = data
+            jobs_.append({"receipt": item.receipt, "delivery": item.delivery, "body": _json(body)})
+        if not jobs_:
+            self.queue.settled()
+            return []
+        try:
+            claimed = self.channel.claim_received(jobs_)
+        except (ServerAway, Refused):
+            self.queue.give_back([job["receipt"] for job in jobs_])
+            self.queue.settled()
+            raise
+        for job in claimed:
+            if not job.get("data_base64") and str(job.get("job_id")) in carried:
+                job["data_base64"] = carried[str(job.get("job_id"))]
+        return claimed
+
+    def _on_notice(self, notice: str) -> None:
+        """The service changed what this Runner is to do (printers, context, deployments)."""
+        log.info("notice from the service: %s", notice)
+        if notice == "config":
+            self._refresh_config()
+            self.flows.wake()
 
     def _accept(self, job: dict[str, Any]) -> None:
         """A job from the queue: new, in flight here already, or known from the journal."""
@@ -417,3 +487,7 @@ class Agent:
             return "unreachable"
         except NoAnswer:
             return "not_answering"
+
+
+def _json(body: dict[str, Any]) -> str:
+    return json.dumps(body, separators=(",", ":"))

@@ -103,6 +103,15 @@ class AgentChannel:
         answer = self._call("POST", "/jobs/claim", json=body, timeout=timeout)
         return list(answer.get("jobs", []))
 
+    def queue_access(self) -> dict[str, Any]:
+        """Credentials for this Runner's own queue (see queue.py)."""
+        return dict(self._call("POST", "/queue-access"))
+
+    def claim_received(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Claim jobs received from the queue directly: [{receipt, delivery, body}]."""
+        answer = self._call("POST", "/jobs/claim-received", json={"messages": messages})
+        return list(answer.get("jobs", []))
+
     def release_claims(self) -> list[str]:
         """At start: jobs an earlier process claimed (maybe never received) come back now."""
         return list(self._call("POST", "/jobs/release").get("job_ids", []))

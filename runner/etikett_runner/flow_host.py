@@ -267,6 +267,7 @@ class FlowHost:
         self._reports: dict[str, dict[str, Any]] = {}  # deployment id → status not yet told
         self._folders: dict[Path, Deployed] = {}
         self._folder_lock = threading.Lock()
+        self._wake = threading.Event()
 
     # --- the loop ---------------------------------------------------------------------------
 
@@ -288,7 +289,13 @@ class FlowHost:
                     self.send_reports()
                 except Exception:  # never leave deployed flows unattended
                     log.exception("deployed flows: the update failed; again shortly")
-                stop.wait(self.tuning.flows_seconds)
+                deadline = time.monotonic() + self._pause()
+                while not stop.is_set() and not self._wake.is_set():
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._wake.wait(min(remaining, 0.5))  # stop is looked at twice a second
+                self._wake.clear()
         finally:
             for flow in self.running.values():
                 flow.close()
@@ -296,6 +303,15 @@ class FlowHost:
             if self.http is not None:
                 self.http.close()
             sender.join(timeout=5)
+
+    def wake(self) -> None:
+        """Ask the service for deployed flows now (it sent a notice that they changed)."""
+        self._wake.set()
+
+    def _pause(self) -> float:
+        """Until the next look: soon while a status waits to be told or a flow to be retried."""
+        pending = self._reports or any(isinstance(f, _Failed) for f in self.running.values())
+        return min(self.tuning.flows_seconds, 2.0) if pending else self.tuning.flows_seconds
 
     def refresh(self) -> bool:
         """Ask the service what to run and apply it; False if it could not be asked (what runs

@@ -15,7 +15,7 @@ from etikett_runner.channel import RunnerRemoved
 from etikett_runner.journal import CLAIMED, DONE, Journal
 from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.state import StateDir
-from etikett_runner.transport import ServerAway
+from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
 
 
@@ -60,6 +60,10 @@ class FakeAgentChannel:
     def flows(self) -> list[dict[str, Any]]:
         self._gate()
         return []
+
+    def queue_access(self) -> dict[str, Any]:
+        # A service without queue credentials: the Runner claims through the channel.
+        raise Refused(409, "runner.queue_access_unavailable", "no RunnerQueueRole")
 
     def claim(self, wait_seconds: int, max_jobs: int) -> list[dict[str, Any]]:
         self._gate()

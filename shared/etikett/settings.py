@@ -58,6 +58,17 @@ class Settings(BaseSettings):
     webhook_deliveries_queue: str | None = None
     runner_queue_prefix: str = "etikett-runner"
     runner_dlq_arn: str | None = None
+    runner_queue_role_arn: str | None = Field(
+        default=None,
+        description="The role whose credentials, narrowed to one queue by a session policy, "
+        "Runners long-poll their own queue with (the template's RunnerQueueRole).",
+    )
+    runner_queue_credential_seconds: int = Field(
+        default=3600,
+        ge=900,
+        le=3600,
+        description="Lifetime of a Runner's queue credentials (STS: 15 min to 1 h when chained).",
+    )
     runner_package_dir: Path | None = None
 
     # --- behaviour --------------------------------------------------------------------------------
@@ -73,7 +84,10 @@ class Settings(BaseSettings):
         "AgentDomainName); `agent_url` is https:// on it unless given itself.",
     )
     runner_offline_seconds: int = Field(
-        default=90, ge=2, description="A Runner not heard from for this long is offline."
+        default=1500,
+        ge=2,
+        description="A Runner not heard from for this long is offline (Runners beat every "
+        "10 min while idle, and at once when a printer's status changes: docs/scale.md).",
     )
     setup_secret: SecretStr | None = Field(
         default=None,

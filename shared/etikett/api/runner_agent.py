@@ -8,7 +8,7 @@ from fastapi import Request, Response
 
 from etikett.api.access import runner_certificate
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import counter_blocks, jobs, runner_agent, runner_flows
+from etikett.domain import counter_blocks, jobs, runner_agent, runner_flows, runner_queue_access
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments import RunnerReport
 from etikett.domain.flow_run_view import FlowRun
@@ -43,6 +43,36 @@ def claim(
     body: runner_agent.ClaimRequest, request: Request, invocation: RunnerCall
 ) -> runner_agent.Claimed:
     return runner_agent.claim(request.state.runner, body)
+
+
+@routes.post(
+    "/queue-access",
+    operation_id="postRunnerQueueAccess",
+    response_model=runner_agent.QueueAccess,
+    openapi_extra=_HIDDEN,
+    responses={
+        409: {
+            "description": "The deployment hands out no queue credentials "
+            "(`runner.queue_access_unavailable`): claim through `/jobs/claim`"
+        }
+    },
+    summary="Short-lived credentials for the Runner's own queue, to long-poll it directly",
+)
+def queue_access(request: Request, invocation: RunnerCall) -> runner_agent.QueueAccess:
+    return runner_queue_access.queue_access(request.state.runner)
+
+
+@routes.post(
+    "/jobs/claim-received",
+    operation_id="postRunnerJobClaimReceived",
+    response_model=runner_agent.Claimed,
+    openapi_extra=_HIDDEN,
+    summary="Claim jobs the Runner received from its own queue",
+)
+def claim_received(
+    body: runner_agent.ClaimReceived, request: Request, invocation: RunnerCall
+) -> runner_agent.Claimed:
+    return runner_queue_access.claim_received(request.state.runner, body)
 
 
 @routes.post(

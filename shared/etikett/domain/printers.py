@@ -8,7 +8,7 @@ from typing import Literal, Self
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
-from etikett.domain import audit, printer_records, runner_records
+from etikett.domain import audit, printer_records, runner_notices, runner_records
 from etikett.domain.actors import Invocation
 from etikett.domain.printer_addresses import URI, check_uri
 from etikett.ids import new_id
@@ -131,6 +131,7 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
     entry = audit.record(invocation, printer_id, details=details)
     with UnitOfWork(entry, errors={ConditionName.PRINTER_NAME_FREE: taken}) as uow:
         printers.add(uow, record)
+    runner_notices.runner_changed(runner_id)
     return view(record)
 
 
@@ -155,3 +156,4 @@ def delete(invocation: Invocation, printer_id: str) -> None:
     entry = audit.record(invocation, printer_id, details=details)
     with UnitOfWork(entry, errors={ConditionName.PRINTER_UNASSIGNED: in_use}) as uow:
         printers.delete(uow, record, assigned_rev=rev)
+    runner_notices.runner_changed(record.runner_id)

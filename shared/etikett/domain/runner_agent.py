@@ -25,10 +25,12 @@ from etikett.domain.actors import Invocation
 from etikett.domain.runner_messages import MAX_WAIT_SECONDS as MAX_WAIT_SECONDS
 from etikett.domain.runner_messages import Claimed as Claimed
 from etikett.domain.runner_messages import ClaimedJob as ClaimedJob
+from etikett.domain.runner_messages import ClaimReceived as ClaimReceived
 from etikett.domain.runner_messages import ClaimRequest as ClaimRequest
 from etikett.domain.runner_messages import Heartbeat as Heartbeat
 from etikett.domain.runner_messages import HeartbeatAnswer as HeartbeatAnswer
 from etikett.domain.runner_messages import JobReport as JobReport
+from etikett.domain.runner_messages import QueueAccess as QueueAccess
 from etikett.domain.runner_messages import Released as Released
 from etikett.domain.runner_messages import ReportedMessage as ReportedMessage
 from etikett.domain.runner_messages import RunnerConfig as RunnerConfig
@@ -91,6 +93,8 @@ def _seen(runner: RunnerRecord, **fields: Any) -> None:
 
 
 def heartbeat(runner: RunnerRecord, beat: Heartbeat) -> HeartbeatAnswer:
+    """Recorded at least every 10 minutes (see runner_queue_access) and when printer states
+    change; what it says is the Runner's "online since"."""
     now = clock.now()
     fields: dict[str, Any] = {"last_seen_at": now}
     if beat.hostname:
@@ -119,6 +123,15 @@ def claim(runner: RunnerRecord, request: ClaimRequest) -> Claimed:
         received = runner_queues.receive(runner.queue_url, request.wait_seconds, request.max_jobs)
     except runner_queues.QueueGone:
         raise _removed() from None  # removed while this poll waited: its queue went with it
+    return claim_each(runner, began, received)
+
+
+def claim_each(
+    runner: RunnerRecord, began: datetime, received: list[runner_queues.Received]
+) -> Claimed:
+    """Claim received messages for the Runner process whose wait began at `began` (from the
+    channel's long poll, or from the Runner's own poll: runner_queue_access)."""
+    assert runner.queue_url is not None
     claimed: list[ClaimedJob] = []
     for item in received:
         try:

@@ -108,3 +108,41 @@ class RunnerConfig(Model):
 
 class Released(Model):
     job_ids: list[str] = Field(description="Jobs whose latest claim was made claimable again.")
+
+
+class QueueAccess(Model):
+    """Credentials for the Runner's own queue and nothing else; the Runner long-polls it with
+    them (no Lambda waits for it) and asks again before `expires_at`."""
+
+    queue_url: str
+    region: str
+    endpoint_url: str | None = Field(
+        default=None, description="Where SQS answers (local mode); None: the region's endpoint."
+    )
+    access_key_id: str
+    secret_access_key: str
+    session_token: str
+    expires_at: str
+    wait_seconds: int = MAX_WAIT_SECONDS
+    heartbeat_seconds: int = Field(
+        description="How often an idle Runner beats at least: the service counts it offline "
+        "after 2.5 times this."
+    )
+
+
+class ReceivedMessage(Model):
+    model_config = ConfigDict(extra="forbid")
+    receipt: str = Field(max_length=4096)
+    delivery: int = Field(ge=1, le=1000, description="SQS's ApproximateReceiveCount.")
+    body: str = Field(
+        max_length=300_000,
+        description="The message body as received; the Runner may leave out data_base64 (it "
+        "keeps the bytes itself).",
+    )
+
+
+class ClaimReceived(Model):
+    """Jobs the Runner received from its queue itself, for the service to claim."""
+
+    model_config = ConfigDict(extra="forbid")
+    messages: list[ReceivedMessage] = Field(min_length=1, max_length=10)

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import audit
+from etikett.domain import audit, runner_notices
 from etikett.domain.actors import Invocation
 from etikett.domain.runner_context import context_values
 from etikett.domain.runner_records import load_group, load_runner, status_of
@@ -154,6 +154,7 @@ def set_printer_ports(invocation: Invocation, group_id: str, request: PrinterPor
         errors={ConditionName.GROUP_EXISTS: gone},
     ) as uow:
         runners.update_group(uow, before, after)
+    runner_notices.groups_changed([group_id])
     return group_view(after)
 
 
@@ -236,6 +237,7 @@ def put_context(
     details = {"name": name, "before": before.value if before else None, "after": request.value}
     with UnitOfWork(audit.record(invocation, owner_id, details=details)) as uow:
         runner_context.put_context(uow, record)
+    runner_notices.owner_changed(owner_id)
     return _context_view(record)
 
 
@@ -247,3 +249,4 @@ def delete_context(invocation: Invocation, owner_id: str, name: str) -> None:
     details = {"name": name, "before": record.value}
     with UnitOfWork(audit.record(invocation, owner_id, details=details)) as uow:
         runner_context.delete_context(uow, record)
+    runner_notices.owner_changed(owner_id)

@@ -73,6 +73,8 @@ class JsonFormatter(logging.Formatter):
 # the activity lines (job claimed, its outcome, flow runs) and its reports.
 ROUTINE = (
     ("POST", "/api/v1/runner-agent/jobs/claim"),
+    ("POST", "/api/v1/runner-agent/jobs/claim-received"),  # the claim event line tells it
+    ("POST", "/api/v1/runner-agent/queue-access"),
     ("POST", "/api/v1/runner-agent/heartbeat"),
     ("GET", "/api/v1/runner-agent/config"),
     ("GET", "/api/v1/runner-agent/flows"),

@@ -89,6 +89,29 @@ def _table(client: Any, name: str, props: dict[str, Any]) -> None:
         client.update_time_to_live(TableName=name, TimeToLiveSpecification=ttl)
 
 
+def _role(iam: Any, name: str, resource: dict[str, Any], resolver: Resolver) -> None:
+    """An IAM role of the template with its inline policies: local AWS checks requests signed
+    with its session credentials against them (local/aws/sessions.py)."""
+    props = resolver.resolve(resource.get("Properties", {}))
+    role = props.get("RoleName") or _physical(name)
+    try:
+        arn = iam.get_role(RoleName=role)["Role"]["Arn"]
+    except iam.exceptions.NoSuchEntityException:
+        arn = iam.create_role(
+            RoleName=role,
+            AssumeRolePolicyDocument=json.dumps(props["AssumeRolePolicyDocument"]),
+            MaxSessionDuration=int(props.get("MaxSessionDuration", 3600)),
+        )["Role"]["Arn"]
+    for policy in props.get("Policies", []):  # put again: the template may have changed
+        iam.put_role_policy(
+            RoleName=role,
+            PolicyName=policy["PolicyName"],
+            PolicyDocument=json.dumps(policy["PolicyDocument"]),
+        )
+    resolver.refs[name] = role
+    resolver.attributes[(name, "Arn")] = arn
+
+
 def provision(
     template: Template, endpoint_url: str, region: str, parameters: dict[str, Any] | None = None
 ) -> Resolver:
@@ -182,6 +205,14 @@ def provision(
             progressed = True
         if not progressed:
             raise ValueError(f"queues with unresolvable references: {sorted(pending)}")
+
+    iam = session.client("iam", endpoint_url=endpoint_url)
+    # Roles Runners get session credentials of (those whose ARN the functions' environment
+    # names); the functions' own execution roles mean nothing locally.
+    environment = json.dumps(template.global_environment)
+    for name, resource in template.resources_of("AWS::IAM::Role").items():
+        if f'"{name}"' in environment:
+            _role(iam, name, resource, resolver)
 
     for name in template.resources_of("AWS::Serverless::LayerVersion"):
         resolver.refs[name] = f"arn:aws:lambda:{region}:{LOCAL_ACCOUNT}:layer:{name}:1"

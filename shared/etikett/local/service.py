@@ -30,6 +30,9 @@ LOCAL_REGION = "eu-central-1"
 STATE_FILE = "aws-state.pickle"
 
 
+MAX_QUEUE_WAIT_SECONDS = 20
+
+
 class LocalService:
     def __init__(
         self,
@@ -47,7 +50,13 @@ class LocalService:
         self.local = LocalSettings()
         # How often changed state is saved at most (a snapshot briefly holds every request).
         # In a process of its own: moto's work runs beside the gateway's, on another core.
-        self.aws = LocalAwsProcess(home / STATE_FILE, snapshot_interval=self.local.snapshot_seconds)
+        # Runners long-poll their queues here directly, for up to 20 s as on AWS (the waits
+        # happen outside the state lock: aws/gateway.py).
+        self.aws = LocalAwsProcess(
+            home / STATE_FILE,
+            snapshot_interval=self.local.snapshot_seconds,
+            max_wait_seconds=MAX_QUEUE_WAIT_SECONDS,
+        )
         self._servers: list[Any] = []
         self._server_threads: list[threading.Thread] = []
         self.ca_file: Path | None = None

@@ -1,11 +1,13 @@
-"""Each Runner's own SQS queue: created when the Runner is admitted, removed with it. Jobs are
-sent here and the Runner long-polls it through the agent channel."""
+"""Each Runner's own SQS queue: created when the Runner is admitted, removed with it. Jobs and
+notices are sent here; the Runner long-polls it itself with credentials for this queue alone
+(runner_queue_access.py) and asks the agent channel to claim the jobs it receives."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import json
+import time
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -95,35 +97,57 @@ def send(
 
 
 def receive(queue_url: str, wait_seconds: int, max_jobs: int) -> list[Received]:
-    """Up to `max_jobs` messages; QueueGone if the queue was deleted."""
+    """Up to `max_jobs` job messages; QueueGone if the queue was deleted. Messages that are no
+    job (notices for Runners that poll their queue themselves, garbage) are dropped and the
+    wait goes on for what is left of it."""
     sqs = _sqs()
-    try:
-        messages = sqs.receive_message(
-            QueueUrl=queue_url,
-            WaitTimeSeconds=wait_seconds,
-            MaxNumberOfMessages=max_jobs,
-            VisibilityTimeout=VISIBILITY_SECONDS,
-            AttributeNames=["ApproximateReceiveCount"],
-        ).get("Messages", [])
-    except sqs.exceptions.QueueDoesNotExist as error:
-        raise QueueGone(queue_url) from error
-    claimed = []
-    for message in messages:
+    deadline = time.monotonic() + wait_seconds
+    while True:
         try:
-            body = json.loads(message["Body"])
-            job_id = str(body["job_id"])
-            data = body.get("data_base64")
-            if data is not None and not isinstance(data, str):
-                raise TypeError("data_base64 is not a string")
-        except (ValueError, KeyError, TypeError, AttributeError):
-            _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-            continue  # not ours: drop it rather than block the queue
-        kind, payload = body.get("kind"), body.get("payload")
-        if not isinstance(kind, str) or not isinstance(payload, dict):
-            kind, payload = None, None  # queued before messages carried them: read the job
-        count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
-        claimed.append(Received(job_id, message["ReceiptHandle"], count, data, kind, payload))
-    return claimed
+            messages = sqs.receive_message(
+                QueueUrl=queue_url,
+                WaitTimeSeconds=wait_seconds,
+                MaxNumberOfMessages=max_jobs,
+                VisibilityTimeout=VISIBILITY_SECONDS,
+                AttributeNames=["ApproximateReceiveCount"],
+            ).get("Messages", [])
+        except sqs.exceptions.QueueDoesNotExist as error:
+            raise QueueGone(queue_url) from error
+        claimed = []
+        for message in messages:
+            count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
+            item = parse(message["Body"], message["ReceiptHandle"], count)
+            if item is None:
+                _sqs().delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+                continue  # not a job: drop it rather than block the queue
+            claimed.append(item)
+        if claimed or not messages:
+            return claimed
+        wait_seconds = max(0, int(deadline - time.monotonic()))  # only notices: look again
+
+
+def parse(body_text: str, receipt: str, delivery: int) -> Received | None:
+    """A job message as the service sent it; None if it is not one (a notice, or garbage)."""
+    try:
+        body = json.loads(body_text)
+        job_id = str(body["job_id"])
+        data = body.get("data_base64")
+        if data is not None and not isinstance(data, str):
+            raise TypeError("data_base64 is not a string")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    kind, payload = body.get("kind"), body.get("payload")
+    if not isinstance(kind, str) or not isinstance(payload, dict):
+        kind, payload = None, None  # queued before messages carried them: read the job
+    return Received(job_id, receipt, delivery, data, kind, payload)
+
+
+def notify(queue_url: str, notice: str) -> None:
+    """A notice for the Runner itself (e.g. "config": ask for configuration and flows now),
+    which it reads from its queue and deletes; never a job. A removed queue is no one's."""
+    sqs = _sqs()
+    with contextlib.suppress(sqs.exceptions.QueueDoesNotExist):
+        sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps({"notice": notice}))
 
 
 def extend(queue_url: str, receipt: str) -> None:

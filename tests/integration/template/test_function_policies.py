@@ -34,6 +34,8 @@ NEVER_RUNS = {
     ("RunnerAgentFunction", "users_table"): "Access.__call__ reads tokens; the agent channel's "
     "RunnerCertificateAccess overrides it and reads the client certificate only",
     ("RunnerAgentFunction", "tokens_table"): "as users_table",
+    ("McpFunction", "runner_queue_role_arn"): "the walk reaches the agent channel's routes, "
+    "which are no MCP tools (not_in_mcp): only the agent function hands out queue credentials",
     ("PrintRendererFunction", "audit_table"): "UnitOfWork writes an audit entry only when "
     "given one; the renderer's units of work have none",
     ("WebhookSenderFunction", "audit_table"): "as the renderer: a delivery's unit of work "

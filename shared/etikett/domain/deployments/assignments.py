@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from etikett import clock
-from etikett.domain import audit
+from etikett.domain import audit, runner_notices
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments import changes
 from etikett.domain.deployments.creating import PRINTER_GONE, check_alias, context_entry
@@ -56,6 +56,7 @@ def put_context(
     with saving(record, audited) as uow:
         store.save(uow, record, after)
         changes.hold(uow, held)
+    _tell(record)
     return ContextParameter(name=name, **entry)
 
 
@@ -74,6 +75,7 @@ def delete_context(invocation: Invocation, deployment_id: str, name: str) -> Non
     with saving(record, entry) as uow:
         store.save(uow, record, after)
         changes.hold(uow, held)
+    _tell(record)
 
 
 def put_offline_policy(
@@ -123,6 +125,7 @@ def put_printer(
         store.save(uow, record, after)
         store.reassign_printers(uow, deployment_id, record.printers, assigned)
         changes.hold(uow, held)
+    _tell(record)
     return AssignedPrinter(alias=alias, **request.model_dump())
 
 
@@ -143,6 +146,7 @@ def delete_printer(invocation: Invocation, deployment_id: str, alias: str) -> No
         store.save(uow, record, after)
         store.reassign_printers(uow, deployment_id, record.printers, assigned)
         changes.hold(uow, held)
+    _tell(record)
 
 
 def printer_for(record: DeploymentRecord, alias: str, runner_id: str) -> str | None:
@@ -155,3 +159,8 @@ def printer_in(printers: dict[str, Any], alias: str, runner_id: str) -> str | No
     if entry is None:
         return None
     return str(entry.get("by_runner", {}).get(runner_id) or entry["printer_id"])
+
+
+def _tell(record: DeploymentRecord) -> None:
+    """The deployment's Runners read what changed (an approved stage runs it at once)."""
+    runner_notices.groups_changed(g for stage in record.stages for g in stage["group_ids"])

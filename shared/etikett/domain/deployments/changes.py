@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from etikett import clock
-from etikett.domain import audit, policies
+from etikett.domain import audit, policies, runner_notices
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments.models import APPROVED
 from etikett.domain.deployments.records import saving
@@ -115,6 +115,7 @@ def reapprove(
         store.save(uow, record, after)
         if was_held:
             holds.release(uow, record.id, index)
+    runner_notices.groups_changed(stage["group_ids"])
 
 
 def running(record: DeploymentRecord, group_id: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from etikett import clock
-from etikett.domain import audit, policies
+from etikett.domain import audit, policies, runner_notices
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments import changes
 from etikett.domain.deployments.models import (
@@ -119,6 +119,7 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
         store.mark_deployed(uow, record)
     for state in states[room:]:
         store.add_runner_state(state)
+    runner_notices.groups_changed(stage["group_ids"])  # the stage's Runners start it now
     advance(deployment_id)
     return get(deployment_id)
 
@@ -286,6 +287,7 @@ def rollback(invocation: Invocation, deployment_id: str, request: Rollback) -> D
             groups = sorted(t.group_id for t in restored if t.deployment_id == old.id)
             revival = {"by_rollback_of": deployment_id, "groups": groups}
             audit_log.add(uow, audit.system("reactivateDeployment", old.id, revival))
+    runner_notices.groups_changed([t.group_id for t in [*restored, *removed]])
     return get(deployment_id)
 
 

@@ -23,6 +23,7 @@ from werkzeug.wsgi import get_input_stream
 
 from etikett.local.aws.locking import ReadWriteLock
 from etikett.local.faults import Faults
+from etikett.local.moto_sessions import SIGNED_BODY
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -122,6 +123,7 @@ class LockingMotoApp:
         wait, queue = None, None
         if operation == "ReceiveMessage":
             queue = _queue_key(environ, request_body)
+            environ[SIGNED_BODY] = request_body  # session credentials' signature covers it
             wait = self._rewrite_receive(environ, request_body)
         if wait is not None:
             status, headers, body = self._long_poll(environ, wait, queue)

@@ -10,7 +10,7 @@ from types import TracebackType
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from etikett.local import moto_attribute_values, moto_transactions
+from etikett.local import moto_attribute_values, moto_sessions, moto_transactions
 from etikett.local.aws.gateway import LockingMotoApp
 from etikett.local.aws.locking import ReadWriteLock
 from etikett.local.aws.options import check_options
@@ -82,6 +82,7 @@ class LocalAws:
             werkzeug.addFilter(_IdleTimeouts())
         moto_transactions.install()
         moto_attribute_values.install()
+        moto_sessions.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
             self._state_file.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,528 @@
+"""A fleet of Runners against local mode (issue 29): N simulated Runners in one asyncio process,
+each with M simulated printers, speaking the real protocol over real mutual TLS and waiting for
+work the way the Runner does (its own SQS queue, long-polled with its queue credentials, SigV4
+signed; or, with `--wait channel`, the agent channel's long poll as before issue 29).
+
+    .venv/bin/python bench/fleet.py [--runners 500] [--printers 4] [--idle 150] [--busy 150]
+                                    [--rate 50] [--wait queue|channel]
+
+1. Reference: one Runner alone, `--reference` single-label prints one after another: latency
+   from sending `POST /print` to the Runner holding the claimed job, and to the label's bytes
+   at its printer.
+2. Idle: every Runner waits for `--idle` seconds. Counted per idle Runner per minute: its
+   requests to the agent channel, its requests to SQS, and every AWS call the service makes
+   (local mode's botocore calls, logged as `bench/aws_calls.py` does) less the service's own
+   rate without Runners, measured first; and the agent function's busy seconds for them.
+3. Busy: `--rate` single-label prints a second for `--busy` seconds, each to a random printer
+   of a random Runner: the same latencies under fleet load, p50/p99, and errors (0 expected).
+
+A simulated printer is an asyncio TCP server that takes the label bytes and answers `~HS`; a
+simulated Runner reports `sent` and `confirmed` after its printer took the bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import random
+import ssl
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path[:0] = [str(BENCH), str(BENCH.parent / "tests")]
+
+PASSWORD = "bench password 1"
+GOAL_REQUESTS_PER_MINUTE = 3.0  # AWS requests an idle Runner causes
+GOAL_LOAD_RATIO = 1.2  # p50 under fleet load ÷ a single Runner's
+STATUS_ANSWER = (  # ~HS of a ready printer: three STX…ETX lines
+    b"\x02030,0,0,1245,000,0,0,0,000,0,0,0\x03\r\n"
+    b"\x02000,0,0,0,0,2,4,0,00000000,1,000\x03\r\n"
+    b"\x021234,0\x03\r\n"
+)
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] if ordered else 0.0
+
+
+# --- printers -------------------------------------------------------------------------------
+
+
+class Printer:
+    """Enough of a Zebra on raw TCP: counts labels (`^XZ`) and answers `~HS`."""
+
+    def __init__(self) -> None:
+        self.labels = 0
+        self.port = 0
+        self.arrived: dict[str, float] = {}  # job id → when its bytes were in
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                self.labels += data.count(b"^XZ")
+                if b"~HS" in data:
+                    writer.write(STATUS_ANSWER)
+                    await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+
+# --- Runners ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Counts:
+    channel: Counter[str] = field(default_factory=Counter)  # agent channel requests by path
+    sqs: Counter[str] = field(default_factory=Counter)  # direct SQS requests by operation
+    channel_seconds: float = 0.0  # time agent-channel requests took (the function's busy time)
+    errors: list[str] = field(default_factory=list)
+
+
+class SimulatedRunner:
+    def __init__(
+        self, name: str, runner_id: str, context: ssl.SSLContext, agent_url: str, counts: Counts
+    ) -> None:
+        import httpx
+
+        self.name, self.runner_id, self.counts = name, runner_id, counts
+        self.agent = httpx.AsyncClient(
+            base_url=f"{agent_url}/api/v1/runner-agent",
+            verify=context,
+            timeout=httpx.Timeout(60.0, connect=20.0),
+            trust_env=False,
+            limits=httpx.Limits(max_connections=4),
+        )
+        self.sqs = httpx.AsyncClient(timeout=60.0, trust_env=False)
+        self.printers: dict[str, Printer] = {}  # uri → printer
+        self.held: dict[str, float] = {}  # job id → when the claimed job reached the Runner
+        self.access: dict[str, Any] = {}
+        self.polling = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            response = await self.agent.request(method, path, **kwargs)
+        finally:
+            self.counts.channel[path if "/report" not in path else "/jobs/{id}/report"] += 1
+            self.counts.channel_seconds += time.perf_counter() - started
+        if response.status_code >= 400:
+            raise RuntimeError(f"{path}: {response.status_code} {response.text[:200]}")
+        return response.json() if response.content else None
+
+    async def sqs_call(self, target: str, params: dict[str, Any]) -> dict[str, Any]:
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+
+        access = self.access
+        body = json.dumps({"QueueUrl": access["queue_url"], **params})
+        request = AWSRequest(
+            method="POST",
+            url=access["endpoint_url"] + "/",
+            data=body,
+            headers={
+                "Content-Type": "application/x-amz-json-1.0",
+                "X-Amz-Target": f"AmazonSQS.{target}",
+            },
+        )
+        credentials = Credentials(
+            access["access_key_id"], access["secret_access_key"], access["session_token"]
+        )
+        SigV4Auth(credentials, "sqs", access["region"]).add_auth(request)
+        self.counts.sqs[target] += 1
+        response = await self.sqs.post(request.url, content=body, headers=dict(request.headers))
+        if response.status_code >= 400:
+            raise RuntimeError(f"SQS {target}: {response.status_code} {response.text[:200]}")
+        return dict(response.json()) if response.content else {}
+
+    async def run(self, wait: str, stop: asyncio.Event) -> None:
+        await self.call("POST", "/heartbeat", json={"hostname": self.name, "version": "fleet"})
+        await self.call("POST", "/jobs/release")
+        if wait == "queue":
+            self.access = await self.call("POST", "/queue-access")
+        while not stop.is_set():
+            try:
+                self.polling.set()
+                if wait == "queue":
+                    jobs = await self._receive()
+                else:
+                    answer = await self.call(
+                        "POST", "/jobs/claim", json={"wait_seconds": 20, "max_jobs": 1}
+                    )
+                    jobs = answer["jobs"]
+            except Exception as error:  # counted; the fleet goes on, as a Runner would
+                if not stop.is_set():
+                    self.counts.errors.append(f"{self.name}: {error}")
+                    await asyncio.sleep(1.0)
+                continue
+            for job in jobs:
+                self.held[job["job_id"]] = time.perf_counter()
+                task = asyncio.create_task(self._execute(job))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    async def _receive(self) -> list[dict[str, Any]]:
+        answer = await self.sqs_call(
+            "ReceiveMessage",
+            {
+                "WaitTimeSeconds": 20,
+                "MaxNumberOfMessages": 1,
+                "VisibilityTimeout": 20,  # as the Runner: the claim hides it for 120 s
+                "MessageSystemAttributeNames": ["ApproximateReceiveCount"],
+            },
+        )
+        received, carried = [], {}
+        for message in answer.get("Messages", []):
+            body = json.loads(message["Body"])
+            if "notice" in body and "job_id" not in body:
+                await self.sqs_call("DeleteMessage", {"ReceiptHandle": message["ReceiptHandle"]})
+                continue
+            data = body.pop("data_base64", None)
+            if data:
+                carried[body["job_id"]] = data
+            delivery = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
+            received.append(
+                {
+                    "receipt": message["ReceiptHandle"],
+                    "delivery": delivery,
+                    "body": json.dumps(body),
+                }
+            )
+        if not received:
+            return []
+        answer = await self.call("POST", "/jobs/claim-received", json={"messages": received})
+        jobs = list(answer["jobs"])
+        for job in jobs:
+            job["data_base64"] = job.get("data_base64") or carried.get(job["job_id"])
+        return jobs
+
+    async def _execute(self, job: dict[str, Any]) -> None:
+        try:
+            uri = job["payload"]["printer"]["uri"]
+            host, _, port = uri.removeprefix("tcp://").rpartition(":")
+            data = base64.b64decode(job["data_base64"])
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(data + b"~HS")
+            await writer.drain()
+            await reader.readuntil(b"\x03\r\n")
+            printer = self.printers.get(uri)
+            if printer is not None:
+                printer.arrived[job["job_id"]] = time.perf_counter()
+            writer.close()
+            receipt = job["receipt"]
+            path = f"/jobs/{job['job_id']}/report"
+            await self.call("POST", path, json={"receipt": receipt, "status": "sent"})
+            final = {"receipt": receipt, "status": "confirmed", "final": True}
+            await self.call("POST", path, json=final)
+        except Exception as error:
+            self.counts.errors.append(f"{self.name} job {job.get('job_id')}: {error!r}")
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await self.agent.aclose()
+        await self.sqs.aclose()
+
+
+# --- the rig ---------------------------------------------------------------------------------
+
+
+def enroll(api: Any, server: Any, group_id: str, name: str, folder: Path) -> tuple[str, Any]:
+    """A Runner admitted with a real key and certificate; its mutual-TLS context."""
+    from support.runner_site import FakeSite
+
+    token = api.post(f"/runner-groups/{group_id}/enrollment-tokens", json={}).json()["token"]
+    site = FakeSite(folder, name)
+    response = site.enroll(api_adapter(api), token)
+    assert response.status_code == 201, response.text
+    site.agent(server).close()  # writes cert.pem and key.pem
+    context = ssl.create_default_context(cafile=str(server.ca_file))
+    context.load_cert_chain(site.folder / "cert.pem", site.folder / "key.pem")
+    return str(site.enrollment["runner_id"]), context
+
+
+class api_adapter:  # FakeSite wants the tests' Api (post with token=)
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def post(self, path: str, token: str | None = None, **kwargs: Any) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return self.client.post(path, headers=headers, **kwargs)
+
+
+def read_calls(log: Path, since: int) -> tuple[list[tuple[str, str]], int]:
+    data = log.read_bytes()
+    calls = []
+    for line in data[since:].decode().splitlines():
+        _, _operation, function, request = line.split("\t")
+        calls.append((function, request))
+    return calls, len(data)
+
+
+async def fleet(args: argparse.Namespace) -> dict[str, Any]:
+    import httpx
+
+    from support.server import DevServer
+
+    work = Path(tempfile.mkdtemp(prefix="etikett-fleet-"))
+    log = work / "calls.log"
+    log.touch()
+    env = {
+        "ETIKETT_BENCH_CALL_LOG": str(log),
+        "PYTHONPATH": os.pathsep.join(
+            [str(BENCH / "aws_call_log"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    server = DevServer(work / "home", env=env)
+    server.start()
+    counts = Counts()
+    runners: list[SimulatedRunner] = []
+    printers: list[Printer] = []
+    stop = asyncio.Event()
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        api = httpx.Client(base_url=f"{server.url}/api/v1", timeout=120, trust_env=False)
+        setup = api.post("/auth/setup", json={"username": "fleet", "password": PASSWORD})
+        api.headers["Authorization"] = f"Bearer {setup.json()['token']}"
+        label = api.post(
+            "/labels/from-dimensions", json={"name": "fleet", "width_mm": 50, "height_mm": 25}
+        ).json()
+        api.patch(
+            f"/labels/{label['id']}/document",
+            json={
+                "operations": [
+                    {
+                        "op": "add",
+                        "path": "/objects/-",
+                        "value": {
+                            "id": "t",
+                            "type": "text",
+                            "x_mm": 2,
+                            "y_mm": 2,
+                            "expression": "'F'",
+                        },
+                    }
+                ]
+            },
+        )
+        api.post(f"/labels/{label['id']}/status", json={"version": 2, "status": "approved"})
+        group = api.post("/runner-groups", json={"name": "fleet"}).json()
+        started = time.monotonic()
+        for index in range(args.runners):
+            name = f"fleet-{index:05d}"
+            runner_id, context = enroll(api, server, group["id"], name, work / "sites")
+            runner = SimulatedRunner(name, runner_id, context, server.agent_url, counts)
+            for slot in range(args.printers):
+                printer = Printer()
+                await printer.start()
+                printers.append(printer)
+                uri = f"tcp://127.0.0.1:{printer.port}"
+                runner.printers[uri] = printer
+                created = api.post(
+                    "/printers",
+                    json={
+                        "name": f"{name}-{slot}",
+                        "runner_id": runner_id,
+                        "uri": uri,
+                        "language": "zpl",
+                        "dpi": 203,
+                    },
+                )
+                assert created.status_code == 201, created.text
+            runners.append(runner)
+        setup_seconds = time.monotonic() - started
+        print(f"{args.runners} Runners, {len(printers)} printers set up in {setup_seconds:.0f} s")
+
+        # The service's own AWS calls without Runners waiting (stream and queue pollers).
+        await asyncio.sleep(3)
+        _, offset = read_calls(log, 0)
+        base_started = time.monotonic()
+        await asyncio.sleep(args.baseline)
+        base_calls, offset = read_calls(log, offset)
+        base_rate = len(base_calls) / (time.monotonic() - base_started)
+
+        client = httpx.AsyncClient(base_url=f"{server.url}/api/v1", timeout=120, trust_env=False)
+        client.headers["Authorization"] = api.headers["Authorization"]
+
+        async def print_one(runner: SimulatedRunner, slot: int) -> tuple[float, float] | None:
+            t0 = time.perf_counter()
+            response = await client.post(
+                "/print",
+                json={"label_id": label["id"], "printer": f"{runner.name}-{slot}"},
+            )
+            if response.status_code != 202:
+                counts.errors.append(f"print: {response.status_code} {response.text[:200]}")
+                return None
+            job_id = response.json()["job_id"]
+            printer = list(runner.printers.values())[slot]
+            deadline = time.perf_counter() + 60
+            while job_id not in printer.arrived and time.perf_counter() < deadline:
+                await asyncio.sleep(0.002)
+            if job_id not in printer.arrived or job_id not in runner.held:
+                counts.errors.append(f"print {job_id}: not at the printer within 60 s")
+                return None
+            return (runner.held[job_id] - t0) * 1000, (printer.arrived[job_id] - t0) * 1000
+
+        # 1. One Runner alone.
+        first = runners[0]
+        tasks.append(asyncio.create_task(first.run(args.wait, stop)))
+        await first.polling.wait()
+        reference = []
+        for index in range(args.reference + 3):
+            result = await print_one(first, index % args.printers)
+            if result is not None and index >= 3:
+                reference.append(result)
+            await asyncio.sleep(0.2)
+
+        # 2. The whole fleet, idle.
+        for runner in runners[1:]:
+            tasks.append(asyncio.create_task(runner.run(args.wait, stop)))
+            await asyncio.sleep(args.ramp / max(1, len(runners)))
+        await asyncio.gather(*(r.polling.wait() for r in runners))
+        await asyncio.sleep(min(5.0, args.idle / 4))  # first polls and their answers are done
+        channel_before, sqs_before = Counter(counts.channel), Counter(counts.sqs)
+        busy_before = counts.channel_seconds
+        _, offset = read_calls(log, 0)
+        idle_started = time.monotonic()
+        await asyncio.sleep(args.idle)
+        idle_calls, offset = read_calls(log, offset)
+        idle_seconds = time.monotonic() - idle_started
+        minutes = idle_seconds / 60 * len(runners)
+        channel = sum((counts.channel - channel_before).values()) / minutes
+        sqs = sum((counts.sqs - sqs_before).values()) / minutes
+        service_calls = (len(idle_calls) - base_rate * idle_seconds) / minutes
+        busy_seconds = counts.channel_seconds - busy_before
+        # The agent function's busy time for these requests (on AWS: Lambda-seconds).
+        lambda_seconds = busy_seconds / minutes
+        idle_errors = len(counts.errors)
+
+        # 3. Printing across the fleet.
+        results: list[asyncio.Task[tuple[float, float] | None]] = []
+        busy_started = time.monotonic()
+        sent = 0
+        while time.monotonic() - busy_started < args.busy:
+            due = busy_started + sent / args.rate
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            runner = random.choice(runners)
+            results.append(asyncio.create_task(print_one(runner, random.randrange(args.printers))))
+            sent += 1
+        loaded = [r for r in await asyncio.gather(*results) if r is not None]
+        labels = sum(p.labels for p in printers)
+        await client.aclose()
+    finally:
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        for runner in runners:
+            await runner.close()
+        for printer in printers:
+            printer.close()
+        server.stop()
+    return {
+        "runners": args.runners,
+        "printers": args.printers,
+        "wait": args.wait,
+        "idle_seconds": idle_seconds,
+        "channel_per_runner_minute": channel,
+        "sqs_per_runner_minute": sqs,
+        "service_aws_per_runner_minute": service_calls,
+        # The service's share is its rate less its rate without Runners: noise can make it
+        # slightly negative; it counts as 0 then.
+        "aws_per_runner_minute": sqs + max(0.0, service_calls),
+        "lambda_seconds_per_runner_minute": lambda_seconds,
+        "service_base_rate": base_rate,
+        "reference_hold_p50": statistics.median([r[0] for r in reference]),
+        "reference_printer_p50": statistics.median([r[1] for r in reference]),
+        "load_hold_p50": percentile([r[0] for r in loaded], 0.5),
+        "load_hold_p99": percentile([r[0] for r in loaded], 0.99),
+        "load_printer_p50": percentile([r[1] for r in loaded], 0.5),
+        "load_printer_p99": percentile([r[1] for r in loaded], 0.99),
+        "prints": sent,
+        "prints_done": len(loaded),
+        "labels_at_printers": labels,
+        "errors": counts.errors,
+        "idle_errors": idle_errors,
+    }
+
+
+def report(result: dict[str, Any]) -> bool:
+    load = os.getloadavg()
+    ratio = result["load_hold_p50"] / max(result["reference_hold_p50"], 1e-9)
+    ratio = ratio if result["prints_done"] else 0.0
+    print(
+        f"\nFleet: {result['runners']} Runners x {result['printers']} printers, waiting at the "
+        f"{result['wait']}; load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
+        f"{os.cpu_count()} cores"
+    )
+    rows = [
+        ("idle: agent-channel requests / Runner / min", result["channel_per_runner_minute"]),
+        ("idle: SQS requests by the Runner / Runner / min", result["sqs_per_runner_minute"]),
+        ("idle: the service's AWS calls / Runner / min", result["service_aws_per_runner_minute"]),
+        ("idle: AWS requests in all / Runner / min (goal <= 3)", result["aws_per_runner_minute"]),
+        ("idle: agent function busy s / Runner / min", result["lambda_seconds_per_runner_minute"]),
+        ("one Runner: POST /print -> Runner holds job, p50 ms", result["reference_hold_p50"]),
+        ("one Runner: POST /print -> bytes at printer, p50 ms", result["reference_printer_p50"]),
+        ("fleet load: -> Runner holds job, p50 ms", result["load_hold_p50"]),
+        ("fleet load: -> Runner holds job, p99 ms", result["load_hold_p99"]),
+        ("fleet load: -> bytes at printer, p50 ms", result["load_printer_p50"]),
+        ("fleet load: -> bytes at printer, p99 ms", result["load_printer_p99"]),
+        ("fleet load p50 / one Runner p50 (goal <= 1.2)", ratio),
+        ("prints sent / at their printer", f"{result['prints']} / {result['prints_done']}"),
+        ("errors (0 expected)", len(result["errors"])),
+    ]
+    for name, value in rows:
+        shown = f"{value:.3f}" if isinstance(value, float) else str(value)
+        print(f"  {name:<56} {shown:>12}")
+    for error in result["errors"][:10]:
+        print("   error:", error)
+    return (
+        not result["errors"]
+        and result["aws_per_runner_minute"] <= GOAL_REQUESTS_PER_MINUTE
+        and ratio <= GOAL_LOAD_RATIO
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runners", type=int, default=500)
+    parser.add_argument("--printers", type=int, default=4)
+    parser.add_argument("--idle", type=float, default=150.0, help="seconds all Runners idle")
+    parser.add_argument("--busy", type=float, default=150.0, help="seconds of printing")
+    parser.add_argument("--rate", type=float, default=50.0, help="prints a second, fleet-wide")
+    parser.add_argument("--reference", type=int, default=20, help="prints of one Runner alone")
+    parser.add_argument("--baseline", type=float, default=10.0)
+    parser.add_argument("--ramp", type=float, default=10.0, help="seconds to start the fleet")
+    parser.add_argument("--wait", choices=["queue", "channel"], default="queue")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    result = asyncio.run(fleet(args))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 0 if report(result) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
