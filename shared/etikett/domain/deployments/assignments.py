@@ -90,6 +90,7 @@ def put_offline_policy(
     details = {"before": before.model_dump(), "after": policy.model_dump()}
     with saving(record, audit.record(invocation, deployment_id, details=details)) as uow:
         store.save(uow, record, after)
+    _tell(after)  # the signed bundle carries the policy: its Runners fetch the new one now
     return policy
 
 
