@@ -21,6 +21,7 @@ from etikett.domain import (
 )
 from etikett.domain.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
 from etikett.domain.runners import ContextValue
+from etikett.settings import get_settings
 from etikett.store import runner_context, runner_queues
 from etikett.store import runner_enrollment as enrollment_store
 from etikett.store import runners as runner_store
@@ -299,14 +300,15 @@ def test_status_since_is_the_last_contact_offline_and_the_return_online(
 ) -> None:
     from etikett.store import runners as runner_store
 
+    offline_after = get_settings().runner_offline_seconds
     runner = build.runner(build.group().id)
-    _later(monkeypatch, 91)  # made online: offline by now
+    _later(monkeypatch, offline_after + 1)  # made online: offline by now
     runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
     first = runners.get_runner(runner.id)
     assert first.status_since == first.last_seen_at
     runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
     assert runners.get_runner(runner.id).status_since == first.status_since  # still online
-    _later(monkeypatch, 182)
+    _later(monkeypatch, 2 * offline_after + 2)
     away = runners.get_runner(runner.id)
     assert away.status == "offline" and away.status_since == away.last_seen_at  # last contact
     assert away.last_seen_at != first.last_seen_at
