@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from etikett_runner.files import PRIVATE, fsync_dir
+from etikett_runner.files import PRIVATE, fsync_dir, write_atomic
 
 
 class NoValueLeft(RuntimeError):
@@ -60,7 +60,13 @@ class CounterBlocks:
         if not self.path.exists():
             return
         blocks: dict[str, _Block] = {}
-        for line in self.path.read_bytes().splitlines():
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            # A line torn by a power cut was never acted on; cut it off, or the next line
+            # appended would be glued to it and lost (a value used twice).
+            data = data[: data.rfind(b"\n") + 1]
+            write_atomic(self.path, data, PRIVATE)
+        for line in data.splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:

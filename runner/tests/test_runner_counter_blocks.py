@@ -79,3 +79,5 @@ def test_values_of_another_reset_period_are_not_used_and_torn_lines_are_ignored(
     with (tmp_path / "counter-blocks.jsonl").open("ab") as journal:
         journal.write(b'{"kind": "use", "counter": "dai')  # a crash mid-line
     assert CounterBlocks(tmp_path).take("daily", "") == 1
+    # the value taken after the torn line is journaled on a line of its own: not taken again
+    assert CounterBlocks(tmp_path).take("daily", "") == 2
