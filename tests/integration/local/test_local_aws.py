@@ -503,6 +503,44 @@ def test_long_poll_blocks_neither_snapshots_nor_senders(tmp_path: Path) -> None:
         assert result["elapsed"] < UNCAPPED_BY_FAR  # woken by the message, not at the cap
 
 
+def test_long_poll_sleeps_until_a_message_becomes_receivable() -> None:
+    """An idle long poll asks moto again only when a message's delay or visibility timeout
+    ends (or a request wakes it), not every fraction of a second: with hundreds of Runners
+    waiting, re-checks would be thousands of receives a second."""
+    with LocalAws(None, max_wait_seconds=20) as aws:
+        sqs = client("sqs", aws.endpoint_url)
+        queue_url = sqs.create_queue(QueueName="sleepy")["QueueUrl"]
+        app = aws._app
+        assert app is not None
+        asked: list[str] = []
+        call = app._call
+
+        def counting(environ: Any, **kwargs: Any) -> Any:
+            asked.append(environ.get("HTTP_X_AMZ_TARGET", ""))
+            return call(environ, **kwargs)
+
+        app._call = counting  # type: ignore[method-assign]
+
+        # Idle for 2 s: one receive when the poll starts and one at its end, none while it
+        # waits (re-checking every 0.25 s made it nine).
+        started = time.monotonic()
+        assert "Messages" not in sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=2)
+        assert time.monotonic() - started >= 1.9
+        assert asked.count("AmazonSQS.ReceiveMessage") <= 2
+
+        # A delayed message is received when its delay ends, with no request to wake the poll.
+        sqs.send_message(QueueUrl=queue_url, MessageBody="later", DelaySeconds=1)
+        got = sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=20, VisibilityTimeout=1)
+        assert [m["Body"] for m in got["Messages"]] == ["later"]
+        # Received and not deleted: it comes back when its visibility timeout ends.
+        asked.clear()
+        started = time.monotonic()
+        again = sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=20)
+        assert [m["Body"] for m in again["Messages"]] == ["later"]
+        assert time.monotonic() - started < UNCAPPED_BY_FAR
+        assert asked.count("AmazonSQS.ReceiveMessage") <= 3
+
+
 def test_long_poll_cap_applies_to_the_query_protocol() -> None:
     with LocalAws(None, max_wait_seconds=1) as aws:
         queue_url = client("sqs", aws.endpoint_url).create_queue(QueueName="legacy")["QueueUrl"]

@@ -35,7 +35,9 @@ _Response = tuple[str, list[tuple[str, str]], bytes]
 # A request that waits this long is answered 503, which SDKs retry (a stuck snapshot gives up
 # sooner: server.py).
 _REQUEST_LOCK_TIMEOUT = 10.0
-# A long poll also re-checks this often, for messages whose delay or visibility timeout ends.
+# A long poll whose queue moto cannot be asked about re-checks this often, for messages whose
+# delay or visibility timeout ends; otherwise it sleeps until the first of those ends (or a
+# request wakes it), so that hundreds of idle Runners' polls cost nothing while they wait.
 _POLL_RECHECK_SECONDS = 0.25
 # SQS operations after which a message may be receivable on the queue they name; a long poll
 # on that queue wakes up. Other state-changing SQS operations wake every long poll (their
@@ -229,13 +231,53 @@ class LockingMotoApp:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not status.startswith("200") or _has_messages(payload):
                 return status, headers, payload
+            with self._lock.shared(_REQUEST_LOCK_TIMEOUT) as acquired:
+                due = _next_receivable(environ, queue) if acquired else _POLL_RECHECK_SECONDS
             with self._activity:
                 self._activity.wait_for(
-                    _changed(self._seen, queue, seen), min(remaining, _POLL_RECHECK_SECONDS)
+                    _changed(self._seen, queue, seen), min(remaining, due, _POLL_RECHECK_CAP)
                 )
 
 
 _ALL_QUEUES = ""
+# Even an idle poll re-checks this often (a message made receivable in a way no request names,
+# such as a DLQ redrive, is found within it).
+_POLL_RECHECK_CAP = 5.0
+
+
+def _next_receivable(environ: WSGIEnvironment, queue: str | None) -> float:
+    """Seconds until a message in `queue` becomes receivable by its delay or visibility timeout
+    ending (infinity if none will; the re-check interval if moto's queue cannot be found). Read
+    from moto's state in this process, under the shared lock."""
+    from moto.sqs.models import sqs_backends
+
+    region = _signed_region(environ)
+    parts = (queue or "").strip("/").split("/")
+    if region is None or len(parts) != 2:
+        return _POLL_RECHECK_SECONDS
+    account, name = parts
+    try:
+        messages = list(sqs_backends[account][region].queues[name]._messages)
+    except (KeyError, AttributeError):
+        return _POLL_RECHECK_SECONDS
+    now_ms = time.time() * 1000
+    due = [
+        max(m.visible_at, m.delayed_until)
+        for m in messages
+        if max(m.visible_at, m.delayed_until) >= now_ms
+    ]
+    # moto's `visible` is "now > visible_at" in whole milliseconds: wake just after.
+    return (min(due) - now_ms) / 1000 + 0.002 if due else float("inf")
+
+
+def _signed_region(environ: WSGIEnvironment) -> str | None:
+    """The region of a SigV4 request's credential scope (`Credential=key/date/region/...`)."""
+    authorization = environ.get("HTTP_AUTHORIZATION", "")
+    _, found, scope = authorization.partition("Credential=")
+    fields = scope.split("/")
+    return fields[2] if found and len(fields) > 3 else None
+
+
 # Local mode's stream poller asks here, when moto runs in a process of its own, whether a table's
 # stream has new records: the answer comes from memory, without a GetRecords call, which would
 # change moto's state (process.py).
