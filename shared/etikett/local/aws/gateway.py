@@ -96,8 +96,12 @@ class LockingMotoApp:
         self._max_wait_seconds = max_wait_seconds
         # Bumped per queue (and for all queues) after SQS requests that can make messages
         # receivable, so that long polls wake up early, and only those that may find something.
-        self._activity = threading.Condition()
+        self._activity = threading.Lock()
         self._generations: collections.Counter[str] = collections.Counter()
+        # One condition per queue waited on (all sharing `_activity`): a message sent to one
+        # queue wakes only the polls on that queue, not every Runner's (500 threads woken for
+        # each send was the fleet's bottleneck in local mode).
+        self._waiting: dict[str, threading.Condition] = {}
         self._closed = False
         self.faults = Faults()  # throttling on request, for fault tests (local/faults.py)
 
@@ -212,7 +216,12 @@ class LockingMotoApp:
         queue = _queue_key(environ, body) if operation in _MAKES_RECEIVABLE else None
         with self._activity:
             self._generations[queue or _ALL_QUEUES] += 1
-            self._activity.notify_all()
+            if queue:
+                if queue in self._waiting:
+                    self._waiting[queue].notify_all()
+            else:
+                for condition in self._waiting.values():
+                    condition.notify_all()
 
     def _seen(self, queue: str | None) -> tuple[int, int]:
         return self._generations[_ALL_QUEUES], self._generations[queue] if queue else 0
@@ -234,7 +243,11 @@ class LockingMotoApp:
             with self._lock.shared(_REQUEST_LOCK_TIMEOUT) as acquired:
                 due = _next_receivable(environ, queue) if acquired else _POLL_RECHECK_SECONDS
             with self._activity:
-                self._activity.wait_for(
+                condition = self._waiting.get(queue or _ALL_QUEUES)
+                if condition is None:
+                    condition = threading.Condition(self._activity)
+                    self._waiting[queue or _ALL_QUEUES] = condition
+                condition.wait_for(
                     _changed(self._seen, queue, seen), min(remaining, due, _POLL_RECHECK_CAP)
                 )
 
