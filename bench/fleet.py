@@ -51,6 +51,9 @@ STATUS_ANSWER = (  # ~HS of a ready printer: three STX…ETX lines
 )
 
 
+BUSY_RETRIES = 5
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] if ordered else 0.0
@@ -98,6 +101,7 @@ class Counts:
     sqs: Counter[str] = field(default_factory=Counter)  # direct SQS requests by operation
     channel_seconds: float = 0.0  # time agent-channel requests took (the function's busy time)
     errors: list[str] = field(default_factory=list)
+    busy: int = 0  # 503 `service.busy` answers, retried after Retry-After as clients do
 
 
 class SimulatedRunner:
@@ -122,12 +126,17 @@ class SimulatedRunner:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            response = await self.agent.request(method, path, **kwargs)
-        finally:
-            self.counts.channel[path if "/report" not in path else "/jobs/{id}/report"] += 1
-            self.counts.channel_seconds += time.perf_counter() - started
+        for _ in range(BUSY_RETRIES):
+            started = time.perf_counter()
+            try:
+                response = await self.agent.request(method, path, **kwargs)
+            finally:
+                self.counts.channel[path if "/report" not in path else "/jobs/{id}/report"] += 1
+                self.counts.channel_seconds += time.perf_counter() - started
+            if response.status_code != 503:
+                break
+            self.counts.busy += 1  # the Runner's reports and claims wait and go again
+            await asyncio.sleep(float(response.headers.get("retry-after") or 1))
         if response.status_code >= 400:
             raise RuntimeError(f"{path}: {response.status_code} {response.text[:200]}")
         return response.json() if response.content else None
@@ -369,10 +378,17 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
 
         async def print_one(runner: SimulatedRunner, slot: int) -> tuple[float, float] | None:
             t0 = time.perf_counter()
-            response = await client.post(
-                "/print",
-                json={"label_id": label["id"], "printer": f"{runner.name}-{slot}"},
-            )
+            body = {
+                "label_id": label["id"],
+                "printer": f"{runner.name}-{slot}",
+                "idempotency_key": f"fleet-{random.getrandbits(64):x}",
+            }
+            for _ in range(BUSY_RETRIES):  # a client retries 503 with the same key
+                response = await client.post("/print", json=body)
+                if response.status_code != 503:
+                    break
+                counts.busy += 1
+                await asyncio.sleep(float(response.headers.get("retry-after") or 1))
             if response.status_code != 202:
                 counts.errors.append(f"print: {response.status_code} {response.text[:200]}")
                 return None
@@ -396,6 +412,19 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
             if result is not None and index >= 3:
                 reference.append(result)
             await asyncio.sleep(0.2)
+
+        # 1b. One Runner alone at the fleet's print rate: prints overlapping in local mode's one
+        # process queue for its two cores whatever the fleet's size; this isolates that.
+        at_rate: list[asyncio.Task[tuple[float, float] | None]] = []
+        rate_started = time.monotonic()
+        rate_sent = 0
+        while time.monotonic() - rate_started < args.reference_busy:
+            due = rate_started + rate_sent / args.rate
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            slot = random.randrange(args.printers)
+            at_rate.append(asyncio.create_task(print_one(first, slot)))
+            rate_sent += 1
+        reference_at_rate = [r for r in await asyncio.gather(*at_rate) if r is not None]
 
         # 2. The whole fleet, idle.
         for runner in runners[1:]:
@@ -456,6 +485,7 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         "service_base_rate": base_rate,
         "reference_hold_p50": statistics.median([r[0] for r in reference]),
         "reference_printer_p50": statistics.median([r[1] for r in reference]),
+        "reference_rate_hold_p50": percentile([r[0] for r in reference_at_rate], 0.5),
         "load_hold_p50": percentile([r[0] for r in loaded], 0.5),
         "load_hold_p99": percentile([r[0] for r in loaded], 0.99),
         "load_printer_p50": percentile([r[1] for r in loaded], 0.5),
@@ -464,6 +494,7 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         "prints_done": len(loaded),
         "labels_at_printers": labels,
         "errors": counts.errors,
+        "busy": counts.busy,
         "idle_errors": idle_errors,
     }
 
@@ -472,6 +503,8 @@ def report(result: dict[str, Any]) -> bool:
     load = os.getloadavg()
     ratio = result["load_hold_p50"] / max(result["reference_hold_p50"], 1e-9)
     ratio = ratio if result["prints_done"] else 0.0
+    at_rate = result["load_hold_p50"] / max(result["reference_rate_hold_p50"], 1e-9)
+    at_rate = at_rate if result["prints_done"] else 0.0
     print(
         f"\nFleet: {result['runners']} Runners x {result['printers']} printers, waiting at the "
         f"{result['wait']}; load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, "
@@ -489,8 +522,11 @@ def report(result: dict[str, Any]) -> bool:
         ("fleet load: -> Runner holds job, p99 ms", result["load_hold_p99"]),
         ("fleet load: -> bytes at printer, p50 ms", result["load_printer_p50"]),
         ("fleet load: -> bytes at printer, p99 ms", result["load_printer_p99"]),
+        ("one Runner at the fleet's rate: -> holds job, p50 ms", result["reference_rate_hold_p50"]),
         ("fleet load p50 / one Runner p50 (goal <= 1.2)", ratio),
+        ("fleet load p50 / one Runner at the same rate p50", at_rate),
         ("prints sent / at their printer", f"{result['prints']} / {result['prints_done']}"),
+        ("503 service.busy answers, retried", result["busy"]),
         ("errors (0 expected)", len(result["errors"])),
     ]
     for name, value in rows:
@@ -514,6 +550,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=50.0, help="prints a second, fleet-wide")
     parser.add_argument("--reference", type=int, default=20, help="prints of one Runner alone")
     parser.add_argument("--baseline", type=float, default=10.0)
+    parser.add_argument(
+        "--reference-busy", type=float, default=20.0, help="seconds of one Runner at --rate"
+    )
     parser.add_argument("--ramp", type=float, default=10.0, help="seconds to start the fleet")
     parser.add_argument("--wait", choices=["queue", "channel"], default="queue")
     parser.add_argument("--json", type=Path, help="also write the figures here")

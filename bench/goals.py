@@ -161,6 +161,7 @@ def fleet_goals(runners: int, seconds: float) -> list[Goal]:
         busy=seconds / 2,
         rate=10.0,
         reference=15,
+        reference_busy=10.0,
         baseline=8.0,
         ramp=5.0,
         wait="queue",
