@@ -521,8 +521,10 @@ class ProblemCode(StrEnum):
     SERVICE_BUSY = (
         "service.busy",
         503,
-        "The database throttled this request beyond the retries; retry after the Retry-After "
-        "header's seconds (a change is written in one transaction: whole or not at all).",
+        "The database or a queue throttled this request, or did not answer in time, beyond the "
+        "retries; retry after the Retry-After header's seconds (a change is written in one "
+        "transaction: whole or not at all; a print retried with its idempotency key prints "
+        "once).",
     )
     INTERNAL_ERROR = (
         "internal.error",

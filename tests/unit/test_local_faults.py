@@ -7,12 +7,12 @@ import json
 
 import botocore.session
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ReadTimeoutError
 from botocore.parsers import create_parser
-from pynamodb.exceptions import PutError
+from pynamodb.exceptions import PutError, TransactGetError
 
 from etikett.local.faults import PATH, Faults
-from etikett.store.base import throttled
+from etikett.store.base import throttled, unavailable
 
 PUT = "DynamoDB_20120810.PutItem"
 QUERY = "DynamoDB_20120810.Query"
@@ -37,7 +37,13 @@ def test_a_rule_fires_on_every_nth_matching_request_up_to_its_limit() -> None:
 
 
 @pytest.mark.parametrize(
-    "rule", [{"service": "s3"}, {"service": "dynamodb", "every": 0}, {"operations": ["PutItem"]}]
+    "rule",
+    [
+        {"service": "s3"},
+        {"service": "dynamodb", "every": 0},
+        {"operations": ["PutItem"]},
+        {"service": "dynamodb", "error": "broken"},
+    ],
 )
 def test_a_rule_that_cannot_fire_is_refused(rule: dict) -> None:
     status, _, body = Faults()._control("POST", json.dumps({"rules": [rule]}).encode())
@@ -72,3 +78,29 @@ def test_throttling_is_recognised_through_the_errors_that_wrap_it() -> None:
         assert throttled(wrapped)
     other = ClientError({"Error": {"Code": "ValidationException", "Message": "no"}}, "PutItem")
     assert not throttled(other) and not throttled(ValueError("x"))
+
+
+def test_an_unavailable_or_silent_aws_is_told_from_a_bug() -> None:
+    """503 after the SDK's retries, or no answer in time, is AWS overloaded or away (503
+    `service.busy`), not an unexpected error; neither is throttling."""
+    faults = Faults()
+    faults._control("POST", b'{"rules": [{"service": "dynamodb", "error": "unavailable"}]}')
+    status, headers, body = faults.answer("POST", "/", PUT, b"{}")  # type: ignore[misc]
+    assert status.startswith("503")
+    model = botocore.session.get_session().get_service_model("dynamodb")
+    parsed = create_parser(model.protocol).parse(
+        {"status_code": 503, "headers": dict(headers), "body": body},
+        model.operation_model("PutItem").output_shape,
+    )
+    parsed.setdefault("ResponseMetadata", {})["HTTPStatusCode"] = 503
+    answered = ClientError(parsed, "PutItem")
+    assert unavailable(answered) and not throttled(answered)
+    try:
+        try:
+            raise ReadTimeoutError(endpoint_url="http://127.0.0.1:1/")
+        except ReadTimeoutError as error:
+            raise TransactGetError("Failed to get transaction items", error) from error
+    except TransactGetError as wrapped:
+        assert unavailable(wrapped)
+    other = ClientError({"Error": {"Code": "ValidationException", "Message": "no"}}, "PutItem")
+    assert not unavailable(other) and not unavailable(ValueError("x"))

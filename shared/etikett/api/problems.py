@@ -195,14 +195,16 @@ async def unrouted(request: Request) -> JSONResponse:
 async def _unexpected(request: Request, error: Exception) -> JSONResponse:
     invocation = getattr(request.state, "invocation", None)
     request_id = invocation.request_id if invocation else None
-    from etikett.store.base import throttled  # only when something failed: pynamodb is heavy
+    # only when something failed: pynamodb is heavy
+    from etikett.store.base import throttled, unavailable
 
-    if throttled(error):
-        logger.warning("throttled: %s %s", request.method, request.url.path)
+    if throttled(error) or unavailable(error):
+        logger.warning("AWS busy (%s): %s %s", error, request.method, request.url.path)
         return problem_response(
             ProblemCode.SERVICE_BUSY,
             "Busy",
-            "The database is throttling requests; try again in a moment.",
+            "The database or a queue is throttling requests or not answering in time; try "
+            "again in a moment.",
             {"request_id": request_id},
             {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
         )

@@ -161,8 +161,8 @@ class EtikettRoute(APIRoute):
             422: _problem("Invalid request (`request.invalid`, params.fields names each field)"),
         }
         responses[503] = _problem(
-            "The database throttled the request beyond the retries (`service.busy`, with "
-            "Retry-After)"
+            "The database throttled the request or did not answer in time, beyond the retries "
+            "(`service.busy`, with Retry-After)"
         )
         if self.body_field is not None:
             responses[415] = _problem(

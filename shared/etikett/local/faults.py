@@ -13,8 +13,10 @@ server, which already stands in front of moto's app, takes the rules:
     DELETE … no more faults
 
 A rule fires on every `every`-th matching request (1: each one), at most `limit` times (none:
-without end). `operations` empty or absent: every operation of the service. Deterministic, so a
-test can say how much it throttled.
+without end). Its `error` is `throttled` (the default) or `unavailable`: the 503
+`ServiceUnavailable` an overloaded service answers, which the SDK retries like a timeout.
+`operations` empty or absent: every operation of the service. Deterministic, so a test can say
+how much it throttled.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ _ERRORS = {
         "Rate exceeded (injected by etikett.local.faults).",
     ),
 }
+_UNAVAILABLE = {
+    "dynamodb": "com.amazonaws.dynamodb.v20120810#ServiceUnavailable",
+    "sqs": "com.amazonaws.sqs#ServiceUnavailable",
+}
 _Response = tuple[str, list[tuple[str, str]], bytes]
 
 
@@ -50,6 +56,7 @@ class Rule:
     operations: list[str] = field(default_factory=list)
     every: int = 1
     limit: int | None = None
+    error: str = "throttled"  # or "unavailable"
     seen: int = 0  # matching requests so far
     fired: int = 0  # of which answered with the fault
 
@@ -79,6 +86,8 @@ class Faults:
                 rule.seen += 1
                 if rule.seen % rule.every == 0 and (rule.limit is None or rule.fired < rule.limit):
                     rule.fired += 1
+                    if rule.error == "unavailable":
+                        return _unavailable(service)
                     return _throttled(service)
         return None
 
@@ -104,9 +113,12 @@ def _rule(item: Any) -> Rule:
         operations=[str(name) for name in item.get("operations") or []],
         every=int(item.get("every", 1)),
         limit=None if item.get("limit") is None else int(item["limit"]),
+        error=str(item.get("error", "throttled")),
     )
     if rule.every < 1 or (rule.limit is not None and rule.limit < 0):
         raise ValueError("every must be at least 1 and limit not negative")
+    if rule.error not in ("throttled", "unavailable"):
+        raise ValueError("error is throttled or unavailable")
     return rule
 
 
@@ -114,6 +126,13 @@ def _throttled(service: str) -> _Response:
     content_type, kind, message = _ERRORS[service]
     body = json.dumps({"__type": kind, "message": message}).encode()
     return "400 Bad Request", [("Content-Type", content_type)], body
+
+
+def _unavailable(service: str) -> _Response:
+    content_type = _ERRORS[service][0]
+    message = "Service unavailable (injected by etikett.local.faults)."
+    body = json.dumps({"__type": _UNAVAILABLE[service], "message": message}).encode()
+    return "503 Service Unavailable", [("Content-Type", content_type)], body
 
 
 def _json(status: str, value: Any) -> _Response:

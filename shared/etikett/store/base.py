@@ -117,6 +117,31 @@ def throttled(error: BaseException) -> bool:
     return False
 
 
+# What AWS answers when it cannot serve a request for now (after the SDK's retries).
+UNAVAILABLE_CODES = frozenset({"ServiceUnavailable", "InternalServerError", "InternalFailure"})
+
+
+def unavailable(error: BaseException) -> bool:
+    """Whether `error` (or what caused it) is AWS not answering in time or answering 5xx
+    beyond the SDK's retries: an overloaded or unreachable service, not a bug."""
+    from botocore.exceptions import ConnectionError, HTTPClientError
+
+    seen: BaseException | None = error
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, (ConnectionError, HTTPClientError)):
+            return True
+        response = getattr(seen, "response", None)  # botocore's ClientError
+        if isinstance(response, dict):
+            code = (response.get("Error") or {}).get("Code")
+            status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode") or 0
+            if code in UNAVAILABLE_CODES or int(status) >= 500:
+                return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def table_items() -> Iterator[type[Model]]:
     """Every item class of every table (for re-aiming them: see `bind`)."""
     import importlib

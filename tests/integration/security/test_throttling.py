@@ -42,6 +42,22 @@ def test_a_change_the_database_throttles_is_503_busy_and_not_made(
     assert admin.post("/counters", json={"name": name}).status_code == 201  # the retry
 
 
+def test_a_change_the_database_cannot_answer_is_503_busy_not_a_500(
+    admin: Api, faults: httpx.Client
+) -> None:
+    """An overloaded database (5xx beyond the SDK's retries; a timeout is the same) is a 503
+    the client may retry, never `internal.error`."""
+    name = unique("away").replace("-", "_")
+    rule = {"service": "dynamodb", "operations": ["TransactWriteItems"], "error": "unavailable"}
+    faults.post("", json={"rules": [rule]}).raise_for_status()
+    response = admin.post("/counters", json={"name": name})
+    faults.delete("")
+    problem(response, 503, "service.busy")
+    assert response.headers["retry-after"]
+    problem(admin.get(f"/counters/{name}"), 404, "counter.not_found")
+    assert admin.post("/counters", json={"name": name}).status_code == 201
+
+
 def test_a_claim_the_database_throttles_gives_its_job_back_at_once(
     admin: Api, dev_server: DevServer, faults: httpx.Client, tmp_path: Path
 ) -> None:
