@@ -160,9 +160,14 @@ class SimulatedRunner:
         credentials = Credentials(
             access["access_key_id"], access["secret_access_key"], access["session_token"]
         )
-        SigV4Auth(credentials, "sqs", access["region"]).add_auth(request)
-        self.counts.sqs[target] += 1
-        response = await self.sqs.post(request.url, content=body, headers=dict(request.headers))
+        for _ in range(BUSY_RETRIES):  # as botocore does in the Runner, then its backoff
+            SigV4Auth(credentials, "sqs", access["region"]).add_auth(request)
+            self.counts.sqs[target] += 1
+            response = await self.sqs.post(request.url, content=body, headers=dict(request.headers))
+            if response.status_code != 503:
+                break
+            self.counts.busy += 1
+            await asyncio.sleep(1.0)
         if response.status_code >= 400:
             raise RuntimeError(f"SQS {target}: {response.status_code} {response.text[:200]}")
         return dict(response.json()) if response.content else {}
