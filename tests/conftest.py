@@ -12,6 +12,25 @@ from etikett import settings
 from support.client import PASSWORD, Api
 from support.server import DevServer
 
+# The longest test files, started first: `make test` hands whole files to its xdist workers in
+# collection order, and one of these starting last kept one worker busy alone for minutes.
+SLOW_FIRST = (
+    "tests/integration/security/test_fuzz.py",
+    "tests/e2e/test_console_pages.py",
+    "tests/e2e/test_faults.py",
+    "tests/e2e/test_deployments.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = Path(str(config.rootpath))
+
+    def rank(item: pytest.Item) -> int:
+        relative = Path(str(item.path)).relative_to(root).as_posix()
+        return SLOW_FIRST.index(relative) if relative in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable: the rest keeps its order
+
 
 @pytest.fixture(autouse=True)
 def fresh_settings() -> Iterator[None]:
