@@ -22,10 +22,12 @@ from etikett_runner.backoff import Backoff
 from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.context import JobContext, message
+from etikett_runner.counter_blocks import CounterBlocks
 from etikett_runner.flow_host import FlowHost
 from etikett_runner.http_triggers import HttpTriggers
 from etikett_runner.journal import CLAIMED, Journal
 from etikett_runner.leases import Lease, Leases
+from etikett_runner.offline_prints import OfflinePrints
 from etikett_runner.outbox import Outbox
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.queue import NoDirectAccess, RunnerQueue
@@ -72,6 +74,8 @@ class Agent:
         )
         self.leases = Leases()
         self.printers = Printers()
+        # What this Runner printed while the service was away (one journal per process).
+        self.offline_prints = OfflinePrints(state.root)
         # None: the service hands out no queue credentials (claims through the channel)
         self.queue: RunnerQueue | None = RunnerQueue(channel, state.root / "received.json")
         self._beat_now = threading.Event()  # a printer's status changed: tell the service
@@ -88,6 +92,9 @@ class Agent:
             http=http,
             tuning=self.tuning,
             roots=roots,
+            printers=self.printers,
+            offline_prints=self.offline_prints,
+            counter_blocks=CounterBlocks(state.root),
         )
 
     # --- lifecycle ------------------------------------------------------------------------------

@@ -22,6 +22,14 @@ class Connectivity:
         with self._changed:
             return self._down_since is not None
 
+    @property
+    def away_seconds(self) -> float:
+        """How long since the service last answered, as far as this process knows (0 while
+        it answers)."""
+        with self._changed:
+            since = self._down_since
+        return 0.0 if since is None else time.monotonic() - since
+
     def failed(self) -> bool:
         """Note a failed call; True if the service was answering until now (log that once)."""
         with self._changed:

@@ -35,6 +35,8 @@ class _Block:
     step: int
     period: str
     used: int = 0  # values taken from the front of the block
+    reset: str = "never"  # the counter's reset (never, daily, monthly, yearly), as granted
+    format: str | None = None  # how its values print ("000000", or a CEL of `value`)
 
     @property
     def left(self) -> int:
@@ -100,6 +102,13 @@ class CounterBlocks:
         with self._lock:
             return sum(b.left for b in self._counters.get(counter, _Counter()).blocks)
 
+    def shape(self, counter: str) -> tuple[str, str | None] | None:
+        """The counter's reset and format as its newest block was granted; None if no block
+        of it was ever reserved here."""
+        with self._lock:
+            blocks = self._counters.get(counter, _Counter()).blocks
+            return (blocks[-1].reset, blocks[-1].format) if blocks else None
+
     def take(self, counter: str, period: str) -> int:
         """The next reserved value of `counter` for the reset `period` it is printed in,
         journaled as used before it is returned; NoValueLeft if none."""
@@ -138,6 +147,8 @@ class CounterBlocks:
                 size=int(granted["size"]),
                 step=int(granted["step"]),
                 period=str(granted["period"]),
+                reset=str(granted.get("reset") or "never"),
+                format=None if granted.get("format") is None else str(granted["format"]),
             )
             self._append({"kind": "block", **block.__dict__})
             state.blocks.append(block)

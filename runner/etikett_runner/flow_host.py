@@ -22,6 +22,8 @@ from typing import Any
 from etikett_runner.bundles import SiteBundles
 from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
+from etikett_runner.counter_blocks import CounterBlocks
+from etikett_runner.counter_reserve import CounterReserve
 from etikett_runner.flow_effects import SiteEffects
 from etikett_runner.flow_runs import (
     Batch,
@@ -34,6 +36,9 @@ from etikett_runner.flow_runs import (
 )
 from etikett_runner.flow_triggers import FolderWatch, TriggerUnusable, schedule
 from etikett_runner.http_triggers import HttpTriggers
+from etikett_runner.offline_printing import OfflinePrinter
+from etikett_runner.offline_prints import OfflinePrints
+from etikett_runner.printers import Printers
 from etikett_runner.roots import AllowedRoots
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
@@ -249,6 +254,9 @@ class FlowHost:
         http: HttpTriggers | None = None,
         tuning: Tuning | None = None,
         roots: AllowedRoots | None = None,
+        printers: Printers | None = None,
+        offline_prints: OfflinePrints | None = None,
+        counter_blocks: CounterBlocks | None = None,
     ) -> None:
         self.channel = channel
         self.data_dir = data_dir
@@ -260,8 +268,26 @@ class FlowHost:
         self.tuning = tuning or Tuning()
         self.identity: dict[str, Any] = {}
         self.bundles = SiteBundles(state_root)  # signed deployments, verified and kept
+        # Printing while the service is away: values from reserved blocks, prints journaled.
+        self.counter_blocks = counter_blocks or CounterBlocks(state_root)
+        self.reserve = CounterReserve(self.counter_blocks, lambda body: channel.counter_block(body))
+        self.offline = OfflinePrinter(
+            self.bundles,
+            self.counter_blocks,
+            offline_prints or OfflinePrints(state_root),
+            printers or Printers(),
+            connectivity,
+            self.tuning,
+        )
+        self._reserve_due = threading.Event()
         self.sender = RunSender(
-            channel, RunJournal(state_root / "flow-runs"), connectivity, on_removed, self.roots
+            channel,
+            RunJournal(state_root / "flow-runs"),
+            connectivity,
+            on_removed,
+            self.roots,
+            offline=self.offline,
+            on_delivered=self._after_run,
         )
         self.running: dict[str, Deployed | _Failed] = {}  # flow id → what runs
         self._reports: dict[str, dict[str, Any]] = {}  # deployment id → status not yet told
@@ -286,7 +312,11 @@ class FlowHost:
                 try:
                     if self.refresh():
                         self.retry_failed()
+                        self._reserve_due.set()
                     self.send_reports()
+                    if self._reserve_due.is_set():
+                        self._reserve_due.clear()
+                        self.reserve_blocks()
                 except Exception:  # never leave deployed flows unattended
                     log.exception("deployed flows: the update failed; again shortly")
                 deadline = time.monotonic() + self._pause()
@@ -307,6 +337,23 @@ class FlowHost:
     def wake(self) -> None:
         """Ask the service for deployed flows now (it sent a notice that they changed)."""
         self._wake.set()
+
+    def _after_run(self) -> None:
+        """A run was delivered (the service answers): top up the counter blocks soon, in this
+        loop, never on the run's path."""
+        self._reserve_due.set()
+        self._wake.set()
+
+    def reserve_blocks(self) -> int:
+        """Reserve counter blocks for the bundles that allow offline printing (below their
+        low-water mark only); the blocks granted."""
+        if self.connectivity.down:
+            return 0
+        try:
+            return self.reserve.refill(self.offline.payloads())
+        except RunnerRemoved as removed:
+            self.on_removed(removed)
+            return 0
 
     def _pause(self) -> float:
         """Until the next look: soon while a status waits to be told or a flow to be retried."""
@@ -344,6 +391,7 @@ class FlowHost:
         # What runs is what the service signed; a refused bundle's flow cannot start (failed).
         wanted = [self.bundles.accept(spec, self.identity.get("id")) for spec in wanted]
         self.bundles.forget({str(spec["deployment_id"]) for spec in wanted})
+        self.offline.use({str(s["deployment_id"]): s["signed"] for s in wanted if "signed" in s})
         specs = {spec["flow_id"]: spec for spec in wanted}
         for flow_id in list(self.running):
             spec = specs.get(flow_id)

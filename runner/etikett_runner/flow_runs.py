@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from etikett_runner.backoff import Backoff
 from etikett_runner.channel import AgentChannel, RunnerRemoved
@@ -30,6 +30,9 @@ from etikett_runner.files import remove, write_atomic
 from etikett_runner.roots import AllowedRoots, PathRefused
 from etikett_runner.site_folders import Folder
 from etikett_runner.transport import Refused, ServerAway
+
+if TYPE_CHECKING:
+    from etikett_runner.offline_printing import OfflinePrinter
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +68,15 @@ class Batch:
     attempt: int = 0
     job_id: str | None = None
     error: str | None = None
+    # Printed on site while the service was away (offline_printing): the print's id and each
+    # record's counter values, kept before the print is journaled, and how it went.
+    offline_print: str | None = None
+    offline_values: list[dict[str, Any]] | None = None
+    offline_outcome: str | None = None  # sent | failed | unknown
 
     @property
     def settled(self) -> bool:
-        return self.job_id is not None or self.error is not None
+        return self.job_id is not None or self.error is not None or self.offline_outcome == "sent"
 
 
 @dataclass
@@ -141,6 +149,7 @@ class PendingRun:
                         "records": len(b.records),
                         "job_id": b.job_id,
                         "error": b.error,
+                        **({"offline_print": b.offline_print} if b.offline_outcome else {}),
                     }
                     for b in self.batches
                 ],
@@ -223,15 +232,22 @@ class RunSender:
         connectivity: Connectivity,
         on_removed: Callable[[RunnerRemoved], None],
         roots: AllowedRoots,
+        offline: OfflinePrinter | None = None,
+        on_delivered: Callable[[], None] | None = None,
     ) -> None:
         self.channel = channel
         self.journal = journal
         self.roots = roots
         self.connectivity = connectivity
+        self.offline = offline  # prints on site while the service is away, if allowed
         self._on_removed = on_removed
+        self._on_delivered = on_delivered
         self._queue: list[PendingRun] = []
         self._claimed: set[str] = set()  # files in processing/ that a journaled run owns
         self._changed = threading.Condition()
+        self._submitted = 0
+        self._away = Backoff(base=0.5, cap=30.0)
+        self._retry_at = 0.0  # while the service is away, it is asked again from then on
         self.delivered = 0
 
     def load(self) -> int:
@@ -257,6 +273,7 @@ class RunSender:
             self._queue.append(run)
             if run.file is not None:
                 self._claimed.add(run.file.claimed)
+            self._submitted += 1
             self._changed.notify_all()
 
     def waiting(self) -> int:
@@ -264,43 +281,97 @@ class RunSender:
             return len(self._queue)
 
     def run(self, stop: threading.Event) -> None:
+        """Oldest run first. A run whose prints are done (printed offline) while its report
+        waits for the service lets the next runs print; a print that waits holds the ones
+        after it."""
         backoff = Backoff(base=0.5, cap=30.0)
         while not stop.is_set():
             with self._changed:
                 if not self._queue:
                     self._changed.wait(0.5)
                     continue
-                run = self._queue[0]
-            try:
-                done = self.deliver(run, stop)
-            except RunnerRemoved as removed:
-                self._on_removed(removed)
-                return
-            if not done:
-                self.connectivity.pause(backoff.next())
-                continue
-            backoff.reset()
-            with self._changed:
-                self._queue.remove(run)
-                if run.file is not None:
-                    self._claimed.discard(run.file.claimed)
-            self.delivered += 1
+                queue, seen = list(self._queue), self._submitted
+            waiting = False
+            for run in queue:
+                try:
+                    done = self.deliver(run, stop)
+                except RunnerRemoved as removed:
+                    self._on_removed(removed)
+                    return
+                if not done:
+                    waiting = True
+                    if all(b.settled for b in run.batches):
+                        continue  # only its report waits
+                    break
+                with self._changed:
+                    self._queue.remove(run)
+                    if run.file is not None:
+                        self._claimed.discard(run.file.claimed)
+                self.delivered += 1
+                backoff.reset()
+                if self._on_delivered is not None:
+                    self._on_delivered()
+            if waiting:
+                self._idle(backoff.next(), seen, stop)
+
+    def _idle(self, seconds: float, seen: int, stop: threading.Event) -> None:
+        """Wait `seconds`, or until the service answers again or a new run comes (which may
+        print offline meanwhile)."""
+        was_down = self.connectivity.down
+        deadline = time.monotonic() + seconds
+        with self._changed:
+            while not stop.is_set() and self._submitted == seen:
+                if was_down and not self.connectivity.down:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(min(left, 0.25))  # 0.25: notice `stop` and the service
+
+    def _service_due(self) -> bool:
+        """False while the service is known away and not yet due to be asked again."""
+        return not self.connectivity.down or time.monotonic() >= self._retry_at
+
+    def _service_away(self, away: ServerAway, what: str, run: PendingRun) -> None:
+        self.connectivity.failed()
+        self._retry_at = time.monotonic() + self._away.next()
+        log.warning("flow run %s: %s waits (%s)", run.id, what, away)
+
+    def _service_answered(self) -> None:
+        self.connectivity.succeeded()
+        self._away.reset()
+        self._retry_at = 0.0
+
+    def _print_offline(self, run: PendingRun, batch: Batch) -> bool:
+        return self.offline is not None and self.offline.print_batch(
+            run, batch, lambda: self.journal.save(run)
+        )
 
     def deliver(self, run: PendingRun, stop: threading.Event) -> bool:
-        """Send what is left of the run; False when the service is away (try again later)."""
+        """Send what is left of the run; False when the service is away (try again later).
+        A print that cannot reach the service prints on site if its deployment allows it."""
         for batch in run.batches:
             while not batch.settled:
                 if stop.is_set():
                     return False
-                if not self._send(run, batch):
-                    return False
+                if batch.offline_print is not None or not self._service_due():
+                    # Begun offline (its journal decides), or the service is known away.
+                    if not self._print_offline(run, batch):
+                        return False
+                else:
+                    sent = self._send(run, batch)
+                    if sent == "away" and not self._print_offline(run, batch):
+                        return False
+                    if sent == "wait":
+                        return False
                 self.journal.save(run)
+        if not self._service_due():
+            return False  # the report waits for the service, asked again with backoff
         try:
             self.channel.flow_run(run.report())
-            self.connectivity.succeeded()
+            self._service_answered()
         except ServerAway as away:
-            self.connectivity.failed()
-            log.warning("flow run %s: report waits (%s)", run.id, away)
+            self._service_away(away, "report", run)
             return False
         except RunnerRemoved:
             raise
@@ -329,9 +400,9 @@ class RunSender:
         )
         return True
 
-    def _send(self, run: PendingRun, batch: Batch) -> bool:
-        """One attempt at one print request; False when it must wait (service away, or the same
-        request still running there)."""
+    def _send(self, run: PendingRun, batch: Batch) -> Literal["done", "wait", "away"]:
+        """One attempt at one print request: done (settled, or to be sent again at once),
+        wait (the same request still runs there) or away (the service did not answer)."""
         body = {
             "deployment_id": run.deployment_id,
             "printer": batch.printer,
@@ -343,29 +414,28 @@ class RunSender:
         try:
             answer = self.channel.flow_print(body)
         except ServerAway as away:
-            self.connectivity.failed()
-            log.warning("flow run %s: print waits (%s)", run.id, away)
-            return False
+            self._service_away(away, "print", run)
+            return "away"
         except RunnerRemoved:
             raise
         except Refused as refused:
-            self.connectivity.succeeded()
+            self._service_answered()
             if refused.code == "print.in_progress":
-                return False
+                return "wait"
             named = (
                 refused.params.get("errors") if refused.code == "print.variables_invalid" else None
             )
             if named and batch.attempt < MAX_ATTEMPTS:
                 self._drop_named(run, batch, named)
-                return True
+                return "done"
             batch.error = f"{refused.code}: {refused.detail}"
             for index in batch.indexes:
                 run.fail(index, None, f"print to {batch.printer!r}: {batch.error}")
             log.warning("flow run %s: print to %s refused: %s", run.id, batch.printer, refused)
-            return True
-        self.connectivity.succeeded()
+            return "done"
+        self._service_answered()
         batch.job_id = str(answer["job_id"])
-        return True
+        return "done"
 
     def _drop_named(self, run: PendingRun, batch: Batch, named: list[dict[str, Any]]) -> None:
         """Take the records the service named out of the request; the rest go again under the

@@ -14,7 +14,7 @@ from typing import Any
 @dataclass(frozen=True)
 class RenderedLabel:
     job: bytes  # the printer's bytes, `copies` labels
-    png: bytes  # the raster printed, as the service's previews show it
+    png: bytes  # the raster printed, as the service's previews show it (b"" if not asked)
     width_dots: int
     height_dots: int
 
@@ -27,10 +27,12 @@ def render_label(
     language: str,
     copies: int,
     now: datetime,
+    preview: bool = True,
 ) -> RenderedLabel:
     """As the service renders a print job's record: the record's variables resolved without
     samples, `serials` (counter name → value taken) as the counters, `now` as the expressions'
-    time. Render errors raise as the engine's problems (a label that cannot print)."""
+    time; `preview=False` leaves the PNG out (empty), for a print that needs only the job. Render
+    errors raise as the engine's problems (a label that cannot print)."""
     # Pillow, zint and the fonts load with the first label, not with the Runner.
     from etikett_engine.dsl.label import LabelDocument
     from etikett_engine.render import encode_job, render, resolve_variables, to_png
@@ -40,7 +42,7 @@ def render_label(
     image = render(label, values, now=now, counters=serials)
     return RenderedLabel(
         job=encode_job(image, language, copies=copies, dpi=label.dpi),
-        png=to_png(image),
+        png=to_png(image) if preview else b"",
         width_dots=image.width,
         height_dots=image.height,
     )
