@@ -335,7 +335,7 @@ class RunSender:
     def _service_away(self, away: ServerAway, what: str, run: PendingRun) -> None:
         self.connectivity.failed()
         self._retry_at = time.monotonic() + self._away.next()
-        log.warning("flow run %s: %s waits (%s)", run.id, what, away)
+        log.warning("flow run %s: the service is away for its %s (%s)", run.id, what, away)
 
     def _service_answered(self) -> None:
         self.connectivity.succeeded()

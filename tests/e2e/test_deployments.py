@@ -843,3 +843,78 @@ def test_a_runner_started_with_three_arguments_runs_deployed_flows(
         assert "listen" not in settings and "data_dir" not in settings
     finally:
         process.stop()
+
+
+# --- offline printing (the last test: it leaves the service stopped) ------------------------
+
+
+def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
+    server: DevServer, admin: Api, people: People, sites: dict[str, Site], label: dict[str, Any]
+) -> None:
+    """A folder flow deployed to A with offline printing allowed: while the service answers,
+    the Runner reserves a block of the label's counter; with the service stopped, the records
+    of a dropped file print at the simulator with distinct values from that block, each
+    journaled as an offline print not yet synced."""
+    a = sites["A"]
+    flow = admin.post(
+        "/flows",
+        json={
+            "name": "Offline orders",
+            "document": {
+                "nodes": [
+                    {"id": "files", "type": "trigger.folder", "path": "offline-in", "wires": ["p"]},
+                    {
+                        "id": "p",
+                        "type": "action.print",
+                        "label": label["id"],
+                        "printer": "main",
+                        "variables": {"name": "record.name"},
+                    },
+                ]
+            },
+        },
+    ).json()
+    (a.data / "offline-in").mkdir()
+    policy = {"allowed": True, "max_hours": 1, "max_labels": 100, "counter_block_size": 40}
+    created = people.operator.post(
+        "/deployments",
+        json={
+            "flow_id": flow["id"],
+            "version": 1,
+            "stages": [{"group_ids": [a.group["id"]]}],
+            "printers": {"main": a.printer["id"]},
+            "offline": policy,
+        },
+    )
+    assert created.status_code == 201, created.text
+    people.approver.post(f"/deployments/{created.json()['id']}/approval", json={"stage": 0})
+    journal = a.process.state_dir / "counter-blocks.jsonl"
+
+    def reserved() -> dict[str, Any] | None:
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        blocks = [json.loads(line) for line in lines if '"kind": "block"' in line]
+        return next((b for b in blocks if b["counter"] == "dep_serial"), None)
+
+    block = eventually(reserved, 30)
+    assert block["size"] == 40 and block["format"] == "000000"
+    counter = admin.get("/counters/dep_serial").json()
+    assert counter["current"] >= block["first"] + 39  # the service prints after the block
+
+    before = a.simulator.engine.printed_total
+    server.stop()
+    a.drop("offline.csv", "name\n" + "".join(f"Offline {i}\n" for i in range(20)), "offline-in")
+    a.simulator.wait_printed(before + 20, timeout=60)
+    time.sleep(1.0)  # anything printed twice would arrive now
+    assert a.simulator.engine.printed_total == before + 20
+    printed = serials(a.simulator, 20)
+    assert printed == [f"{block['first'] + i:06d}" for i in range(20)]  # from the block, in order
+    lines = (a.process.state_dir / "offline-prints.jsonl").read_text().splitlines()
+    prints = [json.loads(line)["print"] for line in lines if '"kind": "print"' in line]
+    outcomes = [json.loads(line)["outcome"] for line in lines if '"kind": "outcome"' in line]
+    assert sum(len(p["records"]) * p["copies"] for p in prints) == 20 and outcomes == ["sent"]
+    assert [r["variables"]["name"] for r in prints[0]["records"]] == [
+        f"Offline {i}" for i in range(20)
+    ]
+    assert (prints[0]["label_id"], prints[0]["printer_id"]) == (label["id"], a.printer["id"])
+    # The file stays taken until the run's report reaches the service.
+    assert not (a.data / "offline-in" / "done" / "offline.csv").exists()
