@@ -253,6 +253,11 @@ class RunSender:
     def load(self) -> int:
         """The runs left by an earlier process (call before any trigger starts)."""
         runs = self.journal.pending()
+        for run in runs:  # prints begun offline are settled by their journal, first thing
+            if self.offline is not None and any(
+                [self.offline.settled_before(run, b) for b in run.batches if not b.settled]
+            ):
+                self.journal.save(run)
         with self._changed:
             for run in runs:
                 self._queue.append(run)
@@ -354,8 +359,9 @@ class RunSender:
             while not batch.settled:
                 if stop.is_set():
                     return False
-                if batch.offline_print is not None or not self._service_due():
-                    # Begun offline (its journal decides), or the service is known away.
+                if self.offline is not None and self.offline.settled_before(run, batch):
+                    pass  # printed offline before a restart: the journal says how it went
+                elif not self._service_due():  # known away: print on site if allowed
                     if not self._print_offline(run, batch):
                         return False
                 else:

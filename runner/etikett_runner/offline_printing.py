@@ -195,7 +195,7 @@ class OfflinePrinter:
     def print_batch(self, run: OfflineRun, batch: OfflineBatch, save: Callable[[], None]) -> bool:
         """Print the batch offline if it may; True once it is settled (printed, failed, or
         found journaled after a restart), False if it waits. `save` journals the run."""
-        if batch.offline_print is not None and self._settled_before(run, batch):
+        if self.settled_before(run, batch):
             return True
         why = self.why_not(run, batch)
         if why is not None:
@@ -217,9 +217,12 @@ class OfflinePrinter:
                 save()  # the print's id and values, before the print is journaled
                 return self._print(run, batch, label, target, connection)
 
-    def _settled_before(self, run: OfflineRun, batch: OfflineBatch) -> bool:
+    def settled_before(self, run: OfflineRun, batch: OfflineBatch) -> bool:
         """A print of this batch journaled before a restart: settled by the journal, never
-        sent again. False if it was never journaled (its values are printed anew)."""
+        sent again. False if none was journaled (the values it kept print it offline, or are
+        a gap if the service prints it)."""
+        if batch.offline_print is None:
+            return False
         journaled = next((p for p in self.journal.unsynced() if p.id == batch.offline_print), None)
         if journaled is None:
             return False

@@ -229,3 +229,31 @@ def test_without_values_left_records_wait_and_a_restart_never_prints_twice(
     assert not again.sender.deliver(later, threading.Event())
     simulator.wait_printed(3)
     assert printed_serials(simulator) == ["000001", "000002", "000003"]
+
+
+def test_values_kept_for_a_print_never_journaled_do_not_hold_it_once_the_service_is_back(
+    tmp_path: Path, simulator: PrinterSimulator
+) -> None:
+    channel = FakeChannel()
+    channel.away = True
+    site = Site(tmp_path, simulator, channel)
+    site.offline.use({"dep_1": bundle()})
+    CounterReserve(site.blocks, BlockService().ask).refill([bundle()])
+    run = run_of(RUNS[0], ["A", "B"])
+    site.sender.submit(run)
+
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise SystemExit("killed")  # after the values were kept, before the print's journal
+
+    site.prints.record = crash  # type: ignore[method-assign]
+    with pytest.raises(SystemExit):
+        site.sender.deliver(run, threading.Event())
+
+    channel.away = False
+    again = Site(tmp_path, simulator, channel)
+    assert again.sender.load() == 1
+    kept = again.sender._queue[0]
+    assert kept.batches[0].offline_values is not None and again.prints.unsynced() == []
+    assert again.sender.deliver(kept, threading.Event())  # through the service: values a gap
+    assert len(channel.prints) == 1 and simulator.engine.printed_total == 0
+    assert again.blocks.take("serial", "") == 3  # the two kept are never taken again
