@@ -15,6 +15,9 @@
   alternating halves of the same minutes: the guard that says when after-print work moves onto
   the next print's path.
 - stream ≥ 300 labels/s: 1,000 records in one request → last label at the simulator.
+- offline p50 ≤ 30 ms: a one-record file dropped in a watched folder → the 4 × 6 in label (three
+  barcodes) at the simulator, printed by the Runner's flow host with the service away
+  (offline.py).
 - designer p50 ≤ 80 ms: from the end of a drag to the new raster painted, in Chromium against
   `etikett dev`, a 4 × 6 in label at 203 dpi with 20 objects (designer_bench.py).
 - cold start ≤ 1.15× floor: each function's handler import ÷ its modules outside etikett alone
@@ -144,6 +147,22 @@ def print_goals(singles: int, stream: int) -> list[Goal]:
             1.0,
             higher_is_better=True,
         ),
+    ]
+
+
+def offline_goals(files: int) -> list[Goal]:
+    import offline
+
+    timings = offline.measure(files)
+    p50 = statistics.median(timings)
+    p95 = statistics.quantiles(timings, n=20)[18]
+    return [
+        Goal(
+            "offline: file dropped → label at the simulator, p50 (4x6, 3 barcodes)",
+            f"{p50:.1f} ms (p95 {p95:.1f})",
+            p50 / offline.GOAL_P50_MS,
+            1.0,
+        )
     ]
 
 
@@ -298,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         ("render: Z64 against zebrafy, preview", lambda: render_goals(50 if quick else 200)),
         ("MCP against REST through etikett dev", lambda: mcp_goal(50 if quick else 150)),
         ("print path: Runner and simulator", lambda: print_goals(15 if quick else 40, 1000)),
+        ("offline: Runner without the service", lambda: offline_goals(15 if quick else 40)),
         ("designer: drag → painted in Chromium", lambda: designer_goal(15 if quick else 40)),
         ("cold start of every function", lambda: cold_start_goals(2 if quick else 3)),
         ("flow editor: 100 nodes in chromium", lambda: flow_editor_goals(2 if quick else 5)),

@@ -315,6 +315,7 @@ class OfflinePrinter:
                 for record, values in zip(batch.records, batch.offline_values, strict=True)
             )
         except (EtikettError, ValueError) as error:  # never journaled: its values are a gap
+            log.warning("flow run %s: the label cannot print: %s", run.id, error)
             batch.offline_outcome = "failed"
             self._fail(run, batch, f"the label cannot print: {error}")
             return True
