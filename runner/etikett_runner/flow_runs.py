@@ -73,6 +73,9 @@ class Batch:
     offline_print: str | None = None
     offline_values: list[dict[str, Any]] | None = None
     offline_outcome: str | None = None  # sent | failed | unknown
+    # Its print request may have reached the service (a job may exist there): then it never
+    # prints offline. Journaled as True with the run, so a crash while a request is out counts.
+    at_service: bool = False
 
     @property
     def settled(self) -> bool:
@@ -246,6 +249,7 @@ class RunSender:
         self._claimed: set[str] = set()  # files in processing/ that a journaled run owns
         self._changed = threading.Condition()
         self._submitted = 0
+        self._fresh: set[tuple[str, str]] = set()  # batches submitted here, never requested
         self._away = Backoff(base=0.5, cap=30.0)
         self._retry_at = 0.0  # while the service is away, it is asked again from then on
         self.delivered = 0
@@ -273,8 +277,11 @@ class RunSender:
 
     def submit(self, run: PendingRun) -> None:
         """Journal the run (durably), then queue it for delivery."""
+        for batch in run.batches:
+            batch.at_service = True  # its request goes out next: journaled as such, at no cost
         self.journal.save(run)
         with self._changed:
+            self._fresh.update((run.id, b.key) for b in run.batches)
             self._queue.append(run)
             if run.file is not None:
                 self._claimed.add(run.file.claimed)
@@ -312,6 +319,7 @@ class RunSender:
                     self._queue.remove(run)
                     if run.file is not None:
                         self._claimed.discard(run.file.claimed)
+                    self._fresh.difference_update((run.id, b.key) for b in run.batches)
                 self.delivered += 1
                 backoff.reset()
                 if self._on_delivered is not None:
@@ -348,9 +356,16 @@ class RunSender:
         self._retry_at = 0.0
 
     def _print_offline(self, run: PendingRun, batch: Batch) -> bool:
-        return self.offline is not None and self.offline.print_batch(
-            run, batch, lambda: self.journal.save(run)
-        )
+        """Print the batch on site if nothing of it can be at the service and its deployment
+        allows it; True once it is settled."""
+        if self.offline is None:
+            return False
+        if batch.at_service:
+            if (run.id, batch.key) not in self._fresh:
+                return False  # a job may exist there: only the service can say, it waits
+            batch.at_service = False  # never requested: say so before printing on site
+            self.journal.save(run)
+        return self.offline.print_batch(run, batch, lambda: self.journal.save(run))
 
     def deliver(self, run: PendingRun, stop: threading.Event) -> bool:
         """Send what is left of the run; False when the service is away (try again later).
@@ -417,10 +432,18 @@ class RunSender:
             "records": batch.records,
             "idempotency_key": batch.key if not batch.attempt else f"{batch.key}:{batch.attempt}",
         }
+        never_sent = (run.id, batch.key) in self._fresh or not batch.at_service
+        if not batch.at_service:
+            batch.at_service = True  # journaled before the request can reach the service
+            self.journal.save(run)
+        with self._changed:
+            self._fresh.discard((run.id, batch.key))
         try:
             answer = self.channel.flow_print(body)
         except ServerAway as away:
             self._service_away(away, "print", run)
+            if never_sent and not away.reached:
+                batch.at_service = False  # refused before it went out: nothing is there
             return "away"
         except RunnerRemoved:
             raise

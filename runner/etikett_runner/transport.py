@@ -11,7 +11,13 @@ RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 
 class ServerAway(Exception):
-    """The service did not answer usefully now; the same request may succeed later."""
+    """The service did not answer usefully now; the same request may succeed later.
+    `reached` is False only when the request cannot have arrived (no connection was made);
+    after a lost answer, a timeout or a 5xx it may have been acted on."""
+
+    def __init__(self, message: str, *, reached: bool = True) -> None:
+        super().__init__(message)
+        self.reached = reached
 
 
 class Refused(Exception):
@@ -56,6 +62,8 @@ def answer(response: httpx.Response) -> Any:
 def call(client: httpx.Client, method: str, url: str, **kwargs: Any) -> Any:
     try:
         response = client.request(method, url, **kwargs)
-    except httpx.HTTPError as exc:  # connect, read, TLS, protocol: all "try again later"
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:  # no byte of it went out
+        raise ServerAway(f"{type(exc).__name__}: {exc}", reached=False) from exc
+    except httpx.HTTPError as exc:  # read, write, protocol: all "try again later"
         raise ServerAway(f"{type(exc).__name__}: {exc}") from exc
     return answer(response)

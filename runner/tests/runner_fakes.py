@@ -108,7 +108,7 @@ class FakeChannel:
 
     def _gate(self) -> None:
         if self.away:
-            raise ServerAway("away")
+            raise ServerAway("away", reached=False)  # stopped: connections refused
 
     def config(self) -> dict[str, Any]:
         self._gate()

@@ -22,6 +22,7 @@ from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.roots import AllowedRoots
 from etikett_runner.targets import Address
+from etikett_runner.transport import ServerAway
 from etikett_runner.tuning import Tuning
 from runner_fakes import FakeChannel
 
@@ -257,3 +258,39 @@ def test_values_kept_for_a_print_never_journaled_do_not_hold_it_once_the_service
     assert again.sender.deliver(kept, threading.Event())  # through the service: values a gap
     assert len(channel.prints) == 1 and simulator.engine.printed_total == 0
     assert again.blocks.take("serial", "") == 3  # the two kept are never taken again
+
+
+def test_a_print_request_that_may_have_reached_the_service_never_prints_offline(
+    tmp_path: Path, simulator: PrinterSimulator
+) -> None:
+    """A lost answer (a timeout, a 5xx) may hide a job the service made: that batch waits for
+    the service, even after a restart; a refused connection means nothing arrived."""
+    channel = FakeChannel()
+    site = Site(tmp_path, simulator, channel)
+    site.offline.use({"dep_1": bundle()})
+    CounterReserve(site.blocks, BlockService().ask).refill([bundle()])
+
+    def lost(body: dict[str, Any]) -> Any:
+        raise ServerAway("504 from /flow-prints")  # it may have been acted on
+
+    channel.print_answers = [lost]
+    run = run_of(RUNS[0], ["A"])
+    site.sender.submit(run)
+    assert not site.sender.deliver(run, threading.Event())
+    channel.away = True
+    site.connectivity.failed()
+    assert not site.sender.deliver(run, threading.Event())  # known away: still not on site
+    assert simulator.engine.printed_total == 0 and site.prints.unsynced() == []
+
+    restarted = Site(tmp_path, simulator, channel)  # its journal says a request went out
+    restarted.offline.use({"dep_1": bundle()})
+    restarted.sender.load()
+    (loaded,) = restarted.sender._queue
+    assert not restarted.sender.deliver(loaded, threading.Event())
+    assert simulator.engine.printed_total == 0
+
+    later = run_of(RUNS[1], ["B"])  # refused connections: nothing of it at the service
+    restarted.sender.submit(later)
+    assert not restarted.sender.deliver(later, threading.Event())
+    simulator.wait_printed(1)
+    assert later.batches[0].offline_outcome == "sent" and not later.batches[0].at_service
