@@ -98,9 +98,11 @@ class CounterBlocks:
 
     # --- values ------------------------------------------------------------------------------
 
-    def left(self, counter: str) -> int:
+    def left(self, counter: str, period: str | None = None) -> int:
+        """Values of `counter` left (of the reset `period` only, if named)."""
         with self._lock:
-            return sum(b.left for b in self._counters.get(counter, _Counter()).blocks)
+            blocks = self._counters.get(counter, _Counter()).blocks
+            return sum(b.left for b in blocks if period is None or b.period == period)
 
     def shape(self, counter: str) -> tuple[str, str | None] | None:
         """The counter's reset and format as its newest block was granted; None if no block
@@ -123,14 +125,21 @@ class CounterBlocks:
         raise NoValueLeft(f"no reserved value of {counter} is left")
 
     def refill(
-        self, counter: str, size: int, low_water: int, ask: Callable[[dict[str, Any]], Any]
+        self,
+        counter: str,
+        size: int,
+        low_water: int,
+        ask: Callable[[dict[str, Any]], Any],
+        period: str | None = None,
     ) -> bool:
-        """While online: when fewer than `low_water` values of `counter` are left, reserve a
-        block of `size` through `ask` (the agent channel's `counter_block`); the id is journaled
-        first and reused until a block is granted. True if a block came."""
+        """While online: when fewer than `low_water` values of `counter` are left (of the
+        reset `period` now, if named: a daily counter's values of yesterday do not count),
+        reserve a block of `size` through `ask` (the agent channel's `counter_block`); the id
+        is journaled first and reused until a block is granted. True if a block came."""
         with self._lock:
             state = self._counters.setdefault(counter, _Counter())
-            if sum(b.left for b in state.blocks) >= low_water:
+            blocks = state.blocks
+            if sum(b.left for b in blocks if period is None or b.period == period) >= low_water:
                 return False
             if state.asked is None:
                 state.asked = f"blk_{secrets.token_hex(12)}"

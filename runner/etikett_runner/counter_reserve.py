@@ -5,6 +5,7 @@ that never print offline reserve nothing (a block they never use is only a gap).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 from collections.abc import Callable, Iterable
@@ -17,6 +18,7 @@ log = logging.getLogger(__name__)
 
 # As the service finds the counters a label reads (etikett.domain.counter_values).
 COUNTER_REFERENCE = re.compile(r"\bcounters\.([A-Za-z_][A-Za-z0-9_]*)")
+_PERIODS = {"daily": "%Y-%m-%d", "monthly": "%Y-%m", "yearly": "%Y"}
 
 
 def label_counters(document: dict[str, Any]) -> list[str]:
@@ -33,6 +35,11 @@ def offline_policy(payload: dict[str, Any]) -> dict[str, Any]:
     """The bundle's signed offline policy; off when the bundle names none."""
     policy = payload.get("offline")
     return policy if isinstance(policy, dict) else {"allowed": False}
+
+
+def period_of(reset: str, now: dt.datetime) -> str:
+    """The reset period a value printed at `now` belongs to, as the service names it."""
+    return now.strftime(_PERIODS[reset]) if reset in _PERIODS else ""
 
 
 def low_water(size: int) -> int:
@@ -73,8 +80,10 @@ class CounterReserve:
         stops the round (the next one tries again); a refusal skips that counter."""
         granted = 0
         for counter, size in sorted(self.wanted(payloads).items()):
+            shape = self.blocks.shape(counter)  # its reset, once a block of it came
+            period = period_of(shape[0], dt.datetime.now(dt.UTC)) if shape else None
             try:
-                if self.blocks.refill(counter, size, low_water(size), self.ask):
+                if self.blocks.refill(counter, size, low_water(size), self.ask, period):
                     granted += 1
                     log.info("counter %s: a block of %d values reserved", counter, size)
             except ServerAway as away:

@@ -21,15 +21,13 @@ from typing import Any, Protocol
 from etikett_runner.bundles import SiteBundles
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.counter_blocks import CounterBlocks, NoValueLeft
-from etikett_runner.counter_reserve import label_counters, offline_policy
+from etikett_runner.counter_reserve import label_counters, offline_policy, period_of
 from etikett_runner.offline_prints import OfflinePrint, OfflinePrints, OfflineRecord, new_print_id
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.tuning import Tuning
 from etikett_runner.zebra import NoAnswer, PrinterConnection, PrinterUnreachable
 
 log = logging.getLogger(__name__)
-
-_PERIODS = {"daily": "%Y-%m-%d", "monthly": "%Y-%m", "yearly": "%Y"}
 
 
 class OfflineBatch(Protocol):
@@ -82,11 +80,6 @@ def refusal(
     named = [str(r) for r in payload.get("not_offline") or [] if label_id in str(r)]
     why = named[0] if named else f"{label} is not in its bundle"
     return f"the label cannot print offline: {why}"
-
-
-def period_of(reset: str, now: dt.datetime) -> str:
-    """The reset period a value printed at `now` belongs to, as the service names it."""
-    return now.strftime(_PERIODS[reset]) if reset in _PERIODS else ""
 
 
 def formatted(value_format: str | None, value: int) -> Any:
@@ -267,7 +260,9 @@ class OfflinePrinter:
         shapes = {}
         for counter in label.counters:
             shape = self.blocks.shape(counter)
-            if shape is None or self.blocks.left(counter) < len(batch.records):
+            if shape is None or self.blocks.left(counter, period_of(shape[0], now)) < len(
+                batch.records
+            ):
                 log.info("flow run %s: too few reserved values of %s left", run.id, counter)
                 return False
             shapes[counter] = shape

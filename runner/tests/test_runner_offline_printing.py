@@ -294,3 +294,21 @@ def test_a_print_request_that_may_have_reached_the_service_never_prints_offline(
     assert not restarted.sender.deliver(later, threading.Event())
     simulator.wait_printed(1)
     assert later.batches[0].offline_outcome == "sent" and not later.batches[0].at_service
+
+
+def test_a_daily_counter_gets_a_block_for_the_new_day(tmp_path: Path) -> None:
+    import datetime as dt
+
+    today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+    periods = ["2020-01-01", today]
+
+    def ask(body: dict[str, Any]) -> dict[str, Any]:
+        grant = {"first": 1, "step": 1, "period": periods.pop(0), "reset": "daily"}
+        return {**body, **grant, "format": None}
+
+    blocks = CounterBlocks(tmp_path)
+    reserve = CounterReserve(blocks, ask)
+    assert reserve.refill([bundle()]) == 1  # granted before midnight, say
+    assert reserve.refill([bundle()]) == 1  # the old day's 8 values do not count today
+    assert reserve.refill([bundle()]) == 0
+    assert blocks.left("serial", today) == 8 and blocks.left("serial") == 16
