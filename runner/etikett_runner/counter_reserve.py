@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from etikett_runner.channel import RunnerRemoved
 from etikett_runner.counter_blocks import CounterBlocks
 from etikett_runner.transport import Refused, ServerAway
 
@@ -89,6 +90,8 @@ class CounterReserve:
             except ServerAway as away:
                 log.info("counter blocks: service away (%s); reserved later", away)
                 break
+            except RunnerRemoved:
+                raise  # the flow host hands it on
             except Refused as refused:
                 log.warning("counter %s: no block reserved: %s", counter, refused)
         return granted
