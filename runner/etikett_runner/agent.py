@@ -33,6 +33,7 @@ from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.queue import NoDirectAccess, RunnerQueue
 from etikett_runner.reporter import Reporter
 from etikett_runner.roots import AllowedRoots
+from etikett_runner.site_memory import SiteMemory
 from etikett_runner.state import StateDir
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
@@ -83,6 +84,9 @@ class Agent:
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
         self.runner_id: str | None = None
+        self._released = False  # claims of an earlier process released (at the first contact)
+        # What the service last said, to start without it (an outage at boot).
+        self.memory = SiteMemory(state.root)
         self.flows = FlowHost(
             channel,
             state.root,
@@ -95,6 +99,7 @@ class Agent:
             printers=self.printers,
             offline_prints=self.offline_prints,
             counter_blocks=CounterBlocks(state.root),
+            memory=self.memory,
         )
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -205,6 +210,8 @@ class Agent:
         return None
 
     def _first_contact(self) -> bool:
+        """Until the service answers; or at once, if it does not and the Runner kept what it
+        needs to print offline (`site_memory`): its loops go on trying the service."""
         backoff = Backoff(base=1.0, cap=60.0)
         while not self.stop.is_set():
             answer = self._call("heartbeat", self.channel.heartbeat, self._beat())
@@ -218,6 +225,20 @@ class Agent:
                 )
                 self._refresh_config()
                 self._release_earlier_claims()
+                self._released = True
+                return True
+            kept = self.memory.config() if self.connectivity.down else None  # away, not refused
+            if kept is not None and not self.stop.is_set():
+                away = self.memory.away_seconds()
+                self.connectivity.away_since_start(away)
+                self.runner_id = str(kept["runner_id"])
+                self._apply_config(kept)
+                log.warning(
+                    "the service does not answer; starting as %s from what was kept (last "
+                    "reached %.0f min ago): deployed flows run, and print offline where allowed",
+                    self.runner_id,
+                    away / 60,
+                )
                 return True
             self.connectivity.pause(backoff.next())
         return False
@@ -241,6 +262,11 @@ class Agent:
         config = self._call("configuration", self.channel.config)
         if config is None:
             return False
+        self._apply_config(config)
+        self.memory.remember_config(config)
+        return True
+
+    def _apply_config(self, config: dict[str, Any]) -> None:
         ports = config.get("printer_ports")
         reach.allow_group_ports(ports if isinstance(ports, list) else [])
         reach.allow_storage(config.get("data_origin"))
@@ -251,7 +277,6 @@ class Agent:
             except ValueError as exc:
                 log.warning("configuration: printer %s ignored: %s", item.get("printer_id"), exc)
         self.printers.configure(targets)
-        return True
 
     def _heartbeat_loop(self) -> None:
         """Beat every `heartbeat_seconds` (or as often as the service asks, if that is more
@@ -275,6 +300,10 @@ class Agent:
             sent = statuses
             backoff.reset()
             due = time.monotonic() + self._beat_interval()
+            if not self._released:  # started without the service: what the first contact does
+                self._released = True
+                self._refresh_config()
+                self._release_earlier_claims()
             if time.monotonic() >= next_config:
                 next_config = time.monotonic() + self.tuning.config_seconds
                 if not self._refresh_config():

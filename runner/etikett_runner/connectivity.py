@@ -30,6 +30,13 @@ class Connectivity:
             since = self._down_since
         return 0.0 if since is None else time.monotonic() - since
 
+    def away_since_start(self, seconds: float) -> None:
+        """A process started without the service: it has been away `seconds` already (since
+        an earlier process last reached it), so offline bounds count from then, not now."""
+        with self._changed:
+            if self._down_since is None:
+                self._down_since = time.monotonic() - max(0.0, seconds)
+
     def failed(self) -> bool:
         """Note a failed call; True if the service was answering until now (log that once)."""
         with self._changed:

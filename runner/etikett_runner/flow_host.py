@@ -40,6 +40,7 @@ from etikett_runner.offline_printing import OfflinePrinter
 from etikett_runner.offline_prints import OfflinePrints
 from etikett_runner.printers import Printers
 from etikett_runner.roots import AllowedRoots
+from etikett_runner.site_memory import SiteMemory
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
 
@@ -257,8 +258,10 @@ class FlowHost:
         printers: Printers | None = None,
         offline_prints: OfflinePrints | None = None,
         counter_blocks: CounterBlocks | None = None,
+        memory: SiteMemory | None = None,
     ) -> None:
         self.channel = channel
+        self.memory = memory
         self.data_dir = data_dir
         # Where flows may watch and write: the data folder and the site's --watch-root folders.
         self.roots = roots or AllowedRoots.of(data_dir, (), state_root)
@@ -308,6 +311,8 @@ class FlowHost:
         if self.http is not None:
             self.http.start()
         try:
+            if not self.refresh():
+                self.start_kept()  # a start without the service: what it signed last time
             while not stop.is_set():
                 try:
                     if self.refresh():
@@ -385,7 +390,22 @@ class FlowHost:
             return False
         self.connectivity.succeeded()
         self.apply(wanted)
+        if self.memory is not None:
+            self.memory.remember_flows(wanted)
         return True
+
+    def start_kept(self) -> None:
+        """Run the flows kept from the last answer (each checked against its signed bundle
+        again), when the Runner starts while the service does not answer."""
+        if self.memory is None or self.running:
+            return
+        kept, config = self.memory.flows(), self.memory.config()
+        if not kept or config is None:
+            return
+        self.identity = {k: config[k] for k in ("runner_id", "name", "group_id") if k in config}
+        self.identity["id"] = self.identity.pop("runner_id")
+        log.warning("deployed flows: the service does not answer; %d kept flow(s) start", len(kept))
+        self.apply(kept)
 
     def apply(self, wanted: list[dict[str, Any]]) -> None:
         # What runs is what the service signed; a refused bundle's flow cannot start (failed).

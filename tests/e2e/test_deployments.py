@@ -845,7 +845,7 @@ def test_a_runner_started_with_three_arguments_runs_deployed_flows(
         process.stop()
 
 
-# --- offline printing (the last test: it leaves the service stopped) ------------------------
+# --- offline printing (the last test: it stops and restarts the service) ------------------------
 
 
 def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
@@ -918,3 +918,34 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
     assert (prints[0]["label_id"], prints[0]["printer_id"]) == (label["id"], a.printer["id"])
     # The file stays taken until the run's report reaches the service.
     assert not (a.data / "offline-in" / "done" / "offline.csv").exists()
+
+    # The site PC restarts during the outage (killed: a power cut): the Runner starts from what
+    # it kept and goes on printing offline with the next values of its block.
+    a.process.kill()
+    a.restart()
+    a.drop("more.csv", "name\n" + "".join(f"Later {i}\n" for i in range(10)), "offline-in")
+    a.simulator.wait_printed(before + 30, timeout=90)
+    time.sleep(1.0)
+    assert a.simulator.engine.printed_total == before + 30
+    assert serials(a.simulator, 30) == [f"{block['first'] + i:06d}" for i in range(30)]
+    assert "starting as" in a.process.output()
+
+    # The service back: the Runner syncs what it printed. The archive holds each of the 30
+    # labels once, marked printed offline with its print time and the block's value; the runs'
+    # reports follow and the files go to done/.
+    server.start()
+
+    def synced() -> list[dict[str, Any]] | None:
+        page = admin.get("/print-archive", params={"label_id": label["id"], "limit": 200})
+        offline = [e for e in page.json()["items"] if e.get("printed_offline")]
+        return offline if len(offline) >= 30 else None
+
+    eventually(synced, 120)
+    for name in ("offline.csv", "more.csv"):
+        eventually(lambda n=name: (a.data / "offline-in" / "done" / n).exists(), 120)
+    entries = synced() or []
+    assert len(entries) == 30  # nothing archived twice by a retried upload
+    values = sorted(int(value) for e in entries for value in e["serials"].values())
+    assert values == [block["first"] + i for i in range(30)]
+    assert all(e["printed_at"] for e in entries)
+    assert not (a.process.state_dir / "offline-prints.jsonl").read_text().strip()
