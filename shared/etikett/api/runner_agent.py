@@ -8,7 +8,14 @@ from fastapi import Request, Response
 
 from etikett.api.access import runner_certificate
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import counter_blocks, jobs, runner_agent, runner_flows, runner_queue_access
+from etikett.domain import (
+    counter_blocks,
+    jobs,
+    offline_prints,
+    runner_agent,
+    runner_flows,
+    runner_queue_access,
+)
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments import RunnerReport
 from etikett.domain.flow_run_view import FlowRun
@@ -176,6 +183,29 @@ def counter_block(
 ) -> counter_blocks.Block:
     runner = request.state.runner
     return counter_blocks.reserve(runner, body, runner_flows.counters_in_use(runner))
+
+
+@routes.post(
+    "/offline-prints",
+    operation_id="postRunnerOfflinePrints",
+    response_model=offline_prints.OfflinePrintsAnswer,
+    openapi_extra=_HIDDEN,
+    summary="Archive what the Runner printed while the service was away (each print once)",
+    description="Each print is answered on its own: `accepted` (a finished job, one archive "
+    "entry per record, the audit entry and the `print.*` webhook, all marked `printed_offline` "
+    "with the Runner's print time), `already` (archived by an earlier upload: nothing is "
+    "written again), or `refused` with a reason (not a deployment to the Runner's group, a "
+    "label or version its flow does not print, another Runner's printer, a counter value in "
+    "no block this Runner reserved). A print whose deployment no longer runs in the group is "
+    "archived and flagged `deployment_not_approved`.",
+)
+def offline_prints_sync(
+    body: offline_prints.OfflinePrintsUpload, request: Request, invocation: RunnerCall
+) -> offline_prints.OfflinePrintsAnswer:
+    # The sync's module loads with the uploads that need it, not with every heartbeat.
+    from etikett.domain import offline_print_sync
+
+    return offline_print_sync.sync(request.state.runner, body)
 
 
 @routes.post(

@@ -30,7 +30,9 @@ Every event is POSTed as JSON (`content-type: application/json`):
 ```
 
 `print.*` events carry `data`: `job_id`, `label_id`, `label_version`, `printer`, `labels`,
-`copies`, `outcome`, `reason`.
+`copies`, `outcome`, `reason`. A print a Runner made while the service was unreachable is
+announced when it syncs, with `printed_offline: true` and its print time `printed_at` (and
+`flag` when the sync found something wrong but archived it, e.g. `deployment_not_approved`).
 
 Signed by the Standard Webhooks scheme: headers `webhook-id` (the event id; the same on every
 retry, so dedupe by it), `webhook-timestamp` (Unix seconds of this attempt) and

@@ -66,6 +66,19 @@ class Job(Model):
         description="Why a job that is not finished does not move on, when the service knows: "
         "`printer held (paper_out)` while its printer reports a condition that holds it.",
     )
+    printed_offline: bool = Field(
+        default=False,
+        description="A print a Runner made while the service was unreachable, synced since: "
+        "it ran before the service knew of it (docs/concepts/offline-sites.md).",
+    )
+    printed_at: str | None = Field(
+        default=None, description="When the Runner printed it offline; else null."
+    )
+    flag: str | None = Field(
+        default=None,
+        description="What the sync of an offline print found wrong but kept "
+        "(`deployment_not_approved`, `offline_not_allowed`).",
+    )
 
 
 # What a printer reports when it is fine (or has not said): nothing holds the jobs behind it.
@@ -117,6 +130,9 @@ def view(record: JobRecord) -> Job:
         created_at=clock.rfc3339(record.created_at),
         updated_at=clock.rfc3339(record.updated_at),
         finished_at=clock.rfc3339(record.finished_at) if record.finished_at else None,
+        printed_offline=bool(record.payload.get("printed_offline")),
+        printed_at=record.payload.get("printed_at"),
+        flag=record.payload.get("flag"),
     )
 
 

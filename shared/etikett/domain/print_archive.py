@@ -33,6 +33,21 @@ class ArchiveEntry(Model):
     outcome_at: str | None = None
     actor: dict[str, str]
     created_at: str
+    printed_offline: bool = Field(
+        default=False,
+        description="Printed by a Runner while the service was unreachable, archived when it "
+        "synced (docs/concepts/offline-sites.md); `created_at` is then its print time too.",
+    )
+    printed_at: str | None = Field(
+        default=None, description="When a Runner printed it offline (its clock); else null."
+    )
+    flag: str | None = Field(
+        default=None,
+        description="What the sync of an offline print found wrong but archived anyway: "
+        "`deployment_not_approved` (its deployment no longer ran in the Runner's group when "
+        "it synced) or `offline_not_allowed` (its offline policy did not allow printing "
+        "offline).",
+    )
 
 
 def _outcome(job: JobRecord | None) -> tuple[str | None, str | None, datetime | None]:
@@ -63,6 +78,9 @@ def _entry_view(record: ArchiveRecord, job: JobRecord | None) -> ArchiveEntry:
         outcome_at=clock.rfc3339(outcome_at) if outcome_at else None,
         actor={"actor": record.actor, "subject": record.subject},
         created_at=clock.rfc3339(record.created_at),
+        printed_offline=record.printed_offline,
+        printed_at=clock.rfc3339(record.printed_at) if record.printed_at else None,
+        flag=record.flag,
     )
 
 

@@ -269,18 +269,23 @@ def record_run(runner: RunnerRecord, request: FlowRunReport) -> FlowRun:
     )
 
 
-def _refuse_unless_running(
-    runner: RunnerRecord, record: "deployment_store.DeploymentRecord"
-) -> None:
-    """A Runner prints for a deployment only while its group runs it: the group's stage was
-    approved (rolling out, active, or failed while Runners retry) and the deployment was neither
-    rolled back nor superseded — or, while a newer deployment of the flow rolls out in the
-    group, for the one it replaces, so that runs under way finish."""
+def runs_in_group(runner: RunnerRecord, record: "deployment_store.DeploymentRecord") -> bool:
+    """Whether the Runner's group runs the deployment now: the group's stage was approved
+    (rolling out, active, or failed while Runners retry) and the deployment was neither rolled
+    back nor superseded — or, while a newer deployment of the flow rolls out in the group, it is
+    the one that replaces, so that runs under way finish."""
     from etikett.store import deployments as deployment_store
 
     target = deployment_store.group_flow(runner.group_id, record.flow_id)
     current = {target.deployment_id, target.previous_deployment_id} if target else set()
-    if record.status not in deployment_store.ENDED and record.id in current:
+    return record.status not in deployment_store.ENDED and record.id in current
+
+
+def _refuse_unless_running(
+    runner: RunnerRecord, record: "deployment_store.DeploymentRecord"
+) -> None:
+    """A Runner prints for a deployment only while its group runs it (`runs_in_group`)."""
+    if runs_in_group(runner, record):
         return
     raise Forbidden(
         f"{record.id} does not run in this Runner's group now (its stage is not approved, or "
@@ -292,7 +297,7 @@ def _refuse_unless_running(
 
 
 @lru_cache(maxsize=256)
-def _print_targets(flow_id: str, version: int) -> frozenset[tuple[str, str]]:
+def print_targets(flow_id: str, version: int) -> frozenset[tuple[str, str]]:
     """(label reference as written, printer alias) of each action.print of a flow version
     (versions never change: read once per process)."""
     from etikett.domain import flows
@@ -314,7 +319,7 @@ def print_records(
 
     record = _deployment_for(runner, request.deployment_id)
     _refuse_unless_running(runner, record)
-    if (request.label, request.printer) not in _print_targets(record.flow_id, int(record.version)):
+    if (request.label, request.printer) not in print_targets(record.flow_id, int(record.version)):
         raise Forbidden(
             f"Version {record.version} of {record.flow_id} prints no {request.label} to the "
             f"alias {request.printer!r}; a Runner prints only what its deployed flow names.",

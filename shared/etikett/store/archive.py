@@ -7,6 +7,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
+    BooleanAttribute,
     JSONAttribute,
     NumberAttribute,
     UnicodeAttribute,
@@ -38,6 +39,11 @@ class ArchiveRecord(NamedTuple):
     actor: str
     subject: str
     created_at: dt.datetime
+    # Printed by a Runner while the service was away, and synced since: when it printed (its
+    # entry's `created_at` is the same time) and what the sync found wrong, if anything.
+    printed_offline: bool = False
+    printed_at: dt.datetime | None = None
+    flag: str | None = None
 
 
 class _ByTime(GlobalSecondaryIndex["_ArchiveItem"]):
@@ -83,6 +89,9 @@ class _ArchiveItem(Model):
     actor = UnicodeAttribute()
     subject = UnicodeAttribute()
     created_at = UTCDateTimeAttribute()
+    printed_offline = BooleanAttribute(null=True)
+    printed_at = UTCDateTimeAttribute(null=True)
+    flag = UnicodeAttribute(null=True)
     by_time = _ByTime()
     by_job = _ByJob()
     by_label = _ByLabel()

@@ -141,9 +141,18 @@ class BlockRecord(NamedTuple):
     reserved_at: dt.datetime
 
 
+class _BlocksByRunner(GlobalSecondaryIndex["_BlockItem"]):
+    class Meta:
+        index_name = "by_runner"
+        projection = AllProjection()
+
+    runner_id = UnicodeAttribute(hash_key=True)
+    counter = UnicodeAttribute(range_key=True)
+
+
 class _BlockItem(Model):
     # In the counters table under a key no counter name can have (names have no '#'), with no
-    # `kind`: blocks stay out of the counters' by_name index.
+    # `kind`: blocks stay out of the counters' by_name index (and only they are in by_runner).
     Meta = table_meta("counters_table")
     name = UnicodeAttribute(hash_key=True)
     block_id = UnicodeAttribute()
@@ -154,6 +163,7 @@ class _BlockItem(Model):
     step = NumberAttribute()
     period = UnicodeAttribute()
     reserved_at = UTCDateTimeAttribute()
+    by_runner = _BlocksByRunner()
 
 
 def _block_key(block_id: str) -> str:
@@ -163,6 +173,12 @@ def _block_key(block_id: str) -> str:
 def get_block(block_id: str) -> BlockRecord | None:
     item = get_item(_BlockItem, _block_key(block_id))
     return record_of(BlockRecord, item) if item is not None else None
+
+
+def blocks_of(runner_id: str, counter: str) -> list[BlockRecord]:
+    """Every block of `counter` that the Runner reserved."""
+    query = _BlockItem.by_runner.query(runner_id, _BlockItem.counter == counter)
+    return [record_of(BlockRecord, item) for item in query]
 
 
 def reserve(uow: UnitOfWork, counter: CounterRecord, block: BlockRecord) -> None:
