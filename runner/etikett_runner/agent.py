@@ -1,7 +1,8 @@
 """The run loop of an enrolled Runner: heartbeats, configuration, long-polling its own job queue
 (directly, with credentials for that queue alone: queue.py), executing jobs on worker threads,
-delivering kept reports, extending jobs in flight, reading idle printers' status and running
-deployed flows (`flow_host`). Network trouble means backing off and trying again, never
+delivering kept reports, extending jobs in flight, reading idle printers' status, running
+deployed flows (`flow_host`) and uploading what they printed while the service was away
+(`offline_sync`). Network trouble means backing off and trying again, never
 exiting; only a stop request or the service refusing this Runner (removed) ends the loop."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from etikett_runner.http_triggers import HttpTriggers
 from etikett_runner.journal import CLAIMED, Journal
 from etikett_runner.leases import Lease, Leases
 from etikett_runner.offline_prints import OfflinePrints
+from etikett_runner.offline_sync import OfflineSync
 from etikett_runner.outbox import Outbox
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.queue import NoDirectAccess, RunnerQueue
@@ -101,6 +103,10 @@ class Agent:
             counter_blocks=CounterBlocks(state.root),
             memory=self.memory,
         )
+        # Uploads the journal of offline prints whenever the service answers.
+        self.offline_sync = OfflineSync(
+            channel, self.offline_prints, state.root, self.connectivity, self._on_removed
+        )
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -119,6 +125,7 @@ class Agent:
                 ("keeper", lambda: self.leases.keep(self.stop, self._extend)),
                 ("monitor", self._monitor_loop),
                 ("flows", lambda: self.flows.run(self.stop)),
+                ("offline-sync", lambda: self.offline_sync.run(self.stop)),
             ):
                 thread = threading.Thread(
                     target=self._supervised, args=(name, target), name=name, daemon=True
@@ -170,6 +177,7 @@ class Agent:
         # Jobs see `stop` at their next check and leave their journal state for the next start.
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.reporter.wake()  # its loop sleeps until woken
+        self.offline_sync.wake()
         deadline = time.monotonic() + self.tuning.shutdown_grace_seconds
         while len(self.leases) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -255,6 +263,7 @@ class Agent:
             "hostname": self.hostname[:255],
             "version": __version__,
             "printers": self.printers.statuses(),
+            "offline": self.offline_prints.status(),
         }
 
     def _refresh_config(self) -> bool:

@@ -142,6 +142,11 @@ class AgentChannel:
         """Reserve a block of a counter's values (idempotent by the body's block id)."""
         return dict(self._call("POST", "/counter-blocks", json=body))
 
+    def offline_prints(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Upload prints made while the service was away ({"prints": […]}): each print's id
+        with `accepted`, `already` or `refused`."""
+        return dict(self._call("POST", "/offline-prints", json=body, timeout=_PRINT_TIMEOUT))
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

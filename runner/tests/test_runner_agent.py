@@ -13,6 +13,7 @@ import pytest
 from etikett_runner.agent import EXIT_OK, EXIT_REMOVED, Agent
 from etikett_runner.channel import RunnerRemoved
 from etikett_runner.journal import CLAIMED, DONE, Journal
+from etikett_runner.offline_prints import OfflinePrint, OfflinePrints, OfflineRecord, new_print_id
 from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.state import StateDir
 from etikett_runner.transport import Refused, ServerAway
@@ -28,6 +29,7 @@ class FakeAgentChannel:
         self.heartbeats: list[dict[str, Any]] = []
         self.reports: list[tuple[str, dict[str, Any]]] = []
         self.claims = 0
+        self.offline: list[str] = []  # offline prints uploaded
 
     def _gate(self) -> None:
         with self.lock:
@@ -79,6 +81,12 @@ class FakeAgentChannel:
         with self.lock:
             self.reports.append((job_id, body))
         return {"id": job_id, "status": body.get("status") or "running"}
+
+    def offline_prints(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._gate()
+        with self.lock:
+            self.offline.extend(p["id"] for p in body["prints"])
+        return {"prints": [{"id": p["id"], "result": "accepted"} for p in body["prints"]]}
 
     def close(self) -> None:
         pass
@@ -189,3 +197,39 @@ def test_a_removed_runner_stops_with_its_own_exit_status(state: StateDir) -> Non
     eventually(lambda: channel.heartbeats)
     channel.removed = True
     assert eventually(lambda: status, timeout=10) == [EXIT_REMOVED]
+
+
+def test_heartbeats_report_offline_prints_until_they_are_synced(state: StateDir) -> None:
+    """Printed by an earlier process while the service was away: reported by the first
+    heartbeat, uploaded once the service answers, and then reported as none left."""
+    journal = OfflinePrints(state.root)
+    taken = OfflinePrint(
+        id=new_print_id(),
+        run_id="frn_1",
+        deployment_id="dep_1",
+        flow_id="flw_1",
+        flow_version=1,
+        label_id="lbl_1",
+        label_version=2,
+        printer="line-1",
+        printer_id="prn_1",
+        copies=2,
+        records=[OfflineRecord({"n": 1}), OfflineRecord({"n": 2})],
+        printed_at="2026-11-27T10:00:00.000Z",
+    )
+    journal.record(taken)
+    journal.settle(taken.id, "sent")
+    channel = FakeAgentChannel()
+    channel.away_calls = 1
+    stop, status = start(state, channel)
+    try:
+        eventually(lambda: channel.offline == [taken.id])
+        eventually(lambda: len(channel.heartbeats) >= 2)
+        with channel.lock:
+            beats = [b["offline"] for b in channel.heartbeats]
+        assert beats[0] == {"unsynced_labels": 4, "oldest_unsynced_at": taken.printed_at}
+        eventually(lambda: channel.heartbeats[-1]["offline"]["unsynced_labels"] == 0)
+        assert OfflinePrints(state.root).unsynced() == []
+    finally:
+        stop.set()
+    eventually(lambda: status)

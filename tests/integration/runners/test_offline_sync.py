@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +17,10 @@ from typing import Any
 
 import httpx
 import pytest
+from etikett_runner.channel import AgentChannel
+from etikett_runner.connectivity import Connectivity
 from etikett_runner.offline_prints import OfflinePrint, OfflinePrints, OfflineRecord, new_print_id
+from etikett_runner.offline_sync import OfflineSync
 
 from integration.webhooks.receiver import Receiver
 from support.client import Api, problem, unique
@@ -65,6 +69,7 @@ def _runner(admin: Api, dev_server: DevServer, folder: Path, group: str) -> tupl
     assert site.enroll(admin, token).status_code == 201
     agent = site.agent(dev_server)
     assert agent.post("/heartbeat", json={"hostname": "site-pc"}).status_code == 200
+    agent.site = site  # type: ignore[attr-defined]  # its certificate, for a Runner's channel
     return str(site.enrollment["runner_id"]), agent
 
 
@@ -356,6 +361,43 @@ def test_a_print_of_more_records_than_a_transaction_holds_is_archived_once(
         "/print-archive", params={"job_id": answers[0]["job_id"], "limit": 200}
     ).json()["items"]
     assert [e["variables"] for e in entries] == [r.variables for r in taken.records]
+
+
+def test_the_runner_uploads_its_journal_over_the_agent_channel(
+    admin: Api, hall: Any, dev_server: DevServer, tmp_path: Path
+) -> None:
+    """The Runner's uploader with its own mutual-TLS channel: archived prints leave the journal,
+    a refused one is kept aside with its reason."""
+    _, agent = hall["a"]
+    block = _block(agent, hall["counter"], 2)
+    site = agent.site
+    channel = AgentChannel(
+        dev_server.agent_url,
+        site.folder / "cert.pem",
+        site.folder / "key.pem",
+        [dev_server.ca_file],
+    )
+    journal = OfflinePrints(tmp_path)
+    good = _print(hall, [block["first"], block["first"] + 1], outcome="sent")
+    foreign = _print(hall, [block["first"] + 10_000], outcome="sent")
+    for taken in (good, foreign):
+        journal.record(taken)
+    uploader = OfflineSync(
+        channel, journal, tmp_path, Connectivity(threading.Event()), lambda _: None
+    )
+    try:
+        assert uploader.sync() is True
+    finally:
+        channel.close()
+    assert journal.unsynced() == []
+    assert [(k["print"]["id"], k["reason"]) for k in uploader.refused()] == [
+        (foreign.id, "counter_value_not_reserved")
+    ]
+    job_id = "job_" + good.id.removeprefix("opr_")
+    entries = admin.get("/print-archive", params={"job_id": job_id}).json()["items"]
+    assert [e["serials"][hall["counter"]] for e in entries] == [
+        r.serials[hall["counter"]] for r in good.records
+    ]
 
 
 def test_a_print_of_a_deployment_rolled_back_meanwhile_is_archived_and_flagged(
