@@ -18,6 +18,9 @@
 - offline p50 ≤ 30 ms: a one-record file dropped in a watched folder → the 4 × 6 in label (three
   barcodes) at the simulator, printed by the Runner's flow host with the service away
   (offline.py).
+- offline sync ≥ 500 entries/s: a Runner's journal of 2,000 labels printed offline, as prints
+  of one record and of ten, uploaded by its own uploader to `etikett dev` until the journal is
+  empty (offline_sync_bench.py).
 - designer p50 ≤ 80 ms: from the end of a drag to the new raster painted, in Chromium against
   `etikett dev`, a 4 × 6 in label at 203 dpi with 20 objects (designer_bench.py).
 - cold start ≤ 1.15× floor: each function's handler import ÷ its modules outside etikett alone
@@ -207,6 +210,24 @@ def fleet_goals(runners: int, seconds: float) -> list[Goal]:
     ]
 
 
+def offline_sync_goals(labels: int) -> list[Goal]:
+    """The sync of offline prints (issue 27): archive entries a second from a Runner's journal
+    to local mode, for prints of one record and of ten (offline_sync_bench.py)."""
+    import offline_sync_bench
+
+    rates = offline_sync_bench.measure(labels, [1, 10])
+    return [
+        Goal(
+            f"offline sync, {labels} labels as prints of {size} record(s)",
+            f"{rate:.0f} entries/s",
+            rate / offline_sync_bench.GOAL_RATE,
+            1.0,
+            higher_is_better=True,
+        )
+        for size, rate in rates.items()
+    ]
+
+
 def designer_goal(drags: int) -> list[Goal]:
     import designer_bench
 
@@ -318,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         ("MCP against REST through etikett dev", lambda: mcp_goal(50 if quick else 150)),
         ("print path: Runner and simulator", lambda: print_goals(15 if quick else 40, 1000)),
         ("offline: Runner without the service", lambda: offline_goals(15 if quick else 40)),
+        ("offline sync: journal → archive", lambda: offline_sync_goals(500 if quick else 2000)),
         ("designer: drag → painted in Chromium", lambda: designer_goal(15 if quick else 40)),
         ("cold start of every function", lambda: cold_start_goals(2 if quick else 3)),
         ("flow editor: 100 nodes in chromium", lambda: flow_editor_goals(2 if quick else 5)),

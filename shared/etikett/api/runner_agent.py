@@ -11,7 +11,6 @@ from etikett.api.routing import not_in_mcp, router
 from etikett.domain import (
     counter_blocks,
     jobs,
-    offline_prints,
     runner_agent,
     runner_flows,
     runner_queue_access,
@@ -19,6 +18,7 @@ from etikett.domain import (
 from etikett.domain.actors import Invocation
 from etikett.domain.deployments import RunnerReport
 from etikett.domain.flow_run_view import FlowRun
+from etikett.domain.offline_sync import models as offline_prints
 
 routes = router(prefix="/api/v1/runner-agent", tags=["Runner agent channel"])
 RunnerCall = Annotated[Invocation, runner_certificate()]
@@ -203,9 +203,9 @@ def offline_prints_sync(
     body: offline_prints.OfflinePrintsUpload, request: Request, invocation: RunnerCall
 ) -> offline_prints.OfflinePrintsAnswer:
     # The sync's module loads with the uploads that need it, not with every heartbeat.
-    from etikett.domain import offline_print_sync
+    from etikett.domain.offline_sync.sync import sync
 
-    return offline_print_sync.sync(request.state.runner, body)
+    return sync(request.state.runner, body)
 
 
 @routes.post(

@@ -8,7 +8,6 @@ meanwhile is archived and flagged."""
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,97 +18,20 @@ import httpx
 import pytest
 from etikett_runner.channel import AgentChannel
 from etikett_runner.connectivity import Connectivity
-from etikett_runner.offline_prints import OfflinePrint, OfflinePrints, OfflineRecord, new_print_id
+from etikett_runner.offline_prints import OfflinePrint, OfflinePrints, new_print_id
 from etikett_runner.offline_sync import OfflineSync
 
 from integration.webhooks.receiver import Receiver
 from support.client import Api, problem, unique
-from support.runner_site import FakeSite
+from support.offline_site import (
+    deploy,
+    enroll,
+    label_with_counter,
+    offline_print,
+    printer_of,
+    reserve,
+)
 from support.server import DevServer
-
-
-def _label(admin: Api, counter: str) -> str:
-    """A label whose version 2 (approved, released) prints a name and the counter's value."""
-    label = admin.post(
-        "/labels/from-dimensions", json={"name": unique("offline"), "width_mm": 60, "height_mm": 30}
-    ).json()
-    document = {
-        "size": {"width_mm": 60, "height_mm": 30},
-        "dpi": 203,
-        "variables": [{"name": "name", "type": "string"}],
-        "objects": [
-            {"id": "t", "type": "text", "x_mm": 2, "y_mm": 2, "size_pt": 10, "expression": "name"},
-            {
-                "id": "serial",
-                "type": "barcode",
-                "symbology": "code128",
-                "x_mm": 2,
-                "y_mm": 12,
-                "height_mm": 10,
-                "expression": f"counters.{counter}",
-            },
-        ],
-    }
-    patched = admin.request(
-        "PATCH",
-        f"/labels/{label['id']}/document",
-        json={"operations": [{"op": "replace", "path": "", "value": document}]},
-    )
-    assert patched.status_code == 200, patched.text
-    approved = admin.post(
-        f"/labels/{label['id']}/status", json={"version": 2, "status": "approved"}
-    )
-    assert approved.status_code == 200, approved.text
-    return str(label["id"])
-
-
-def _runner(admin: Api, dev_server: DevServer, folder: Path, group: str) -> tuple[str, Any]:
-    token = admin.post(f"/runner-groups/{group}/enrollment-tokens", json={}).json()["token"]
-    site = FakeSite(folder, unique("site"))
-    assert site.enroll(admin, token).status_code == 201
-    agent = site.agent(dev_server)
-    assert agent.post("/heartbeat", json={"hostname": "site-pc"}).status_code == 200
-    agent.site = site  # type: ignore[attr-defined]  # its certificate, for a Runner's channel
-    return str(site.enrollment["runner_id"]), agent
-
-
-def _deploy(admin: Api, label: str, group: str, printer_id: str) -> dict[str, Any]:
-    document = {
-        "nodes": [
-            {"id": "in", "type": "trigger.http", "path": unique("orders"), "wires": ["ship"]},
-            {"id": "ship", "type": "action.print", "label": label, "printer": "ship"},
-        ]
-    }
-    flow = admin.post("/flows", json={"name": unique("flow"), "document": document}).json()
-    created = admin.post(
-        "/deployments",
-        json={
-            "flow_id": flow["id"],
-            "version": 1,
-            "stages": [{"group_ids": [group]}],
-            "printers": {"ship": printer_id},
-            "offline": {"allowed": True},
-        },
-    )
-    assert created.status_code == 201, created.text
-    approved = admin.post(f"/deployments/{created.json()['id']}/approval", json={"stage": 0})
-    assert approved.status_code == 200, approved.text
-    return dict(created.json())
-
-
-def _printer(admin: Api, runner_id: str) -> dict[str, Any]:
-    made = admin.post(
-        "/printers",
-        json={
-            "name": unique("dock"),
-            "runner_id": runner_id,
-            "uri": "tcp://127.0.0.1:9",
-            "language": "zpl",
-            "dpi": 203,
-        },
-    )
-    assert made.status_code == 201, made.text
-    return dict(made.json())
 
 
 @pytest.fixture(scope="module")
@@ -120,15 +42,15 @@ def hall(admin: Api, dev_server: DevServer, tmp_path_factory: pytest.TempPathFac
     counter = unique("lot").replace("-", "_")
     made = admin.post("/counters", json={"name": counter, "start": 1, "format": "000000"})
     assert made.status_code == 201, made.text
-    label = _label(admin, counter)
+    label = label_with_counter(admin, counter)
     group = admin.post("/runner-groups", json={"name": unique("hall")}).json()["id"]
-    a, agent_a = _runner(admin, dev_server, folder, group)
-    _, agent_b = _runner(admin, dev_server, folder, group)
+    a, agent_a, site_a = enroll(admin, dev_server, folder, group)
+    _, agent_b, _ = enroll(admin, dev_server, folder, group)
     other = admin.post("/runner-groups", json={"name": unique("other")}).json()["id"]
-    c, agent_c = _runner(admin, dev_server, folder, other)
-    printer = _printer(admin, a)
-    deployment = _deploy(admin, label, group, printer["id"])
-    deployment_c = _deploy(admin, label, other, _printer(admin, c)["id"])
+    c, agent_c, _ = enroll(admin, dev_server, folder, other)
+    printer = printer_of(admin, a)
+    deployment = deploy(admin, label, group, printer["id"])
+    deployment_c = deploy(admin, label, other, printer_of(admin, c)["id"])
     return {
         "counter": counter,
         "label": label,
@@ -136,47 +58,10 @@ def hall(admin: Api, dev_server: DevServer, tmp_path_factory: pytest.TempPathFac
         "deployment": deployment,
         "deployment_c": deployment_c,
         "a": (a, agent_a),
+        "site_a": site_a,
         "b": agent_b,
         "c": agent_c,
     }
-
-
-def _block(agent: httpx.Client, counter: str, size: int) -> dict[str, Any]:
-    answer = agent.post(
-        "/counter-blocks",
-        json={"block_id": f"blk_{secrets.token_hex(8)}", "counter": counter, "size": size},
-    )
-    assert answer.status_code == 200, answer.text
-    return dict(answer.json())
-
-
-def _print(hall: Any, values: list[int], **changes: Any) -> OfflinePrint:
-    """An offline print as the Runner journals it, one record per counter value."""
-    counter, deployment = hall["counter"], hall["deployment"]
-    taken = OfflinePrint(
-        id=new_print_id(),
-        run_id=f"run-{secrets.token_hex(4)}",
-        deployment_id=deployment["id"],
-        flow_id=deployment["flow_id"],
-        flow_version=1,
-        label_id=hall["label"],
-        label_version=2,
-        printer="ship",
-        printer_id=hall["printer"]["id"],
-        copies=1,
-        records=[
-            OfflineRecord(
-                variables={"name": f"crate {value}"},
-                serials={counter: f"{value:06d}"},
-                counter_values={counter: value},
-            )
-            for value in values
-        ],
-        printed_at=time.strftime("%Y-%m-%dT%H:%M:%S.123Z", time.gmtime(time.time() - 3600)),
-    )
-    for name, value in changes.items():
-        setattr(taken, name, value)
-    return taken
 
 
 def _upload(agent: httpx.Client, prints: list[OfflinePrint]) -> list[dict[str, Any]]:
@@ -190,14 +75,14 @@ def test_offline_prints_are_archived_exactly_once_with_their_time_webhook_and_au
 ) -> None:
     counter = hall["counter"]
     runner_id, agent = hall["a"]
-    block = _block(agent, counter, 6)
+    block = reserve(agent, counter, 6)
     first = block["first"]
     journal = OfflinePrints(tmp_path)  # as the Runner journals them while the service is away
     printed = [
-        _print(hall, [first, first + 1]),
-        _print(hall, [first + 2]),
-        _print(hall, [first + 3]),  # the Runner stopped before the printer answered
-        _print(hall, [first + 4]),
+        offline_print(hall, [first, first + 1]),
+        offline_print(hall, [first + 2]),
+        offline_print(hall, [first + 3]),  # the Runner stopped before the printer answered
+        offline_print(hall, [first + 4]),
     ]
     for taken in printed:
         journal.record(taken)
@@ -292,12 +177,12 @@ def test_values_outside_the_runners_blocks_and_foreign_deployments_are_refused(
 ) -> None:
     counter = hall["counter"]
     _, agent = hall["a"]
-    mine = _block(agent, counter, 2)
-    theirs = _block(hall["b"], counter, 2)  # Runner B's, of the same group
+    mine = reserve(agent, counter, 2)
+    theirs = reserve(hall["b"], counter, 2)  # Runner B's, of the same group
     beyond = theirs["first"] + 1000  # in nobody's block
-    good = _print(hall, [mine["first"]])
-    stolen = _print(hall, [theirs["first"]])
-    unreserved = _print(hall, [mine["first"] + 1, beyond])
+    good = offline_print(hall, [mine["first"]])
+    stolen = offline_print(hall, [theirs["first"]])
+    unreserved = offline_print(hall, [mine["first"] + 1, beyond])
     answers = _upload(agent, [stolen, good, unreserved])
     assert [(a["result"], a["reason"]) for a in answers] == [
         ("refused", "counter_value_not_reserved"),
@@ -311,17 +196,19 @@ def test_values_outside_the_runners_blocks_and_foreign_deployments_are_refused(
     assert admin.get("/print-archive", params={"job_id": job_of}).json()["items"] == []
 
     # Runner C's group does not run A's deployment; A may not print to C's deployment.
-    foreign = _upload(hall["c"], [_print(hall, [mine["first"] + 1])])
+    foreign = _upload(hall["c"], [offline_print(hall, [mine["first"] + 1])])
     assert (foreign[0]["result"], foreign[0]["reason"]) == ("refused", "deployment_not_in_group")
     deployment_c = hall["deployment_c"]
-    other_flow = _print(
+    other_flow = offline_print(
         hall, [mine["first"] + 1], deployment_id=deployment_c["id"], flow_id=deployment_c["flow_id"]
     )
     assert _upload(agent, [other_flow])[0]["reason"] == "deployment_not_in_group"
     # A label the flow does not print; a version of its label never approved.
-    elsewhere = _print(hall, [mine["first"] + 1], label_id=hall["label"].replace("lbl_", "lbl_0"))
+    elsewhere = offline_print(
+        hall, [mine["first"] + 1], label_id=hall["label"].replace("lbl_", "lbl_0")
+    )
     assert _upload(agent, [elsewhere])[0]["reason"] == "label_not_in_flow"
-    draft = _print(hall, [mine["first"] + 1], label_version=1)
+    draft = offline_print(hall, [mine["first"] + 1], label_version=1)
     assert _upload(agent, [draft])[0]["reason"] == "label_version_not_approved"
 
     # Each refusal is audited on the deployment it names.
@@ -353,8 +240,8 @@ def test_a_print_of_more_records_than_a_transaction_holds_is_archived_once(
     """Its entries are written before its job (by ids derived from the print's, so a retry
     writes the same ones again): all of them, once."""
     _, agent = hall["a"]
-    block = _block(agent, hall["counter"], 120)
-    taken = _print(hall, list(range(block["first"], block["first"] + 120)), outcome="sent")
+    block = reserve(agent, hall["counter"], 120)
+    taken = offline_print(hall, list(range(block["first"], block["first"] + 120)), outcome="sent")
     answers = [_upload(agent, [taken])[0] for _ in range(2)]
     assert [a["result"] for a in answers] == ["accepted", "already"]
     entries = admin.get(
@@ -369,8 +256,8 @@ def test_the_runner_uploads_its_journal_over_the_agent_channel(
     """The Runner's uploader with its own mutual-TLS channel: archived prints leave the journal,
     a refused one is kept aside with its reason."""
     _, agent = hall["a"]
-    block = _block(agent, hall["counter"], 2)
-    site = agent.site
+    block = reserve(agent, hall["counter"], 2)
+    site = hall["site_a"]
     channel = AgentChannel(
         dev_server.agent_url,
         site.folder / "cert.pem",
@@ -378,8 +265,8 @@ def test_the_runner_uploads_its_journal_over_the_agent_channel(
         [dev_server.ca_file],
     )
     journal = OfflinePrints(tmp_path)
-    good = _print(hall, [block["first"], block["first"] + 1], outcome="sent")
-    foreign = _print(hall, [block["first"] + 10_000], outcome="sent")
+    good = offline_print(hall, [block["first"], block["first"] + 1], outcome="sent")
+    foreign = offline_print(hall, [block["first"] + 10_000], outcome="sent")
     for taken in (good, foreign):
         journal.record(taken)
     uploader = OfflineSync(
@@ -404,8 +291,8 @@ def test_a_print_of_a_deployment_rolled_back_meanwhile_is_archived_and_flagged(
     admin: Api, hall: Any
 ) -> None:
     _, agent = hall["a"]
-    block = _block(agent, hall["counter"], 1)
-    taken = _print(hall, [block["first"]], outcome="sent")
+    block = reserve(agent, hall["counter"], 1)
+    taken = offline_print(hall, [block["first"]], outcome="sent")
     rolled = admin.post(f"/deployments/{hall['deployment']['id']}/rollback", json={})
     assert rolled.status_code == 200, rolled.text
     (answer,) = _upload(agent, [taken])

@@ -1,11 +1,5 @@
-"""The sync of what a Runner printed while the service was away (docs/concepts/offline-sites.md):
-each offline print is checked and becomes what an online print makes — a finished job, one
-print-archive entry per record, its audit entry and its `print.*` event — exactly once.
-
-Exactly once: the job's id derives from the print's id (`opr_X` → `job_X`), written on the
-condition that it is new, in the transaction that holds the archive entries, the audit entry
-and the event. A print sent again (an answer lost on the way back) finds its job: `already`,
-and nothing more is written."""
+"""What a Runner uploads of its offline prints (etikett_runner.offline_prints), strictly
+validated and bounded, and what the service answers for each print."""
 
 import json
 from datetime import datetime
