@@ -8,8 +8,9 @@ A print the service refuses (a counter value outside this Runner's blocks, a dep
 its group, …) will be refused again: it is kept aside in `offline-refused.jsonl` (0600) with the
 reason, logged, and leaves the journal, so the sync never retries it forever. A print journaled
 by this process that has no outcome yet is still being sent: it waits for its outcome. One left
-without an outcome by an earlier process (a crash between journaling and the printer's answer)
-is uploaded as it is (`outcome: null`): the service records that nobody knows."""
+without an outcome by an earlier process (a crash between journaling and the printer's answer),
+and not settled by the flow host within a minute of the start, is uploaded as it is
+(`outcome: null`): the service records that nobody knows."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,9 @@ MAX_RECORDS = 10_000
 # A print with no outcome journaled this long ago is not in flight any more (a send gives up
 # long before): upload it as one whose outcome nobody knows.
 SETTLE_SECONDS = 600.0
+# One left without an outcome by an earlier process waits this long after the start: the flow
+# host may settle it from what its own journals know when its runs load.
+ORPHAN_GRACE_SECONDS = 60.0
 
 
 class OfflineSync:
@@ -48,6 +53,7 @@ class OfflineSync:
         on_removed: Callable[[RunnerRemoved], None],
         *,
         interval: float = 5.0,
+        orphan_grace: float = ORPHAN_GRACE_SECONDS,
     ) -> None:
         self.channel = channel
         self.prints = prints
@@ -59,6 +65,7 @@ class OfflineSync:
         self._lock = threading.Lock()
         # Left without an outcome by an earlier process: nobody will settle them any more.
         self._orphans = {p.id for p in prints.unsynced() if p.outcome is None}
+        self._orphans_from = time.monotonic() + orphan_grace
 
     def wake(self) -> None:
         """Something was printed offline, or the service is back: look now."""
@@ -84,11 +91,13 @@ class OfflineSync:
         cut off (by a crash, or long ago). The first still in flight stops the list: what
         comes after it waits, so prints reach the service in the order they were made."""
         cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=SETTLE_SECONDS)
+        orphans_go = time.monotonic() >= self._orphans_from
         ready = []
         for taken in self.prints.unsynced():
-            in_flight = taken.outcome is None and taken.id not in self._orphans
-            if in_flight and _time(taken.printed_at) > cutoff:
-                break
+            if taken.outcome is None:
+                orphan = taken.id in self._orphans
+                if (orphan and not orphans_go) or (not orphan and _time(taken.printed_at) > cutoff):
+                    break
             ready.append(taken)
         return ready
 

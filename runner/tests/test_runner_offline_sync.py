@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import stat
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,9 @@ def _sync(root: Path, channel: ArchivingChannel) -> tuple[OfflinePrints, Offline
     """The journal and its uploader as a Runner process starts them."""
     journal = OfflinePrints(root)
     link: AgentChannel = channel  # type: ignore[assignment]
-    uploader = OfflineSync(link, journal, root, Connectivity(threading.Event()), lambda _: None)
+    uploader = OfflineSync(
+        link, journal, root, Connectivity(threading.Event()), lambda _: None, orphan_grace=0
+    )
     return journal, uploader
 
 
@@ -202,3 +205,22 @@ def test_the_uploader_runs_until_stopped_and_syncs_once_the_service_is_back(
         stop.set()
         thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+def test_a_print_left_without_an_outcome_by_an_earlier_process_waits_a_grace_period(
+    tmp_path: Path,
+) -> None:
+    """The flow host may settle it from its own journals when its runs load; only then does
+    it go as one whose outcome nobody knows."""
+    journal = OfflinePrints(tmp_path)
+    orphan = _print()
+    journal.record(orphan)  # the process died before the printer answered
+    channel = ArchivingChannel()
+    journal = OfflinePrints(tmp_path)  # restarted
+    link: AgentChannel = channel  # type: ignore[assignment]
+    uploader = OfflineSync(
+        link, journal, tmp_path, Connectivity(threading.Event()), lambda _: None, orphan_grace=0.3
+    )
+    assert uploader.sync() is True and channel.uploads == []
+    time.sleep(0.35)
+    assert uploader.sync() is True and channel.uploads == [[orphan.id]]
