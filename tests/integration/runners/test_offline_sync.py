@@ -226,6 +226,7 @@ def test_values_outside_the_runners_blocks_and_foreign_deployments_are_refused(
         {"prints": [{**body, "label_version": "2"}]},
         {"prints": [{**body, "surprise": 1}]},
         {"prints": [{**body, "id": "opr_1"}]},
+        {"prints": [{**body, "id": "opr_" + "Z" * 26}]},  # beyond 128 bits: no ULID
         {"prints": [body, body]},
         {"prints": [{**body, "id": new_print_id()} for _ in range(101)]},
         {"prints": []},

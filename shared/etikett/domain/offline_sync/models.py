@@ -50,7 +50,11 @@ class OfflinePrintIn(Model):
     """One job a Runner printed on site (etikett_runner.offline_prints.OfflinePrint)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(pattern=f"^opr_{ULID_PATTERN}$", description="Chosen by the Runner: once.")
+    id: str = Field(
+        # A ULID's first character is at most 7 (128 bits): a larger one is no id.
+        pattern=f"^opr_(?=[0-7]){ULID_PATTERN}$",
+        description="Chosen by the Runner (a ULID of its print time): taken once.",
+    )
     run_id: str = Field(min_length=1, max_length=100)
     deployment_id: str = Field(min_length=1, max_length=100)
     flow_id: str = Field(min_length=1, max_length=100)
