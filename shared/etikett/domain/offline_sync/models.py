@@ -8,7 +8,6 @@ from typing import Any, Literal, Self
 from pydantic import AwareDatetime, ConfigDict, Field, StrictInt, model_validator
 
 from etikett.domain.print_limits import MAX_RECORDS
-from etikett.ids import ULID_PATTERN
 from etikett_engine.model import Model
 
 MAX_PRINTS = 100  # prints in one upload: an answer within the API's 30 s, also for a slow table
@@ -52,7 +51,7 @@ class OfflinePrintIn(Model):
     model_config = ConfigDict(extra="forbid")
     id: str = Field(
         # A ULID's first character is at most 7 (128 bits): a larger one is no id.
-        pattern=f"^opr_(?=[0-7]){ULID_PATTERN}$",
+        pattern="^opr_[0-7][0-9A-HJKMNP-TV-Z]{25}$",
         description="Chosen by the Runner (a ULID of its print time): taken once.",
     )
     run_id: str = Field(min_length=1, max_length=100)
