@@ -107,10 +107,6 @@ class Agent:
         self.offline_sync = OfflineSync(
             channel, self.offline_prints, state.root, self.connectivity, self._on_removed
         )
-        # Uploads the journal of offline prints whenever the service answers.
-        self.offline_sync = OfflineSync(
-            channel, self.offline_prints, state.root, self.connectivity, self._on_removed
-        )
 
     # --- lifecycle ------------------------------------------------------------------------------
 
