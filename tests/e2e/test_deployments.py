@@ -853,8 +853,10 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
 ) -> None:
     """A folder flow deployed to A with offline printing allowed: while the service answers,
     the Runner reserves a block of the label's counter; with the service stopped, the records
-    of a dropped file print at the simulator with distinct values from that block, each
-    journaled as an offline print not yet synced."""
+    of a dropped file print at the simulator with distinct values from that block, journaled as
+    offline prints; the Runner killed and started again while the service is still down prints
+    the next file with the next values; with the service back, the sync archives each label
+    once, marked printed offline."""
     a = sites["A"]
     flow = admin.post(
         "/flows",
