@@ -877,7 +877,7 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
         },
     ).json()
     (a.data / "offline-in").mkdir()
-    policy = {"allowed": True, "max_hours": 1, "max_labels": 100, "counter_block_size": 40}
+    policy = {"allowed": True, "max_hours": 1, "max_labels": 200, "counter_block_size": 120}
     created = people.operator.post(
         "/deployments",
         json={
@@ -898,24 +898,24 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
         return next((b for b in blocks if b["counter"] == "dep_serial"), None)
 
     block = eventually(reserved, 30)
-    assert block["size"] == 40 and block["format"] == "000000"
+    assert block["size"] == 120 and block["format"] == "000000"
     counter = admin.get("/counters/dep_serial").json()
-    assert counter["current"] >= block["first"] + 39  # the service prints after the block
+    assert counter["current"] >= block["first"] + 119  # the service prints after the block
 
     before = a.simulator.engine.printed_total
     server.stop()
-    a.drop("offline.csv", "name\n" + "".join(f"Offline {i}\n" for i in range(20)), "offline-in")
-    a.simulator.wait_printed(before + 20, timeout=60)
+    a.drop("offline.csv", "name\n" + "".join(f"Offline {i}\n" for i in range(70)), "offline-in")
+    a.simulator.wait_printed(before + 70, timeout=60)
     time.sleep(1.0)  # anything printed twice would arrive now
-    assert a.simulator.engine.printed_total == before + 20
-    printed = serials(a.simulator, 20)
-    assert printed == [f"{block['first'] + i:06d}" for i in range(20)]  # from the block, in order
+    assert a.simulator.engine.printed_total == before + 70
+    printed = serials(a.simulator, 70)
+    assert printed == [f"{block['first'] + i:06d}" for i in range(70)]  # from the block, in order
     lines = (a.process.state_dir / "offline-prints.jsonl").read_text().splitlines()
     prints = [json.loads(line)["print"] for line in lines if '"kind": "print"' in line]
     outcomes = [json.loads(line)["outcome"] for line in lines if '"kind": "outcome"' in line]
-    assert sum(len(p["records"]) * p["copies"] for p in prints) == 20 and outcomes == ["sent"]
+    assert sum(len(p["records"]) * p["copies"] for p in prints) == 70 and outcomes == ["sent"]
     assert [r["variables"]["name"] for r in prints[0]["records"]] == [
-        f"Offline {i}" for i in range(20)
+        f"Offline {i}" for i in range(70)
     ]
     assert (prints[0]["label_id"], prints[0]["printer_id"]) == (label["id"], a.printer["id"])
     # The file stays taken until the run's report reaches the service.
@@ -925,14 +925,14 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
     # it kept and goes on printing offline with the next values of its block.
     a.process.kill()
     a.restart()
-    a.drop("more.csv", "name\n" + "".join(f"Later {i}\n" for i in range(10)), "offline-in")
-    a.simulator.wait_printed(before + 30, timeout=90)
+    a.drop("more.csv", "name\n" + "".join(f"Later {i}\n" for i in range(30)), "offline-in")
+    a.simulator.wait_printed(before + 100, timeout=90)
     time.sleep(1.0)
-    assert a.simulator.engine.printed_total == before + 30
-    assert serials(a.simulator, 30) == [f"{block['first'] + i:06d}" for i in range(30)]
+    assert a.simulator.engine.printed_total == before + 100
+    assert serials(a.simulator, 100) == [f"{block['first'] + i:06d}" for i in range(100)]
     assert "starting as" in a.process.output()
 
-    # The service back: the Runner syncs what it printed. The archive holds each of the 30
+    # The service back: the Runner syncs what it printed. The archive holds each of the 100
     # labels once, marked printed offline with its print time and the block's value; the runs'
     # reports follow and the files go to done/.
     server.start()
@@ -940,14 +940,14 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
     def synced() -> list[dict[str, Any]] | None:
         page = admin.get("/print-archive", params={"label_id": label["id"], "limit": 200})
         offline = [e for e in page.json()["items"] if e.get("printed_offline")]
-        return offline if len(offline) >= 30 else None
+        return offline if len(offline) >= 100 else None
 
     eventually(synced, 120)
     for name in ("offline.csv", "more.csv"):
         eventually(lambda n=name: (a.data / "offline-in" / "done" / n).exists(), 120)
     entries = synced() or []
-    assert len(entries) == 30  # nothing archived twice by a retried upload
+    assert len(entries) == 100  # nothing archived twice by a retried upload
     values = sorted(int(value) for e in entries for value in e["serials"].values())
-    assert values == [block["first"] + i for i in range(30)]
+    assert values == [block["first"] + i for i in range(100)]
     assert all(e["printed_at"] for e in entries)
     assert not (a.process.state_dir / "offline-prints.jsonl").read_text().strip()
