@@ -11,7 +11,6 @@ which the archive shows as a value with no label (docs/concepts/offline-sites.md
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import threading
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from etikett_runner.files import PRIVATE, fsync_dir, write_atomic
+from etikett_runner.files import append_json_line, journal_lines
 
 
 class NoValueLeft(RuntimeError):
@@ -59,16 +58,8 @@ class CounterBlocks:
     # --- the journal ---------------------------------------------------------------------------
 
     def _replay(self) -> None:
-        if not self.path.exists():
-            return
         blocks: dict[str, _Block] = {}
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            # A line torn by a power cut was never acted on; cut it off, or the next line
-            # appended would be glued to it and lost (a value used twice).
-            data = data[: data.rfind(b"\n") + 1]
-            write_atomic(self.path, data, PRIVATE)
-        for line in data.splitlines():
+        for line in journal_lines(self.path):
             try:
                 entry = json.loads(line)
             except ValueError:
@@ -86,15 +77,7 @@ class CounterBlocks:
                 block.used = max(block.used, int(entry["index"]) + 1)
 
     def _append(self, entry: dict[str, Any]) -> None:
-        created = not self.path.exists()
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE)
-        try:
-            os.write(descriptor, json.dumps(entry, sort_keys=True).encode() + b"\n")
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        if created:
-            fsync_dir(self.path.parent)
+        append_json_line(self.path, entry)
 
     # --- values ------------------------------------------------------------------------------
 

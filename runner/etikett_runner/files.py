@@ -4,8 +4,10 @@ private files (mode 0600) and appending lines that survive a power cut once the 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 PRIVATE = 0o600
 
@@ -51,3 +53,30 @@ def remove(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     fsync_dir(path.parent)
+
+
+def append_json_line(path: Path, entry: dict[str, Any]) -> None:
+    """Append `entry` as one line of a private journal, durable once this returns (the line
+    fsynced, and the folder too when the file is new)."""
+    created = not path.exists()
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE)
+    try:
+        os.write(descriptor, json.dumps(entry, sort_keys=True).encode() + b"\n")
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    if created:
+        fsync_dir(path.parent)
+
+
+def journal_lines(path: Path) -> list[bytes]:
+    """The whole lines of a journal (none if it does not exist). A last line torn by a power
+    cut was never acted on: it is cut off the file, or the next line appended would be glued to
+    it and lost."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]
+        write_atomic(path, data, PRIVATE)
+    return data.splitlines()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import secrets
 import threading
 import time
@@ -22,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from etikett_runner.files import PRIVATE, fsync_dir, write_atomic
+from etikett_runner.files import PRIVATE, append_json_line, journal_lines, write_atomic
 
 Outcome = Literal["sent", "failed"]
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -93,15 +92,7 @@ class OfflinePrints:
         self._replay()
 
     def _replay(self) -> None:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            # A line torn by a power cut was never acted on; cut it off so that the next line
-            # appended is not glued to it.
-            data = data[: data.rfind(b"\n") + 1]
-            write_atomic(self.path, data, PRIVATE)
-        for line in data.splitlines():
+        for line in journal_lines(self.path):
             try:
                 entry = json.loads(line)
                 kind = entry.get("kind")
@@ -123,15 +114,7 @@ class OfflinePrints:
         taken.outcome_at = entry.get("at")
 
     def _append(self, entry: dict[str, Any]) -> None:
-        created = not self.path.exists()
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE)
-        try:
-            os.write(descriptor, json.dumps(entry, sort_keys=True).encode() + b"\n")
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        if created:
-            fsync_dir(self.path.parent)
+        append_json_line(self.path, entry)
 
     # --- printing ---------------------------------------------------------------------------
 

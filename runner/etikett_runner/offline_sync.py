@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from typing import Any
 from etikett_runner.backoff import Backoff
 from etikett_runner.channel import AgentChannel, RunnerRemoved
 from etikett_runner.connectivity import Connectivity
-from etikett_runner.files import PRIVATE, fsync_dir
+from etikett_runner.files import append_json_line
 from etikett_runner.offline_prints import OfflinePrint, OfflinePrints
 from etikett_runner.transport import Refused, ServerAway
 
@@ -163,16 +162,7 @@ class OfflineSync:
             self.refused_path,
         )
         entry = {"print": taken.to_json(), "reason": reason, "detail": detail}
-        created = not self.refused_path.exists()
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-        descriptor = os.open(self.refused_path, flags, PRIVATE)
-        try:
-            os.write(descriptor, json.dumps(entry, sort_keys=True).encode() + b"\n")
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        if created:
-            fsync_dir(self.refused_path.parent)
+        append_json_line(self.refused_path, entry)
 
     def refused(self) -> list[dict[str, Any]]:
         """The prints kept aside, with their reasons."""
