@@ -15,7 +15,6 @@ import datetime as dt
 import json
 import logging
 import re
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from etikett_runner.files import remove, write_atomic
 from etikett_runner.roots import AllowedRoots, PathRefused
 from etikett_runner.site_folders import Folder
 from etikett_runner.transport import Refused, ServerAway
+from etikett_runner.ulids import new_id
 
 if TYPE_CHECKING:
     from etikett_runner.offline_printing import OfflinePrinter
@@ -39,14 +39,11 @@ log = logging.getLogger(__name__)
 RUN_ID = re.compile(r"frn_[0-9A-HJKMNP-TV-Z]{26}")
 MAX_ERRORS = 100
 MAX_ATTEMPTS = 20  # print requests per batch after records it named were taken out
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def new_run_id() -> str:
     """`frn_` and a ULID: time-ordered, so the service lists runs newest first."""
-    value = (time.time_ns() // 1_000_000) << 80 | secrets.randbits(80)
-    text = "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
-    return f"frn_{text}"
+    return new_id("frn")
 
 
 def now() -> str:

@@ -14,23 +14,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import secrets
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from etikett_runner.files import PRIVATE, append_json_line, journal_lines, write_atomic
+from etikett_runner.ulids import new_id
 
 Outcome = Literal["sent", "failed"]
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def new_print_id() -> str:
-    value = (time.time_ns() // 1_000_000) << 80 | secrets.randbits(80)
-    text = "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
-    return f"opr_{text}"
+    return new_id("opr")
 
 
 def _now() -> str:
