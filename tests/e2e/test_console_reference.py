@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
+from support import a11y
 from support.browser import console_session, sign_in
 from support.client import PASSWORD, Api
 from support.server import DevServer
@@ -39,6 +40,9 @@ def test_the_reference_lists_every_operation_within_the_csp(
         # the group they need.)
         groups = page.locator(".opblock-tag-section .opblock-tag button.expand-operation")
         expect(groups.first).to_be_visible()
+        # The document's own title sits under the page's one top heading.
+        expect(page.locator("h1.title")).to_have_attribute("aria-level", "2")
+        assert a11y.top_headings(page) == ["API reference"]
         shown: set[str] = set()
         for index in range(groups.count()):
             group = groups.nth(index)

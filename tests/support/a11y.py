@@ -150,6 +150,24 @@ def unnamed(page: Page) -> list[str]:
     return found
 
 
+def top_headings(page: Page) -> list[str]:
+    """The names of the level-1 headings in chromium's accessibility tree (which, unlike
+    Playwright's role selectors, honours an aria-level set on an h1)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    finally:
+        cdp.detach()
+    found = []
+    for node in nodes:
+        if node.get("ignored") or (node.get("role") or {}).get("value") != "heading":
+            continue
+        properties = {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
+        if properties.get("level") == 1:
+            found.append(str((node.get("name") or {}).get("value") or ""))
+    return found
+
+
 @dataclass
 class Walk:
     """What pressing Tab (from wherever focus is) until focus comes round again found."""

@@ -23,10 +23,13 @@ export async function render(main) {
   main.appendChild(host);
   // Swagger UI puts its icons' symbol sheet (svg.svg-assets) into the page without hiding it from
   // assistive technology, where it would read as an unnamed image: it is only definitions.
-  const hideSymbolSheets = () => {
+  // Its document title is an h1 too: the page has one top heading (the page's own), so the title
+  // is read as the level-2 heading under it.
+  const fitIntoPage = () => {
     for (const sheet of host.querySelectorAll("svg.svg-assets:not([aria-hidden])")) sheet.setAttribute("aria-hidden", "true");
+    for (const title of host.querySelectorAll("h1:not([aria-level])")) title.setAttribute("aria-level", "2");
   };
-  new MutationObserver(hideSymbolSheets).observe(host, { childList: true, subtree: true });
+  new MutationObserver(fitIntoPage).observe(host, { childList: true, subtree: true });
   await vendorStyle("swagger-ui", "swagger-ui.css");
   const SwaggerUIBundle = await vendor("swagger-ui");
   SwaggerUIBundle({
