@@ -19,10 +19,12 @@ from typing import Any
 import httpx
 import pytest
 from etikett_runner.printer_sim import PrinterSimulator
+from playwright.sync_api import Browser, expect
 
 from e2e.prints import released_label
 from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled
-from support.client import Api, problem
+from support.browser import console_session, sign_in
+from support.client import PASSWORD, Api, problem
 from support.server import DevServer, free_port
 
 # Flows asked for twice a second; a flow that could not start is tried again after a second.
@@ -849,7 +851,12 @@ def test_a_runner_started_with_three_arguments_runs_deployed_flows(
 
 
 def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
-    server: DevServer, admin: Api, people: People, sites: dict[str, Site], label: dict[str, Any]
+    server: DevServer,
+    admin: Api,
+    people: People,
+    sites: dict[str, Site],
+    label: dict[str, Any],
+    browser: Browser,
 ) -> None:
     """A folder flow deployed to A with offline printing allowed: while the service answers,
     the Runner reserves a block of the label's counter; with the service stopped, the records
@@ -951,3 +958,14 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
     assert values == [block["first"] + i for i in range(100)]
     assert all(e["printed_at"] for e in entries)
     assert not (a.process.state_dir / "offline-prints.jsonl").read_text().strip()
+
+    # The console marks them: in the archive, and on the job the sync made of each print.
+    with console_session(browser) as session:
+        page = session.page
+        sign_in(page, server.url, "admin", PASSWORD)
+        page.goto(f"{server.url}/console/archive")
+        expect(page.get_by_text("printed offline").first).to_be_visible()
+        page.goto(f"{server.url}/console/jobs/{entries[0]['job_id']}")
+        expect(page.get_by_text("Printed on site while the service was away")).to_be_visible()
+        expect(page.locator(".job-status")).to_contain_text("outcome sent")
+        session.assert_clean(server.url)

@@ -188,6 +188,19 @@ export function badge(status, text) {
   return h("span", { class: ["badge", `s-${value.replace(/[^a-z_]/gi, "")}`] }, text ?? value.replace(/_/g, " "));
 }
 
+/** Where a print was made on site while the service was away: "printed offline", when, and the
+ * sync's flag (say `deployment_not_approved`); nothing for a print the service made. */
+export function offlineMark(record) {
+  if (!record.printed_offline) return "";
+  return h(
+    "span",
+    { class: "offline-mark" },
+    " ",
+    badge("held", "printed offline"),
+    record.flag ? [" ", badge("warning", record.flag.replace(/_/g, " "))] : "",
+  );
+}
+
 /** A data table; `columns` are {title, render(row) → node|string, className}. */
 export function table(columns, rows, { caption, empty = "Nothing here yet.", rowAttrs } = {}) {
   if (!rows.length) return h("p", { class: "empty" }, empty);

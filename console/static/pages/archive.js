@@ -6,7 +6,7 @@ import { add, h, replace } from "../lib/dom.js";
 import { author, when } from "../lib/format.js";
 import { apiRules } from "../lib/schema.js";
 import { can } from "../lib/session.js";
-import { badge, button, dialog, field, form, input, pageHeader, pagedList, pre, select, table } from "../lib/ui.js";
+import { badge, button, dialog, field, form, input, offlineMark, pageHeader, pagedList, pre, select, table } from "../lib/ui.js";
 
 const OUTCOMES = [["", "Any outcome"], "confirmed", "sent", "held", "failed", ["waiting", "waiting (no outcome yet)"]];
 const SCAN = 2000;
@@ -79,7 +79,7 @@ export async function render(main, _params, query) {
           const empty = searchedAll ? "Nothing printed matches." : "No match among the newest entries; Load more searches older ones.";
           return table(
             [
-              { title: "Printed", render: (e) => when(e.created_at) },
+              { title: "Printed", render: (e) => [when(e.printed_at || e.created_at), offlineMark(e)] },
               { title: "Label", render: (e) => [h("a", { href: `${ROOT}/labels/${e.label_id}` }, labelName[e.label_id] || e.label_id), ` v${e.label_version}`] },
               { title: "Printer", render: (e) => e.printer },
               { title: "Copies", render: (e) => String(e.copies) },
