@@ -251,7 +251,13 @@ def dry_run(
         ),
     ] = None,
 ) -> flow_runs.DryRunAnswer:
-    return flow_runs.dry_run(flowId, body or flow_runs.DryRunRequest())
+    request = body or flow_runs.DryRunRequest()
+    seen_by = None
+    if request.runner is None and request.runner_id is not None:
+        from etikett.domain.deployments.views import as_runner_sees  # dry runs of a Runner only
+
+        seen_by = as_runner_sees(flowId, request.runner_id)
+    return flow_runs.dry_run(flowId, request, seen_by)
 
 
 @routes.get(

@@ -192,7 +192,13 @@ def lint(flow_id: str, request: LintRequest) -> LintAnswer:
     )
 
 
-def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
+def dry_run(
+    flow_id: str,
+    request: DryRunRequest,
+    seen_by: tuple[dict[str, Any], dict[str, Any]] | None = None,
+) -> DryRunAnswer:
+    """Runs the request's samples through the flow, side effects described, not done. With
+    `request.runner_id`, `seen_by` is that Runner's identity and effective context."""
     # The engine loads with the dry runs that use it, not with every request of the flows function.
     from etikett.domain.dry_run_prints import PrintPlanner
     from etikett_engine.flows.effects import DryRun
@@ -204,7 +210,7 @@ def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
     samples = request.samples if request.samples is not None else document.samples
     program = FlowProgram.compile(document)
     effects = DryRun(PrintPlanner().describe)
-    runner, context = _runner_and_context(flow_id, request)
+    runner, context = _runner_and_context(request, seen_by)
     env = RunEnv(context=context, runner=runner, run_id=f"dry-{flow_id}@{version or 'draft'}")
     values = program.env_values(env)
     runs = []
@@ -227,25 +233,16 @@ def dry_run(flow_id: str, request: DryRunRequest) -> DryRunAnswer:
 
 
 def _runner_and_context(
-    flow_id: str, request: DryRunRequest
+    request: DryRunRequest, seen_by: tuple[dict[str, Any], dict[str, Any]] | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """`runner` and `context` of a dry run: a Runner's as it would see them, one given, or the
-    placeholder; the request's context over all."""
+    """`runner` and `context` of a dry run: a Runner's as it would see them (`seen_by`, which the
+    deployments work out), one given, or the placeholder; the request's context over all."""
     if request.runner is not None:
         return request.runner.model_dump(), dict(request.context)
-    if request.runner_id is None:
+    if seen_by is None:
         return dict(PLACEHOLDER_RUNNER), dict(request.context)
-    from etikett.domain import deployments, runner_context, runner_records
-    from etikett.store import deployments as deployment_store
-
-    record = runner_records.load_runner(request.runner_id)
-    identity = {"id": record.id, "name": record.name, "group_id": record.group_id}
-    deployed: dict[str, Any] = {}
-    target = deployment_store.group_flow(record.group_id, flow_id)
-    if target is not None and (found := deployment_store.get(target.deployment_id)) is not None:
-        deployed = deployments.running(found, record.group_id)[0]
-    effective = {**deployed, **runner_context.effective_context(record), **request.context}
-    return identity, effective
+    identity, deployed = seen_by
+    return identity, {**deployed, **request.context}
 
 
 def _refuse_unrunnable(flow_id: str, version: int | None, document: FlowDocument) -> None:

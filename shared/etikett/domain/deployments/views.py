@@ -4,6 +4,8 @@ one at a time or listed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from etikett import clock
 from etikett.domain.deployments import changes
 from etikett.domain.deployments.models import (
@@ -100,3 +102,17 @@ def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deploy
     runner_records.load_group(group_id)
     page = store.page_group_deployment_ids(group_id, limit, cursor)
     return Page(items=[get(i) for i in page.items], next_cursor=page.next_cursor)
+
+
+def as_runner_sees(flow_id: str, runner_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Runner's identity and the context it would run `flow_id` with: the deployment running
+    the flow for its group, under its group's and its own parameters (for dry runs)."""
+    from etikett.domain import runner_context, runner_records
+
+    record = runner_records.load_runner(runner_id)
+    identity = {"id": record.id, "name": record.name, "group_id": record.group_id}
+    deployed: dict[str, Any] = {}
+    target = store.group_flow(record.group_id, flow_id)
+    if target is not None and (found := store.get(target.deployment_id)) is not None:
+        deployed = changes.running(found, record.group_id)[0]
+    return identity, {**deployed, **runner_context.effective_context(record)}
