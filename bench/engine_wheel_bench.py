@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from etikett.domain import installers
+from etikett.domain.runners import installers
 
 ENGINE = Path(__file__).resolve().parents[1] / "engine"
 

@@ -47,7 +47,7 @@ def zpl_format(objects: int = 200) -> bytes:
 
 
 def import_times(repeat: int) -> tuple[list[float], int]:
-    from etikett.domain.label_versions import validate_label
+    from etikett.domain.labels.label_versions import validate_label
     from etikett.importers.formats import convert
 
     data = zpl_format(200)

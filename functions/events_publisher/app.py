@@ -26,7 +26,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
     DynamoDBRecordEventName,
 )
 
-from etikett.domain import events, webhook_fanout
+from etikett.domain.webhooks import events, webhook_fanout
 
 logger = Logger(service="etikett-events-publisher")
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)

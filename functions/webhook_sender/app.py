@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from etikett.domain import webhook_delivery, webhook_fanout
+from etikett.domain.webhooks import webhook_delivery, webhook_fanout
 
 logger = Logger(service="etikett-webhook-sender")
 # Failed deliveries are an expected outcome (retried later), not an error of the function.

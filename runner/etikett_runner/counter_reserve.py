@@ -17,7 +17,7 @@ from etikett_runner.transport import Refused, ServerAway
 
 log = logging.getLogger(__name__)
 
-# As the service finds the counters a label reads (etikett.domain.counter_values).
+# As the service finds the counters a label reads (etikett.domain.counters.counter_values).
 COUNTER_REFERENCE = re.compile(r"\bcounters\.([A-Za-z_][A-Za-z0-9_]*)")
 _PERIODS = {"daily": "%Y-%m-%d", "monthly": "%Y-%m", "yearly": "%Y"}
 

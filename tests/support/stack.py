@@ -14,8 +14,8 @@ import boto3
 import pytest
 
 from etikett import settings
-from etikett.domain import webhooks
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.webhooks import webhooks
 from etikett.local import provision
 from etikett.local.aws import LocalAws
 from etikett.local.functions import FunctionRegistry

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from etikett.api import ai_examples
-from etikett.domain import credential_vault
+from etikett.domain.credentials import credential_vault
 from etikett_engine.dsl.flow import FlowDocument
 from etikett_engine.dsl.form import FormDocument
 from etikett_engine.dsl.label import LabelDocument

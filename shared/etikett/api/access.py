@@ -108,7 +108,7 @@ class Access:
 
 
 def authenticate(request: Request) -> Caller:
-    from etikett.domain.tokens import authenticate as resolve
+    from etikett.domain.users.tokens import authenticate as resolve
 
     via_mcp = bool(request.scope.get(VIA_MCP_SCOPE_KEY))
     if via_mcp:
@@ -291,7 +291,7 @@ class RunnerCertificateAccess(Access):
         return False  # no user or agent token ever reaches these operations
 
     async def __call__(self, request: Request) -> Invocation:
-        from etikett.domain.runner_agent import identify, identify_for_job
+        from etikett.domain.agent.runner_agent import identify, identify_for_job
 
         await require_declared_media_type(request)
         route = request.scope.get("route")

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from etikett.api import ai_examples
 from etikett.api.access import requires
 from etikett.api.routing import router
-from etikett.domain import copilots, lint_explanations, log_questions
 from etikett.domain.actors import Invocation
+from etikett.domain.assistants import copilots, lint_explanations, log_questions
 
 routes = router(prefix="/api/v1", tags=["AI"])
 Designer = Annotated[Invocation, requires("designer")]

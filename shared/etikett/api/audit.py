@@ -10,8 +10,8 @@ from fastapi import Query
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import audit_entries
 from etikett.domain.actors import Invocation
+from etikett.domain.audit import audit_entries
 
 routes = router(prefix="/api/v1/audit-log", tags=["Audit log"])
 Reviewer = Annotated[Invocation, requires("approver", "admin")]

@@ -9,8 +9,8 @@ from fastapi import Request, Response
 from etikett.api.access import SESSION_COOKIE, any_caller, client_address, public, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import auth, tokens
 from etikett.domain.actors import Invocation
+from etikett.domain.users import auth, tokens
 from etikett.settings import get_settings
 
 routes = router(prefix="/api/v1/auth", tags=["Authentication"])

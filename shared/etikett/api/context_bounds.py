@@ -1,6 +1,6 @@
-"""The documented refusals of a context value PUT (etikett.domain.context_limits): the Runners'
-and groups' context and a deployment's share them, so each router declares them without the
-other's modules."""
+"""The documented refusals of a context value PUT (etikett.domain.runners.context_limits): the
+Runners' and groups' context and a deployment's share them, so each router declares them without
+the other's modules."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from typing import Annotated
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import Responses, router
-from etikett.domain import counters
 from etikett.domain.actors import Invocation
+from etikett.domain.counters import counters
 
 routes = router(prefix="/api/v1/counters", tags=["Counters"])
 Anyone = Annotated[Invocation, any_caller()]

@@ -10,8 +10,8 @@ from etikett.api import ai_examples
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import credentials
 from etikett.domain.actors import Invocation
+from etikett.domain.credentials import credentials
 
 routes = router(prefix="/api/v1/credentials", tags=["Credentials"])
 Admin = Annotated[Invocation, requires("admin")]

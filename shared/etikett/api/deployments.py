@@ -14,7 +14,7 @@ from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit, sta
 from etikett.api.routing import Responses, router
 from etikett.domain import deployments
 from etikett.domain.actors import Invocation
-from etikett.domain.runners import CONTEXT_NAME, ContextValue
+from etikett.domain.runners.runners import CONTEXT_NAME, ContextValue
 
 routes = router(prefix="/api/v1", tags=["Deployments"])
 

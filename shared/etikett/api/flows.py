@@ -11,9 +11,9 @@ from etikett.api import flow_examples as ex
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, router
-from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch
+from etikett.domain.flows import flow_runs, flows
 from etikett_engine.dsl.flow_registry import FlowRegistry
 from etikett_engine.dsl.strict import MAX_VERSION
 

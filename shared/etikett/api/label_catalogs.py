@@ -10,8 +10,8 @@ from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit, static_page
 from etikett.api.routing import router
 from etikett.catalog.presets import MediaPreset, presets
-from etikett.domain import imports
 from etikett.domain.actors import Invocation
+from etikett.domain.labels import imports
 from etikett_engine.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.

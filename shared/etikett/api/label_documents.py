@@ -10,9 +10,9 @@ from pydantic import ConfigDict, Field, WithJsonSchema
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import Responses, router
-from etikett.domain import label_versions, previews
 from etikett.domain.actors import Invocation
-from etikett.domain.label_versions import DocumentAnswer, DocumentPatch
+from etikett.domain.labels import label_versions, previews
+from etikett.domain.labels.label_versions import DocumentAnswer, DocumentPatch
 from etikett_engine.dsl.strict import MAX_VERSION
 from etikett_engine.model import Model
 

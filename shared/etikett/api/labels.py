@@ -13,9 +13,9 @@ from etikett.api.access import any_caller, requires
 from etikett.api.label_documents import NOT_FOUND
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import label_versions, labels
 from etikett.domain.actors import Invocation
-from etikett.domain.label_versions import StatusChange
+from etikett.domain.labels import label_versions, labels
+from etikett.domain.labels.label_versions import StatusChange
 
 routes = router(prefix="/api/v1", tags=["Labels"])
 

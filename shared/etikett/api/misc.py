@@ -9,8 +9,9 @@ from fastapi.responses import JSONResponse
 from etikett import API_VERSION
 from etikett.api.access import any_caller, public, requires
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import expressions, policies
 from etikett.domain.actors import Invocation
+from etikett.domain.labels import expressions
+from etikett.domain.users import policies
 from etikett.settings import get_settings
 from etikett_engine.dsl.schemas import SchemaKind
 from etikett_engine.model import Model

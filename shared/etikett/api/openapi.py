@@ -9,6 +9,7 @@ no build wrote one (local mode, tests) is it built from the routers, once per pr
 from __future__ import annotations
 
 import json
+import re
 import sys
 from functools import cache
 from pathlib import Path
@@ -123,19 +124,26 @@ def build() -> dict[str, Any]:
 
 
 # pydantic names a component after its module where two models share a name (flows' and
-# discovery's `Finding`): the engine's modules keep the names they were published with while they
-# lived in `etikett`, so that moving them changed no client's schema names.
+# discovery's `Finding`). Moving a module keeps the name it was published with, so that no
+# client's schema names change: the engine's modules keep the names they had in `etikett`, the
+# domain's the names they had before the domain became one package per aggregate.
 _ENGINE_PREFIX, _PUBLISHED_PREFIX = "etikett_engine__", "etikett__"
+_AGGREGATE = re.compile(
+    r"^etikett__domain__(?:agent|assistants|audit|counters|credentials|flows|labels|printers"
+    r"|printing|runners|users|webhooks)__(?=[a-z_]+__)"
+)
 _REF = "#/components/schemas/"
+
+
+def _published_name(name: str) -> str:
+    if name.startswith(_ENGINE_PREFIX):
+        return _PUBLISHED_PREFIX + name.removeprefix(_ENGINE_PREFIX)
+    return _AGGREGATE.sub("etikett__domain__", name)
 
 
 def _published_names(spec: dict[str, Any]) -> None:
     schemas: dict[str, Any] = spec["components"]["schemas"]
-    renamed = {
-        name: _PUBLISHED_PREFIX + name.removeprefix(_ENGINE_PREFIX)
-        for name in schemas
-        if name.startswith(_ENGINE_PREFIX)
-    }
+    renamed = {name: published for name in schemas if (published := _published_name(name)) != name}
     if not renamed:
         return
     clashes = set(renamed.values()) & set(schemas)

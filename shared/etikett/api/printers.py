@@ -9,8 +9,9 @@ from fastapi import Response
 from etikett.api.access import any_caller, requires
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import discovery, printers
 from etikett.domain.actors import Invocation
+from etikett.domain.agent import discovery
+from etikett.domain.printers import printers
 
 routes = router(prefix="/api/v1/printers", tags=["Printers"])
 Operator = Annotated[Invocation, requires("operator")]

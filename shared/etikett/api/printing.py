@@ -10,8 +10,8 @@ from fastapi.responses import JSONResponse
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import print_archive, print_idempotency, printing
 from etikett.domain.actors import Invocation
+from etikett.domain.printing import print_archive, print_idempotency, printing
 
 routes = router(prefix="/api/v1", tags=["Printing"])
 Reviewer = Annotated[Invocation, requires("operator", "approver")]

@@ -66,7 +66,7 @@ def _audit_refusal(request: Request, code: ProblemCode, target_id: str | None = 
     invocation = getattr(request.state, "invocation", None)
     if request.method in _READ_METHODS or invocation is None or invocation.caller is None:
         return
-    from etikett.domain import audit
+    from etikett.domain.audit import audit
 
     try:
         audit.record_refusal(invocation, code, target_id=target_id or _target_of(request))

@@ -8,17 +8,13 @@ from fastapi import Request, Response
 
 from etikett.api.access import runner_certificate
 from etikett.api.routing import not_in_mcp, router
-from etikett.domain import (
-    counter_blocks,
-    jobs,
-    runner_agent,
-    runner_flows,
-    runner_queue_access,
-)
 from etikett.domain.actors import Invocation
+from etikett.domain.agent import runner_agent, runner_flows, runner_queue_access
+from etikett.domain.counters import counter_blocks
 from etikett.domain.deployments import RunnerReport
-from etikett.domain.flow_run_view import FlowRun
+from etikett.domain.flows.flow_run_view import FlowRun
 from etikett.domain.offline_sync import models as offline_prints
+from etikett.domain.printing import jobs
 
 routes = router(prefix="/api/v1/runner-agent", tags=["Runner agent channel"])
 RunnerCall = Annotated[Invocation, runner_certificate()]

@@ -15,8 +15,10 @@ from etikett.api.access import (
 from etikett.api.context_bounds import CONTEXT_BOUNDS
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import Responses, not_in_mcp, router
-from etikett.domain import discovery, installers, jobs, raw_jobs, runner_enrollment, runners
 from etikett.domain.actors import Invocation
+from etikett.domain.agent import discovery
+from etikett.domain.printing import jobs, raw_jobs
+from etikett.domain.runners import installers, runner_enrollment, runners
 from etikett_engine.errors import ProblemCode, Unauthenticated
 
 routes = router(prefix="/api/v1", tags=["Runners and enrollment"])

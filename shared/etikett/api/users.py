@@ -8,8 +8,8 @@ from pydantic import ConfigDict, Field
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import Responses, router
-from etikett.domain import passwords, users
 from etikett.domain.actors import Invocation, Role
+from etikett.domain.users import passwords, users
 from etikett_engine.model import Model
 
 routes = router(prefix="/api/v1/users", tags=["Users"])

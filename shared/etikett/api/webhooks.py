@@ -10,9 +10,9 @@ from fastapi import Response
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import router
-from etikett.domain import webhooks
 from etikett.domain.actors import Invocation
-from etikett.domain.events import PAYLOAD_DOC
+from etikett.domain.webhooks import webhooks
+from etikett.domain.webhooks.events import PAYLOAD_DOC
 
 routes = router(prefix="/api/v1/webhooks", tags=["Webhooks"])
 Admin = Annotated[Invocation, requires("admin")]

@@ -16,7 +16,7 @@ DEMO_HOME = Path(".etikett-demo")  # the demo's state, apart from what `make dev
 
 
 def _setup_required() -> bool:
-    from etikett.domain.users import any_user_exists
+    from etikett.domain.users.users import any_user_exists
 
     return not any_user_exists()
 

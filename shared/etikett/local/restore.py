@@ -31,7 +31,7 @@ def read_items(path: Path) -> list[dict[str, Any]]:
 
 
 def restore(export: Path, items: Path, target: str | None, token: str | None) -> int:
-    from etikett.domain import credential_vault
+    from etikett.domain.credentials import credential_vault
     from etikett_engine import outgoing
 
     passphrase = os.environ.get(PASSPHRASE_ENV) or getpass.getpass("Passphrase of the export: ")

@@ -15,7 +15,7 @@ CLIENT_CERT_SCOPE_KEY = "etikett.client_cert_der"
 
 def prepare(home: Path) -> tuple[Path, Path, Path]:
     """(server certificate, server key, CA bundle) files under `home/tls`, issued by the CA."""
-    from etikett.domain import certificates
+    from etikett.domain.runners import certificates
 
     folder = home / "tls"
     folder.mkdir(parents=True, exist_ok=True)

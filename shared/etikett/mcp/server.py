@@ -153,8 +153,8 @@ def _audit_refusal(
     caller: Caller, operation_id: str, request_id: str | None, refused: EtikettError
 ) -> None:
     """A change refused before it ran is audited as REST audits it (outcome `refused`)."""
-    from etikett.domain import audit
     from etikett.domain.actors import Invocation
+    from etikett.domain.audit import audit
 
     try:
         audit.record_refusal(Invocation(caller, operation_id, request_id), refused.code)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from etikett.domain import credential_vault
+from etikett.domain.credentials import credential_vault
 from etikett.store.credentials import Sealed
 from support.client import Api, problem, unique
 from support.model_server import Answer, ModelServer

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from etikett import clock, settings
-from etikett.domain import auth, users
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.users import auth, users
 from etikett.store import users as user_store
 from etikett_engine.errors import EtikettError, ProblemCode
 from support.client import PASSWORD

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from etikett.domain import auth
 from etikett.domain.actors import Invocation
+from etikett.domain.users import auth
 from etikett.local.template import _CfnLoader, load
 from etikett.store import users as user_store
 from etikett_engine.errors import Conflict, Forbidden, ProblemCode

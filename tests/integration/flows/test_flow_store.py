@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from etikett.domain import flow_runs, flows
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.flows import flow_runs, flows
 from etikett.store import flows as store
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.errors import Conflict, NotFound
@@ -114,7 +114,7 @@ def test_a_runner_is_served_its_flows_even_when_one_version_is_gone(stack: Stack
     """The agent channel's flows answer never fails as a whole: a target whose version does not
     exist (a deployment left pointing at it) comes with the reason, beside the sound one."""
     from etikett import clock
-    from etikett.domain import runner_flows
+    from etikett.domain.agent import runner_flows
     from etikett.store import deployments as deployment_store
     from etikett.store.deployments import DeploymentRecord, GroupFlowRecord
     from etikett.store.runners import RunnerRecord
@@ -234,8 +234,8 @@ def test_a_dry_run_reports_the_refusal_a_print_of_a_label_with_errors_would_meet
     `label.has_errors`; the dry run's print says so instead of "would print"."""
 
     from etikett import clock
-    from etikett.domain import label_records, label_versions, labels
-    from etikett.domain.label_versions import DocumentPatch
+    from etikett.domain.labels import label_records, label_versions, labels
+    from etikett.domain.labels.label_versions import DocumentPatch
     from etikett.store import labels as label_store
 
     label = labels.create_from_dimensions(
@@ -290,8 +290,9 @@ def test_a_stage_with_more_runners_than_one_transaction_takes_is_approved(stack:
     """Approving writes a `pending` state per Runner of the stage: 120 Runners do not fit the
     100 items of one transaction, and the approval must still go through (not a 500)."""
     from etikett import clock
-    from etikett.domain import deployments, runners
+    from etikett.domain import deployments
     from etikett.domain.actors import Caller, Invocation
+    from etikett.domain.runners import runners
     from etikett.store import runners as runner_store
     from etikett.store.runners import RunnerRecord
 

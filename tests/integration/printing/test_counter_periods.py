@@ -15,8 +15,8 @@ import pytest
 from e2e.runners import eventually
 
 from etikett import clock as etikett_clock
-from etikett.domain import counter_values, counters
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.counters import counter_values, counters
 from support.stack import Stack, local_stack
 
 OPERATOR = Invocation(

@@ -25,7 +25,7 @@ from typing import Any
 from unit.catalog.test_vorlagen_preflight import CASES, IDS, _on
 
 from etikett.catalog.vorlagen import sample_values
-from etikett.domain.print_work import PrintWork
+from etikett.domain.printing.print_work import PrintWork
 from etikett_engine.render import LANGUAGES, to_png
 from etikett_engine.render.preflight import render_checked
 from etikett_engine.render.values import resolve_variables

@@ -104,21 +104,21 @@ print(json.dumps({
 # lookups of those aggregates (`*_records`, `runner_context`, `counter_values`).
 NOT_LOADED = {
     "printing": {
-        "etikett.domain.labels",
-        "etikett.domain.label_versions",
-        "etikett.domain.printers",
-        "etikett.domain.runners",
-        "etikett.domain.counters",
-        "etikett.domain.audit_entries",
+        "etikett.domain.labels.labels",
+        "etikett.domain.labels.label_versions",
+        "etikett.domain.printers.printers",
+        "etikett.domain.runners.runners",
+        "etikett.domain.counters.counters",
+        "etikett.domain.audit.audit_entries",
     },
     "runner_agent": {
-        "etikett.domain.printers",
-        "etikett.domain.runners",
+        "etikett.domain.printers.printers",
+        "etikett.domain.runners.runners",
         "etikett.domain.deployments.models",
-        "etikett.domain.audit_entries",
+        "etikett.domain.audit.audit_entries",
     },
-    "printers": {"etikett.domain.runners", "etikett.domain.audit_entries"},
-    "runners": {"etikett.domain.printers", "etikett.domain.audit_entries"},
+    "printers": {"etikett.domain.runners.runners", "etikett.domain.audit.audit_entries"},
+    "runners": {"etikett.domain.printers.printers", "etikett.domain.audit.audit_entries"},
 }
 
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from standardwebhooks import Webhook
 
-from etikett.domain import webhooks
+from etikett.domain.webhooks import webhooks
 from etikett.ids import new_id
 from etikett.store import clients
 from etikett.store import events as store_events

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.domain import (
-    flows,
-    label_versions,
-    labels,
-    printers,
-    runner_agent,
-    runner_enrollment,
-    runners,
-)
-from etikett.domain.label_versions import StatusChange
+from etikett.domain.agent import runner_agent
+from etikett.domain.flows import flows
+from etikett.domain.labels import label_versions, labels
+from etikett.domain.labels.label_versions import StatusChange
+from etikett.domain.printers import printers
+from etikett.domain.runners import runner_enrollment, runners
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
 from unit.domain.callers import human

@@ -3,9 +3,9 @@ the audit log recorded about a target."""
 
 from __future__ import annotations
 
-from etikett.domain import audit_entries
 from etikett.domain.actors import Caller, Invocation
-from etikett.domain.audit_entries import AuditEntry
+from etikett.domain.audit import audit_entries
+from etikett.domain.audit.audit_entries import AuditEntry
 from etikett.ids import new_id
 
 

@@ -60,8 +60,10 @@ class Aws:
 def _forget_backend_state() -> None:
     """What the service keeps per warm process that belongs to one backend's data: the CA and
     opened keys of the backend before."""
-    from etikett.domain import certificates, credential_vault, credentials, webhook_delivery
+    from etikett.domain.credentials import credential_vault, credentials
     from etikett.domain.deployments import bundles
+    from etikett.domain.runners import certificates
+    from etikett.domain.webhooks import webhook_delivery
 
     bundles._record.cache_clear()  # the bundle key, kept like the CA's
     bundles._private_key.cache_clear()

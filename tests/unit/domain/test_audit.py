@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import audit, audit_entries, counters, labels
 from etikett.domain.actors import Invocation
+from etikett.domain.audit import audit, audit_entries
+from etikett.domain.counters import counters
+from etikett.domain.labels import labels
 from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain.callers import agent, human
 from unit.domain.conftest import Aws

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.x509.oid import NameOID
 
-from etikett.domain import certificates
+from etikett.domain.runners import certificates
 from etikett_engine.errors import InvalidRequest
 
 

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from etikett import clock
-from etikett.domain import counter_values, counters
-from etikett.domain.counters import NewCounter
+from etikett.domain.counters import counter_values, counters
+from etikett.domain.counters.counters import NewCounter
 from etikett.ids import new_id
 from etikett.store import counters as counter_store
 from etikett_engine.dsl.label import LabelDocument

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from cryptography.exceptions import InvalidTag
 
-from etikett.domain import credential_vault, credentials
-from etikett.domain.credentials import NewLanguageModel, NewSecret
+from etikett.domain.credentials import credential_vault, credentials
+from etikett.domain.credentials.credentials import NewLanguageModel, NewSecret
 from etikett.ids import new_id
 from etikett.store import credentials as credential_store
 from etikett_engine.errors import EtikettError, ProblemCode

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from etikett.domain import deployments, flows, policies
+from etikett.domain import deployments
 from etikett.domain.deployments import Approval, NewDeployment, Rollback, RunnerReport, StageIn
-from etikett.domain.label_versions import DocumentPatch
+from etikett.domain.flows import flows
+from etikett.domain.labels.label_versions import DocumentPatch
+from etikett.domain.users import policies
 from etikett.store import deployments as deployment_store
 from etikett.store import flows as flow_store
 from etikett.store.runners import RunnerRecord

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from etikett import settings
-from etikett.domain import webhook_fanout as fanout
-from etikett.domain import webhook_receivers as receivers
-from etikett.domain import webhooks
-from etikett.domain.webhooks import NewWebhook
+from etikett.domain.webhooks import webhook_fanout as fanout
+from etikett.domain.webhooks import webhook_receivers as receivers
+from etikett.domain.webhooks import webhooks
+from etikett.domain.webhooks.webhooks import NewWebhook
 from etikett.ids import new_id
 from etikett.local.functions import FunctionRegistry
 from etikett.store import events as store_events

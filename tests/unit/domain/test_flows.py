@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from etikett.domain import deployments, flows
-from etikett.domain.label_versions import DocumentPatch
+from etikett.domain import deployments
+from etikett.domain.flows import flows
+from etikett.domain.labels.label_versions import DocumentPatch
 from etikett.store import flows as flow_store
 from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import build

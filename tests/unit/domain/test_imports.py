@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from etikett.domain import audit_entries, imports, label_versions, labels
+from etikett.domain.audit import audit_entries
+from etikett.domain.labels import imports, label_versions, labels
 from etikett.ids import new_id
 from etikett.store import labels as label_store
 from etikett_engine.errors import EtikettError

@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import jobs, printers, raw_jobs, runner_agent, runners
-from etikett.domain.runner_agent import ClaimRequest, JobReport
+from etikett.domain.agent import runner_agent
+from etikett.domain.agent.runner_agent import ClaimRequest, JobReport
+from etikett.domain.printers import printers
+from etikett.domain.printing import jobs, raw_jobs
+from etikett.domain.runners import runners
 from etikett.store import runner_queues
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord

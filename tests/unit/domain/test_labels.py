@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from etikett.catalog.vorlagen import vorlagen
-from etikett.domain import label_versions, labels, policies
-from etikett.domain.label_versions import DocumentPatch, StatusChange
+from etikett.domain.labels import label_versions, labels
+from etikett.domain.labels.label_versions import DocumentPatch, StatusChange
+from etikett.domain.users import policies
 from etikett.store import labels as label_store
 from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain.callers import agent, human, operations, trail

@@ -11,9 +11,15 @@ from typing import Any
 import pytest
 
 from etikett import settings
-from etikett.domain import audit, credentials
-from etikett.domain.credentials import NewLanguageModel
-from etikett.domain.log_questions import MAX_DETAILS, MAX_LOG_ENTRIES, LogQuestion, answer_question
+from etikett.domain.assistants.log_questions import (
+    MAX_DETAILS,
+    MAX_LOG_ENTRIES,
+    LogQuestion,
+    answer_question,
+)
+from etikett.domain.audit import audit
+from etikett.domain.credentials import credentials
+from etikett.domain.credentials.credentials import NewLanguageModel
 from etikett.ids import new_id
 from etikett.store import audit as audit_log
 from support.model_server import ModelServer, Seen, tool_answer

@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from etikett.domain import (
-    counters,
+from etikett.domain.agent import runner_agent
+from etikett.domain.counters import counters
+from etikett.domain.labels import label_versions
+from etikett.domain.labels.label_versions import StatusChange
+from etikett.domain.printers import printers
+from etikett.domain.printing import (
     jobs,
-    label_versions,
     print_archive,
     print_idempotency,
     print_rendering,
-    printers,
     printing,
-    runner_agent,
 )
-from etikett.domain.label_versions import StatusChange
-from etikett.domain.printing import PrintRequest
+from etikett.domain.printing.printing import PrintRequest
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
 from etikett_engine.errors import EtikettError, ProblemCode

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from etikett import settings
-from etikett.domain.printer_addresses import address_refusal, check_targets, check_uri
+from etikett.domain.printers.printer_addresses import address_refusal, check_targets, check_uri
 from etikett_engine.errors import InvalidRequest, ProblemCode
 from etikett_engine.printer_reach import PRINTER_PORTS
 

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from etikett.domain import discovery, printer_records, printers, raw_jobs, runner_agent
-from etikett.domain.discovery import DiscoveryRequest, GroupDiscoveryRequest
-from etikett.domain.printers import NewPrinter
+from etikett.domain.agent import discovery, runner_agent
+from etikett.domain.agent.discovery import DiscoveryRequest, GroupDiscoveryRequest
+from etikett.domain.printers import printer_records, printers
+from etikett.domain.printers.printers import NewPrinter
+from etikett.domain.printing import raw_jobs
 from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import build
 from unit.domain.callers import human, operations, trail

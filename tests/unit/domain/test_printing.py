@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.domain.print_work import PrintWork
+from etikett.domain.printing.print_work import PrintWork
 from etikett_engine.render.cache import INK_CACHE
 from etikett_engine.render.raster import clear_caches
 from unit.render.decoders import decode_zpl

@@ -10,17 +10,12 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import (
-    deployments,
-    jobs,
-    runner_agent,
-    runner_enrollment,
-    runner_flows,
-    runner_records,
-    runners,
-)
-from etikett.domain.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
-from etikett.domain.runners import ContextValue
+from etikett.domain import deployments
+from etikett.domain.agent import runner_agent, runner_flows
+from etikett.domain.printing import jobs
+from etikett.domain.runners import runner_enrollment, runner_records, runners
+from etikett.domain.runners.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
+from etikett.domain.runners.runners import ContextValue
 from etikett.settings import get_settings
 from etikett.store import runner_context, runner_queues
 from etikett.store import runner_enrollment as enrollment_store

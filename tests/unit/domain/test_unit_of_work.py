@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from etikett import clock
-from etikett.domain import audit, label_versions, labels
+from etikett.domain.audit import audit
+from etikett.domain.labels import label_versions, labels
 from etikett.store import labels as label_store
 from etikett.store.conditions import ConditionName
 from etikett.store.unit_of_work import UnitOfWork

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain import auth, tokens, users
 from etikett.domain.actors import Invocation
-from etikett.domain.auth import SetupRequest
-from etikett.domain.users import NewUser
+from etikett.domain.users import auth, tokens, users
+from etikett.domain.users.auth import SetupRequest
+from etikett.domain.users.users import NewUser
 from etikett.ids import new_id
 from etikett.store import tokens as token_store
 from etikett.store import users as user_store
@@ -36,7 +36,7 @@ def quick_hashing() -> Any:
     per hash on these machines, and what these tests check does not depend on the cost."""
     from argon2 import PasswordHasher
 
-    from etikett.domain import passwords
+    from etikett.domain.users import passwords
 
     quick = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
     with pytest.MonkeyPatch.context() as patch:

@@ -14,11 +14,11 @@ from integration.webhooks.receiver import Receiver
 from standardwebhooks import Webhook as Verifier
 
 from etikett import clock
-from etikett.domain import webhook_delivery as delivery
-from etikett.domain import webhook_fanout as fanout
-from etikett.domain import webhook_receivers as receivers
-from etikett.domain import webhooks
-from etikett.domain.webhooks import NewWebhook
+from etikett.domain.webhooks import webhook_delivery as delivery
+from etikett.domain.webhooks import webhook_fanout as fanout
+from etikett.domain.webhooks import webhook_receivers as receivers
+from etikett.domain.webhooks import webhooks
+from etikett.domain.webhooks.webhooks import NewWebhook
 from etikett.ids import new_id
 from etikett.store import clients
 from etikett.store import webhooks as webhook_store

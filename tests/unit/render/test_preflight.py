@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from etikett.domain import preflight as version_preflight
+from etikett.domain.labels import preflight as version_preflight
 from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.errors import LabelHasErrors
 from etikett_engine.render import render, resolve_variables

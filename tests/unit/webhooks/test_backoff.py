@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from etikett import settings
-from etikett.domain import webhook_delivery as delivery
+from etikett.domain.webhooks import webhook_delivery as delivery
 from etikett.settings import Settings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from etikett.domain import events
+from etikett.domain.webhooks import events
 from etikett.store import events as store_events
 from etikett.store.events import EventRecord
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from etikett import settings
-from etikett.domain.webhook_delivery import post
+from etikett.domain.webhooks.webhook_delivery import post
 
 HEADERS = {"content-type": "application/json", "webhook-id": "evt_1"}
 

@@ -12,8 +12,8 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from etikett.domain.webhook_delivery import signed_headers
-from etikett.domain.webhook_receivers import SECRET_BYTES, new_secret
+from etikett.domain.webhooks.webhook_delivery import signed_headers
+from etikett.domain.webhooks.webhook_receivers import SECRET_BYTES, new_secret
 
 BODY = '{"id":"evt_1","type":"label.approved","data":{"name":"Größe"}}'.encode()
 

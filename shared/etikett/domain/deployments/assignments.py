@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from etikett import clock
-from etikett.domain import audit, runner_notices
 from etikett.domain.actors import Invocation
+from etikett.domain.audit import audit
 from etikett.domain.deployments import changes
 from etikett.domain.deployments.creating import PRINTER_GONE, check_alias, context_entry
 from etikett.domain.deployments.models import (
@@ -20,6 +20,7 @@ from etikett.domain.deployments.models import (
     PrinterAssignment,
 )
 from etikett.domain.deployments.records import load, saving
+from etikett.domain.runners import runner_notices
 from etikett.store import deployments as store
 from etikett.store.conditions import ConditionName
 from etikett.store.deployments import DeploymentRecord
@@ -38,7 +39,7 @@ def context_values(record: DeploymentRecord) -> dict[str, Any]:
 def put_context(
     invocation: Invocation, deployment_id: str, name: str, value: Any
 ) -> ContextParameter:
-    from etikett.domain import context_limits
+    from etikett.domain.runners import context_limits
 
     caller = invocation.caller
     assert caller is not None
@@ -104,7 +105,7 @@ def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:
 def put_printer(
     invocation: Invocation, deployment_id: str, alias: str, request: PrinterAssignment
 ) -> AssignedPrinter:
-    from etikett.domain import printer_records
+    from etikett.domain.printers import printer_records
 
     check_alias(alias)
     printer_records.load(request.printer_id)

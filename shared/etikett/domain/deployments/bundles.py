@@ -100,8 +100,8 @@ def printable_labels(document: dict[str, Any]) -> tuple[list[dict[str, Any]], li
     released version, `lbl_…@N` version N), each {reference, label_id, version, document}; and
     why a named label cannot print offline (not released, not approved, gone): its records then
     print only through the service."""
-    from etikett.domain import label_records
-    from etikett.domain.print_targets import parse_reference
+    from etikett.domain.labels import label_records
+    from etikett.domain.printing.print_targets import parse_reference
     from etikett_engine.errors import EtikettError
 
     references = sorted(

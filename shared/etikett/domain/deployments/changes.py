@@ -17,10 +17,12 @@ import json
 from typing import Any
 
 from etikett import clock
-from etikett.domain import audit, policies, runner_notices
 from etikett.domain.actors import Invocation
+from etikett.domain.audit import audit
 from etikett.domain.deployments.models import APPROVED
 from etikett.domain.deployments.records import saving
+from etikett.domain.runners import runner_notices
+from etikett.domain.users import policies
 from etikett.store import deployment_holds as holds
 from etikett.store import deployments as store
 from etikett.store.deployment_holds import HeldConfigRecord

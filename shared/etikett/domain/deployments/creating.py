@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from etikett import clock
-from etikett.domain import audit, flows, policies
 from etikett.domain.actors import Invocation
+from etikett.domain.audit import audit
 from etikett.domain.deployments.models import Deployment, NewDeployment
 from etikett.domain.deployments.views import view
+from etikett.domain.flows import flows
+from etikett.domain.users import policies
 from etikett.ids import new_id
 from etikett.store import deployments as store
 from etikett.store.conditions import ConditionName
@@ -21,7 +23,9 @@ from etikett_engine.errors import HumanRequired, InvalidRequest, NotFound, Probl
 
 
 def create(invocation: Invocation, request: NewDeployment) -> Deployment:
-    from etikett.domain import context_limits, flow_checks, printer_records, runner_records
+    from etikett.domain.flows import flow_checks
+    from etikett.domain.printers import printer_records
+    from etikett.domain.runners import context_limits, runner_records
     from etikett_engine.flows.findings import has_errors
 
     caller = invocation.caller

@@ -10,11 +10,11 @@ from typing import Any, NamedTuple
 from ulid import ULID
 
 from etikett import clock
-from etikett.domain import audit
 from etikett.domain.actors import Invocation
-from etikett.domain.jobs import message, outcome_event
+from etikett.domain.audit import audit
 from etikett.domain.offline_sync.checks import Refusal
 from etikett.domain.offline_sync.models import OfflinePrintIn, printed_time
+from etikett.domain.printing.jobs import message, outcome_event
 from etikett.store import archive, events, jobs
 from etikett.store import audit as audit_log
 from etikett.store.archive import ArchiveRecord

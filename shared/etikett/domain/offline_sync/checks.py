@@ -2,9 +2,9 @@
 upload: a print that fails one is refused with a reason and a detail; one that passes may still
 be flagged."""
 
-from etikett.domain import runner_flows
+from etikett.domain.agent import runner_flows
 from etikett.domain.offline_sync.models import Flag, OfflinePrintIn
-from etikett.domain.print_targets import parse_reference
+from etikett.domain.printing.print_targets import parse_reference
 from etikett.store import counters, jobs, labels, printers
 from etikett.store import deployments as deployment_store
 from etikett.store.counters import BlockRecord

@@ -7,7 +7,7 @@ from typing import Any, Literal, Self
 
 from pydantic import AwareDatetime, ConfigDict, Field, StrictInt, model_validator
 
-from etikett.domain.print_limits import MAX_RECORDS
+from etikett.domain.printing.print_limits import MAX_RECORDS
 from etikett_engine.model import Model
 
 MAX_PRINTS = 100  # prints in one upload: an answer within the API's 30 s, also for a slow table

@@ -1,0 +1,79 @@
+"""How an idle Runner waits for work without holding a Lambda: it long-polls its own SQS queue
+with short-lived credentials for that queue alone (handed out here to its client certificate)
+and hands what it received to `claim_received`, which claims exactly as the agent channel's own
+long poll does. Why this design and what it costs: docs/scale.md."""
+
+from __future__ import annotations
+
+from etikett import clock
+from etikett.domain.agent import runner_agent
+from etikett.domain.agent.runner_messages import MAX_WAIT_SECONDS, ClaimReceived, QueueAccess
+from etikett.settings import get_settings
+from etikett.store import runner_queue_access, runner_queues
+from etikett.store import runners as runner_store
+from etikett.store.runners import RunnerRecord
+from etikett_engine.errors import CertificateRefused, Conflict, ProblemCode
+
+# The service counts a Runner offline after this many missed beats.
+OFFLINE_AFTER_BEATS = 2.5
+
+
+def heartbeat_seconds() -> int:
+    return max(1, int(get_settings().runner_offline_seconds / OFFLINE_AFTER_BEATS))
+
+
+def queue_access(runner: RunnerRecord) -> QueueAccess:
+    """Fresh credentials for the Runner's queue. Asked for by a current certificate only
+    (`identify`); a removed Runner's queue is deleted with it, so credentials it still holds
+    reach nothing from that moment, and it gets no new ones."""
+    if not runner.queue_url:
+        raise CertificateRefused(
+            "The Runner of this certificate was removed.", ProblemCode.RUNNER_REMOVED
+        )
+    # The session name shows in CloudTrail: which Runner, under which certificate.
+    session = f"{runner.id}-{runner.certificate_serial or ''}"[:64]
+    try:
+        issued = runner_queue_access.issue(
+            runner.queue_url, session, get_settings().runner_queue_credential_seconds
+        )
+    except runner_queue_access.NoQueueRole:
+        raise Conflict(
+            "This deployment hands out no queue credentials; claim through the agent channel.",
+            ProblemCode.RUNNER_QUEUE_ACCESS_UNAVAILABLE,
+        ) from None
+    if not runner_store.touch_runner(runner.id, last_seen_at=clock.now()):
+        raise CertificateRefused(
+            "The Runner of this certificate was removed.", ProblemCode.RUNNER_REMOVED
+        )
+    return QueueAccess(
+        queue_url=issued.queue_url,
+        region=issued.region,
+        endpoint_url=issued.endpoint_url,
+        access_key_id=issued.access_key_id,
+        secret_access_key=issued.secret_access_key,
+        session_token=issued.session_token,
+        expires_at=clock.rfc3339(issued.expires_at),
+        wait_seconds=MAX_WAIT_SECONDS,
+        heartbeat_seconds=heartbeat_seconds(),
+    )
+
+
+def claim_received(runner: RunnerRecord, request: ClaimReceived) -> runner_agent.Claimed:
+    """Claim the jobs the Runner received from its queue: the same conditional writes as a
+    claim through the channel's long poll (a finished, cancelled or other Runner's job is
+    dropped from the queue, never handed out). A message that is no job leaves the queue."""
+    if not runner.queue_url:
+        return runner_agent.Claimed(jobs=[])
+    received = []
+    for message in request.messages:
+        item = runner_queues.parse(message.body, message.receipt, message.delivery)
+        if item is None:
+            runner_queues.acknowledge(runner.queue_url, message.receipt)
+        else:
+            received.append(item)
+    claimed = runner_agent.claim_each(runner, clock.now(), received)
+    # The Runner received them hidden for a short while only (a long poll of a process killed
+    # meanwhile gives its message back soon); claimed, they stay hidden for the queue's timeout.
+    for job in claimed.jobs:
+        runner_queues.extend(runner.queue_url, job.receipt)
+    return claimed

@@ -1,0 +1,1 @@
+"""Stored credentials (language models, plain secrets) and their envelope encryption."""

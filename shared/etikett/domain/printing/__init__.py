@@ -1,0 +1,2 @@
+"""Printing: print requests, their targets and work, jobs handed to Runners (print, raw), the
+archive, idempotency, and what a dry run's print would do."""

@@ -1,0 +1,2 @@
+"""Webhooks: receivers, the outgoing event catalog, the fan-out of an event to its receivers and
+its delivery."""
