@@ -18,7 +18,7 @@ from etikett_runner.roots import PATH_NOT_REGULAR, AllowedRoots, PathRefused
 from etikett_runner.site_folders import Entry, Folder
 
 if TYPE_CHECKING:
-    from etikett_runner.flow_host import Deployed
+    from etikett_runner.deployed_flow import Deployed
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from etikett_runner.flow_triggers import TriggerUnusable
 
 if TYPE_CHECKING:
-    from etikett_runner.flow_host import Deployed
+    from etikett_runner.deployed_flow import Deployed
 
 log = logging.getLogger(__name__)
 
