@@ -7,7 +7,7 @@ every half minute and whenever its deployment changes.
 
 Each flow is a `deployed_flow.Deployed`, whose trigger events run through the one engine
 (`etikett_engine.flows`) here, on the site; their prints, reports and files go to the service
-through `flow_runs.RunSender`, exactly once."""
+through `run_sender.RunSender`, exactly once."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ from etikett_runner.counter_reserve import CounterReserve
 from etikett_runner.deployed_flow import Deployed, Failed, fingerprint
 from etikett_runner.flow_runs import (
     RunJournal,
-    RunSender,
 )
 from etikett_runner.flow_triggers import TriggerUnusable
 from etikett_runner.http_triggers import HttpTriggers
@@ -34,6 +33,7 @@ from etikett_runner.offline_printing import OfflinePrinter
 from etikett_runner.offline_prints import OfflinePrints
 from etikett_runner.printers import Printers
 from etikett_runner.roots import AllowedRoots
+from etikett_runner.run_sender import RunSender
 from etikett_runner.site_memory import SiteMemory
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning

@@ -17,9 +17,10 @@ from etikett_runner import flow_effects, reach
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.flow_effects import SiteEffects
 from etikett_runner.flow_host import FlowHost
-from etikett_runner.flow_runs import RUN_ID, Batch, EventFile, PendingRun, RunJournal, RunSender
+from etikett_runner.flow_runs import RUN_ID, Batch, EventFile, PendingRun, RunJournal
 from etikett_runner.http_triggers import HttpTriggers
 from etikett_runner.roots import AllowedRoots
+from etikett_runner.run_sender import RunSender
 from etikett_runner.transport import Refused
 from etikett_runner.tuning import Tuning
 from runner_fakes import FakeChannel, eventually, refuse, spec, statuses

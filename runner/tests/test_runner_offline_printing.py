@@ -15,12 +15,13 @@ from etikett_runner.bundles import SiteBundles
 from etikett_runner.connectivity import Connectivity
 from etikett_runner.counter_blocks import CounterBlocks
 from etikett_runner.counter_reserve import CounterReserve
-from etikett_runner.flow_runs import Batch, PendingRun, RunJournal, RunSender
+from etikett_runner.flow_runs import Batch, PendingRun, RunJournal
 from etikett_runner.offline_printing import OfflinePrinter, refusal
 from etikett_runner.offline_prints import OfflinePrints
 from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.printers import Printers, PrinterTarget
 from etikett_runner.roots import AllowedRoots
+from etikett_runner.run_sender import RunSender
 from etikett_runner.targets import Address
 from etikett_runner.transport import ServerAway
 from etikett_runner.tuning import Tuning
