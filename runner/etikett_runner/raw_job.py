@@ -1,5 +1,5 @@
 """`raw` and `print` jobs: send the job's bytes to its printer at most once, and confirm by the
-printer's label counter.
+printer's label counter (`raw_job_confirm`).
 
 Before sending, the printer must be ready (`~HS`/`~HQES`): while it is out of paper, has its head
 open or is paused the job is reported `held` with that reason and checked again every few seconds;
@@ -23,6 +23,7 @@ from etikett_runner.download import DataUnavailable
 from etikett_runner.journal import SENT, STARTED, JobRecord
 from etikett_runner.labels import count_zpl_labels
 from etikett_runner.printers import Printers, PrinterTarget
+from etikett_runner.raw_job_confirm import confirm
 from etikett_runner.tuning import Tuning
 from etikett_runner.zebra import (
     NoAnswer,
@@ -160,7 +161,7 @@ class RawJob:
         self.ctx.report_soon(
             "sent", messages=[message("info", f"Sent to {self.target.label}{waiting}.")]
         )
-        self.confirm(before)
+        confirm(self, before)
 
     def _read_odometer(self, conn: PrinterConnection) -> int | None:
         if not self.zpl:
@@ -220,96 +221,6 @@ class RawJob:
                 self.ctx.keepalive()  # extends visibility; tells us if it was cancelled
             self.ctx.wait(self.tuning.held_recheck_seconds)
 
-    # --- confirming -----------------------------------------------------------------------------
-
-    def confirm(self, before: int | None) -> None:
-        """Wait until the counter advanced by the job's labels: `confirmed`. Final `sent` if it
-        can't be read or does not advance in time while the printer is not held."""
-        if before is None or self.expected is None:
-            why = (
-                "its label counter can't be read"
-                if before is None
-                else "its label count is unknown"
-            )
-            self.ctx.finish("sent", messages=[message("info", f"Sent; not confirmed: {why}.")])
-            return
-        if self.expected == 0:
-            self.ctx.finish("sent", messages=[message("info", "Sent; the job prints no labels.")])
-            return
-        goal = before + self.expected
-        timeout = self.tuning.confirm_timeout(self.expected)
-        deadline = time.monotonic() + timeout
-        poll, next_status = 0.02, 0.0
-        held_reason: str | None = None
-        count: int | None = before
-        conn: PrinterConnection | None = None
-        try:
-            while True:
-                self.ctx.check_stop()  # cancelling a job that was sent is not possible
-                try:
-                    conn = conn or self.connection().open()
-                    count = conn.odometer()
-                    if count is not None and count >= goal:
-                        self.printers.note(self.target, "ready")
-                        self.ctx.finish(
-                            "confirmed",
-                            messages=[
-                                message(
-                                    "info",
-                                    f"Printed {self.expected} label(s): the printer's counter "
-                                    f"went from {before} to {count}.",
-                                )
-                            ],
-                        )
-                        return
-                    if time.monotonic() >= next_status:
-                        next_status = time.monotonic() + 1.0
-                        state = conn.state()
-                        self.printers.note(self.target, state.status)
-                        if not state.ready:
-                            deadline = time.monotonic() + timeout  # held: the clock stops
-                            if state.status != held_reason:
-                                held_reason = state.status
-                                self.ctx.report(
-                                    "sent",
-                                    reason=held_reason,
-                                    messages=[
-                                        message(
-                                            "warning",
-                                            f"{self.target.label}: {state.description}; the "
-                                            "labels wait in the printer.",
-                                        )
-                                    ],
-                                )
-                        elif held_reason is not None:
-                            held_reason = None
-                            self.ctx.report("sent", messages=[message("info", "Printing resumed.")])
-                except (PrinterUnreachable, NoAnswer) as exc:
-                    log.info("job %s: confirming: %s", self.ctx.job_id, exc)
-                    if conn is not None:
-                        conn.close()
-                    conn = None
-                if time.monotonic() > deadline:
-                    self.ctx.finish(
-                        "sent",
-                        messages=[
-                            message(
-                                "warning",
-                                f"Sent, but the printer's counter did not advance by "
-                                f"{self.expected} within {timeout:.0f} s (from {before}, now "
-                                f"{count}); the labels may not have printed.",
-                            )
-                        ],
-                    )
-                    return
-                if time.monotonic() - self.ctx.lease.reported_at > 30:
-                    self.ctx.keepalive()
-                self.ctx.stop.wait(poll)
-                poll = min(poll * 1.5, 1.0)
-        finally:
-            if conn is not None:
-                conn.close()
-
     # --- after a crash --------------------------------------------------------------------------
 
     def resume(self, record: JobRecord) -> None:
@@ -324,7 +235,7 @@ class RawJob:
                     )
                 ],
             )
-            self.confirm(record.odometer)
+            confirm(self, record.odometer)
             return
         self.settle(record, attempt=1)
 
@@ -375,7 +286,7 @@ class RawJob:
                         )
                     ],
                 )
-                self.confirm(before)
+                confirm(self, before)
                 return
             if count is not None and state.host is not None and not state.busy:
                 self.ctx.report(
