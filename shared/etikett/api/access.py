@@ -291,7 +291,7 @@ class RunnerCertificateAccess(Access):
         return False  # no user or agent token ever reaches these operations
 
     async def __call__(self, request: Request) -> Invocation:
-        from etikett.domain.agent.runner_agent import identify, identify_for_job
+        from etikett.domain.agent.admission import identify, identify_for_job
 
         await require_declared_media_type(request)
         route = request.scope.get("route")

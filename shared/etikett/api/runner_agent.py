@@ -9,7 +9,13 @@ from fastapi import Request, Response
 from etikett.api.access import runner_certificate
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain.actors import Invocation
-from etikett.domain.agent import runner_agent, runner_flows, runner_queue_access
+from etikett.domain.agent import (
+    claims,
+    runner_agent,
+    runner_flows,
+    runner_messages,
+    runner_queue_access,
+)
 from etikett.domain.counters import counter_blocks
 from etikett.domain.deployments import RunnerReport
 from etikett.domain.flows.flow_run_view import FlowRun
@@ -25,33 +31,33 @@ _HIDDEN = not_in_mcp()
 @routes.post(
     "/heartbeat",
     operation_id="postRunnerHeartbeat",
-    response_model=runner_agent.HeartbeatAnswer,
+    response_model=runner_messages.HeartbeatAnswer,
     openapi_extra=_HIDDEN,
     summary="The Runner is alive; reports its host, version and printer states",
 )
 def heartbeat(
-    body: runner_agent.Heartbeat, request: Request, invocation: RunnerCall
-) -> runner_agent.HeartbeatAnswer:
+    body: runner_messages.Heartbeat, request: Request, invocation: RunnerCall
+) -> runner_messages.HeartbeatAnswer:
     return runner_agent.heartbeat(request.state.runner, body)
 
 
 @routes.post(
     "/jobs/claim",
     operation_id="postRunnerJobClaim",
-    response_model=runner_agent.Claimed,
+    response_model=runner_messages.Claimed,
     openapi_extra=_HIDDEN,
     summary="Long-poll the Runner's job queue",
 )
 def claim(
-    body: runner_agent.ClaimRequest, request: Request, invocation: RunnerCall
-) -> runner_agent.Claimed:
-    return runner_agent.claim(request.state.runner, body)
+    body: runner_messages.ClaimRequest, request: Request, invocation: RunnerCall
+) -> runner_messages.Claimed:
+    return claims.claim(request.state.runner, body)
 
 
 @routes.post(
     "/queue-access",
     operation_id="postRunnerQueueAccess",
-    response_model=runner_agent.QueueAccess,
+    response_model=runner_messages.QueueAccess,
     openapi_extra=_HIDDEN,
     responses={
         409: {
@@ -61,32 +67,32 @@ def claim(
     },
     summary="Short-lived credentials for the Runner's own queue, to long-poll it directly",
 )
-def queue_access(request: Request, invocation: RunnerCall) -> runner_agent.QueueAccess:
+def queue_access(request: Request, invocation: RunnerCall) -> runner_messages.QueueAccess:
     return runner_queue_access.queue_access(request.state.runner)
 
 
 @routes.post(
     "/jobs/claim-received",
     operation_id="postRunnerJobClaimReceived",
-    response_model=runner_agent.Claimed,
+    response_model=runner_messages.Claimed,
     openapi_extra=_HIDDEN,
     summary="Claim jobs the Runner received from its own queue",
 )
 def claim_received(
-    body: runner_agent.ClaimReceived, request: Request, invocation: RunnerCall
-) -> runner_agent.Claimed:
+    body: runner_messages.ClaimReceived, request: Request, invocation: RunnerCall
+) -> runner_messages.Claimed:
     return runner_queue_access.claim_received(request.state.runner, body)
 
 
 @routes.post(
     "/jobs/release",
     operation_id="postRunnerJobRelease",
-    response_model=runner_agent.Released,
+    response_model=runner_messages.Released,
     openapi_extra=_HIDDEN,
     summary="A new Runner process: make jobs an earlier one claimed claimable again",
 )
-def release(request: Request, invocation: RunnerCall) -> runner_agent.Released:
-    return runner_agent.release(request.state.runner)
+def release(request: Request, invocation: RunnerCall) -> runner_messages.Released:
+    return claims.release(request.state.runner)
 
 
 @routes.post(
@@ -102,7 +108,7 @@ def release(request: Request, invocation: RunnerCall) -> runner_agent.Released:
 )
 def report(
     jobId: str,
-    body: runner_agent.JobReport,
+    body: runner_messages.JobReport,
     request: Request,
     invocation: RunnerJobCall,
 ) -> jobs.Job:
@@ -114,11 +120,11 @@ def report(
 @routes.get(
     "/config",
     operation_id="getRunnerConfig",
-    response_model=runner_agent.RunnerConfig,
+    response_model=runner_messages.RunnerConfig,
     openapi_extra=_HIDDEN,
     summary="The Runner's effective configuration: merged context, its printers",
 )
-def configuration(request: Request, invocation: RunnerCall) -> runner_agent.RunnerConfig:
+def configuration(request: Request, invocation: RunnerCall) -> runner_messages.RunnerConfig:
     return runner_agent.configuration(request.state.runner)
 
 

@@ -516,7 +516,7 @@ def test_large_job_bytes_come_from_the_storage_the_configuration_names(
     Runner's configuration names, the only place a Runner fetches job bytes from."""
     from urllib.parse import urlsplit
 
-    from etikett.domain.agent.runner_agent import INLINE_DATA_BYTES
+    from etikett.domain.agent.claims import INLINE_DATA_BYTES
 
     site, agent = _admitted(admin, dev_server, tmp_path)
     runner_id = site.enrollment["runner_id"]

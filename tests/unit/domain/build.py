@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from etikett.domain.agent import runner_agent
+from etikett.domain.agent import runner_agent, runner_messages
 from etikett.domain.flows import flows
 from etikett.domain.labels import label_versions, labels
 from etikett.domain.labels.label_versions import StatusChange
@@ -72,7 +72,7 @@ def runner(group_id: str | None = None, *, online: bool = True) -> RunnerRecord:
 def heartbeat(runner_id: str) -> None:
     record = runner_store.get_runner(runner_id)
     assert record is not None
-    runner_agent.heartbeat(record, runner_agent.Heartbeat())
+    runner_agent.heartbeat(record, runner_messages.Heartbeat())
 
 
 def printer(runner_id: str, name: str, *, dpi: int = 203) -> printers.Printer:

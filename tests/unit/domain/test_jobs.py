@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain.agent import runner_agent
-from etikett.domain.agent.runner_agent import ClaimRequest, JobReport
+from etikett.domain.agent import claims, runner_agent, runner_messages
+from etikett.domain.agent.runner_messages import ClaimRequest, JobReport
 from etikett.domain.printers import printers
 from etikett.domain.printing import jobs, raw_jobs
 from etikett.domain.runners import runners
@@ -45,8 +45,8 @@ def _job(runner: RunnerRecord, kind: str = "raw", data: bytes = b"^XA^XZ") -> jo
     )
 
 
-def _claim(runner: RunnerRecord) -> list[runner_agent.ClaimedJob]:
-    return runner_agent.claim(runner, ClaimRequest(wait_seconds=0, max_jobs=10)).jobs
+def _claim(runner: RunnerRecord) -> list[runner_messages.ClaimedJob]:
+    return claims.claim(runner, ClaimRequest(wait_seconds=0, max_jobs=10)).jobs
 
 
 def _report(runner: RunnerRecord, job_id: str, **fields: Any) -> jobs.Job:
@@ -128,7 +128,7 @@ def test_a_first_claim_writes_the_job_without_reading_it_unless_it_changed_since
     assert _claim(runner) == []
     assert reads == [cancelled.id]  # not as queued any more: read, and left the queue
     assert real_load(cancelled.id).status == "cancelled"
-    runner_agent.release(runner)  # a new process: the running job comes back, read this time
+    claims.release(runner)  # a new process: the running job comes back, read this time
     (again,) = _claim(runner)
     assert (again.job_id, again.delivery) == (job.id, 2)
     assert reads[-1] == job.id
@@ -151,7 +151,7 @@ def test_a_restarted_runner_gets_its_unfinished_claims_back() -> None:
     runner = build.runner()
     job = _job(runner)
     assert [c.job_id for c in _claim(runner)] == [job.id]
-    released = runner_agent.release(runner)
+    released = claims.release(runner)
     assert released.job_ids == [job.id]
     (again,) = _claim(runner)
     assert (again.job_id, again.delivery) == (job.id, 2)
@@ -165,7 +165,7 @@ def test_a_long_poll_a_newer_process_outlived_hands_its_jobs_back(
     no claim and its jobs are claimable again at once, not after the visibility timeout."""
     runner = build.runner()
     job = _job(runner)
-    runner_agent.release(runner)  # the newer process starts
+    claims.release(runner)  # the newer process starts
     began = clock.now() - timedelta(seconds=1)
     monkeypatch.setattr(clock, "now", lambda: began)
     assert _claim(runner) == []  # the older process's poll, which began before it
@@ -183,7 +183,7 @@ def test_a_long_poll_records_the_runner_as_seen_unless_it_was_moments_ago() -> N
     _claim(runner)
     unchanged = runner_store.get_runner(runner.id)
     assert unchanged is not None and unchanged.last_seen_at == runner.last_seen_at
-    a_while_ago = runner._replace(last_seen_at=runner.last_seen_at - runner_agent.SEEN_WITHIN)
+    a_while_ago = runner._replace(last_seen_at=runner.last_seen_at - claims.SEEN_WITHIN)
     _claim(a_while_ago)
     seen = runner_store.get_runner(runner.id)
     assert seen is not None and seen.last_seen_at is not None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from etikett.domain.agent import runner_agent
+from etikett.domain.agent import claims, runner_agent, runner_messages
 from etikett.domain.counters import counters
 from etikett.domain.labels import label_versions
 from etikett.domain.labels.label_versions import StatusChange
@@ -120,7 +120,7 @@ def test_a_print_is_queued_with_one_archive_entry_per_record_and_its_audit_entry
     assert (entry.details or {})["labels"] == 2 and (entry.details or {})["copies"] == 2
     (claimed,) = [
         c
-        for c in runner_agent.claim(site.record(), runner_agent.ClaimRequest(wait_seconds=0)).jobs
+        for c in claims.claim(site.record(), runner_messages.ClaimRequest(wait_seconds=0)).jobs
         if c.job_id == accepted.job_id
     ]
     assert claimed.payload["expected_labels"] == 4 and claimed.data_base64
@@ -281,9 +281,7 @@ def test_a_large_print_renders_in_the_background_once(site: Site) -> None:
     print_rendering.render_queued(accepted.job_id)
     assert jobs.get(accepted.job_id).status == "queued"
     print_rendering.render_queued(accepted.job_id)  # the message delivered again
-    claimed = runner_agent.claim(
-        site.record(), runner_agent.ClaimRequest(wait_seconds=0, max_jobs=10)
-    )
+    claimed = claims.claim(site.record(), runner_messages.ClaimRequest(wait_seconds=0, max_jobs=10))
     assert [c.job_id for c in claimed.jobs].count(accepted.job_id) == 1
 
 
@@ -394,15 +392,15 @@ def test_the_archive_shows_each_label_s_prints_newest_first_with_their_outcome(
     record = site.record()
     claimed = {
         c.job_id: c
-        for c in runner_agent.claim(
-            record, runner_agent.ClaimRequest(wait_seconds=0, max_jobs=10)
+        for c in claims.claim(
+            record, runner_messages.ClaimRequest(wait_seconds=0, max_jobs=10)
         ).jobs
     }
     runner_agent.report(
         human("postRunnerJobReport"),
         record,
         older.job_id,
-        runner_agent.JobReport(receipt=claimed[older.job_id].receipt, status="sent"),
+        runner_messages.JobReport(receipt=claimed[older.job_id].receipt, status="sent"),
     )
     entry = print_archive.get_entry(older.archive_entry_ids[1])
     assert (entry.outcome, entry.variables) == ("sent", {"name": "b"})

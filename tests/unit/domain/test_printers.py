@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from etikett.domain.agent import discovery, runner_agent
+from etikett.domain.agent import claims, discovery, runner_agent, runner_messages
 from etikett.domain.agent.discovery import DiscoveryRequest, GroupDiscoveryRequest
 from etikett.domain.printers import printer_records, printers
 from etikett.domain.printers.printers import NewPrinter
@@ -111,14 +111,14 @@ def _discover(runner: Any, findings: list[dict[str, Any]]) -> list[dict[str, Any
         runner.id,
         DiscoveryRequest(targets=["10.0.0.0/30"]),
     )
-    claimed = runner_agent.claim(runner, runner_agent.ClaimRequest(wait_seconds=0, max_jobs=10))
+    claimed = claims.claim(runner, runner_messages.ClaimRequest(wait_seconds=0, max_jobs=10))
     (mine,) = [c for c in claimed.jobs if c.job_id == job.id]
     assert mine.kind == "discovery" and mine.payload == {"targets": ["10.0.0.0/30"]}
     done = runner_agent.report(
         human("postRunnerJobReport"),
         runner,
         job.id,
-        runner_agent.JobReport(
+        runner_messages.JobReport(
             receipt=mine.receipt, status="succeeded", final=True, result={"findings": findings}
         ),
     )
@@ -228,7 +228,7 @@ def test_raw_bytes_go_only_to_a_printer_of_the_runner() -> None:
         "printer_id": printer.id,
         "bytes": 14,
     }
-    (claimed,) = runner_agent.claim(runner, runner_agent.ClaimRequest(wait_seconds=0)).jobs
+    (claimed,) = claims.claim(runner, runner_messages.ClaimRequest(wait_seconds=0)).jobs
     assert base64.b64decode(claimed.data_base64 or "") == b"^XA^FDhi^FS^XZ"
     assert claimed.payload["printer"]["uri"] == "tcp://10.0.0.7:9100"
 
@@ -236,7 +236,7 @@ def test_raw_bytes_go_only_to_a_printer_of_the_runner() -> None:
 def test_only_a_printer_s_own_runner_reports_its_status() -> None:
     runner, other = build.runner(), build.runner()
     printer = _declare(runner.id, _unique("status"))
-    beat = runner_agent.Heartbeat(printers=[{"printer_id": printer.id, "status": "paper_out"}])
+    beat = runner_messages.Heartbeat(printers=[{"printer_id": printer.id, "status": "paper_out"}])
     runner_agent.heartbeat(other, beat)
     assert printer_records.load(printer.id).status is None
     runner_agent.heartbeat(runner, beat)

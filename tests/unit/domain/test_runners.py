@@ -11,7 +11,7 @@ import pytest
 
 from etikett import clock
 from etikett.domain import deployments
-from etikett.domain.agent import runner_agent, runner_flows
+from etikett.domain.agent import admission, runner_agent, runner_flows, runner_messages
 from etikett.domain.printing import jobs
 from etikett.domain.runners import runner_enrollment, runner_records, runners
 from etikett.domain.runners.runner_enrollment import EnrollmentRequest, NewEnrollmentToken
@@ -221,10 +221,10 @@ def test_an_enrollment_whose_runner_was_removed_cannot_be_approved() -> None:
 def test_a_runner_is_identified_by_its_certificate_until_it_is_removed(aws: Aws) -> None:
     created = build.enrolled(build.group().id)
     assert created.certificate_pem is not None
-    assert runner_agent.identify(created.certificate_pem).id == created.runner_id
+    assert admission.identify(created.certificate_pem).id == created.runner_id
     runners.put_context(human("put"), created.runner_id, "line", ContextValue(value=1))
     runners.remove_runner(human("deleteRunner", "admin"), created.runner_id)
-    _refused(ProblemCode.RUNNER_REMOVED, lambda: runner_agent.identify(created.certificate_pem))
+    _refused(ProblemCode.RUNNER_REMOVED, lambda: admission.identify(created.certificate_pem))
     _refused(ProblemCode.RUNNER_NOT_FOUND, lambda: runners.get_runner(created.runner_id))
     assert _queues(aws, created.runner_id) == []
     assert runner_context.context_of(created.runner_id) == []
@@ -238,18 +238,18 @@ def test_a_report_reads_its_runner_and_its_job_in_one_round_trip(
     assert created.certificate_pem is not None
     job = jobs.submit(human("postRunnerJob", "operator"), created.runner_id, "raw", {}, data=b"x")
     calls = aws_calls.recorded(monkeypatch)
-    runner, read = runner_agent.identify_for_job(created.certificate_pem, job.id)
+    runner, read = admission.identify_for_job(created.certificate_pem, job.id)
     assert (runner.id, read.id if read else None) == (created.runner_id, job.id)
     assert calls == ["TransactGetItems"]
     absent = "job_" + job.id.removeprefix("job_")[::-1]  # well-formed, but no such job
-    assert runner_agent.identify_for_job(created.certificate_pem, absent)[1] is None
+    assert admission.identify_for_job(created.certificate_pem, absent)[1] is None
     del calls[:]
-    assert runner_agent.identify_for_job(created.certificate_pem, "not a job id")[1] is None
+    assert admission.identify_for_job(created.certificate_pem, "not a job id")[1] is None
     assert calls == ["GetItem"]  # the Runner alone: no key is built from a malformed id
     runners.remove_runner(human("deleteRunner", "admin"), created.runner_id)
     _refused(
         ProblemCode.RUNNER_REMOVED,
-        lambda: runner_agent.identify_for_job(created.certificate_pem, job.id),
+        lambda: admission.identify_for_job(created.certificate_pem, job.id),
     )
 
 
@@ -274,12 +274,14 @@ def test_a_certificate_of_another_ca_is_refused() -> None:
         .sign(key, hashes.SHA256())
     )
     pem = forged.public_bytes(serialization.Encoding.PEM).decode()
-    _refused(ProblemCode.RUNNER_CERTIFICATE_INVALID, lambda: runner_agent.identify(pem))
+    _refused(ProblemCode.RUNNER_CERTIFICATE_INVALID, lambda: admission.identify(pem))
 
 
 def test_a_heartbeat_keeps_a_runner_online_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
     runner = build.runner(build.group().id)
-    answer = runner_agent.heartbeat(runner, runner_agent.Heartbeat(hostname="neu", version="2.0"))
+    answer = runner_agent.heartbeat(
+        runner, runner_messages.Heartbeat(hostname="neu", version="2.0")
+    )
     assert answer.status == "online"
     seen = runners.get_runner(runner.id)
     assert (seen.status, seen.hostname, seen.version) == ("online", "neu", "2.0")
@@ -298,16 +300,16 @@ def test_status_since_is_the_last_contact_offline_and_the_return_online(
     offline_after = get_settings().runner_offline_seconds
     runner = build.runner(build.group().id)
     _later(monkeypatch, offline_after + 1)  # made online: offline by now
-    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
+    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_messages.Heartbeat())
     first = runners.get_runner(runner.id)
     assert first.status_since == first.last_seen_at
-    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
+    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_messages.Heartbeat())
     assert runners.get_runner(runner.id).status_since == first.status_since  # still online
     _later(monkeypatch, 2 * offline_after + 2)
     away = runners.get_runner(runner.id)
     assert away.status == "offline" and away.status_since == away.last_seen_at  # last contact
     assert away.last_seen_at != first.last_seen_at
-    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_agent.Heartbeat())
+    runner_agent.heartbeat(runner_store.get_runner(runner.id), runner_messages.Heartbeat())
     back = runners.get_runner(runner.id)
     assert back.status == "online" and back.status_since == back.last_seen_at
     assert back.status_since != first.status_since
@@ -317,7 +319,8 @@ def test_a_removed_runner_s_heartbeat_does_not_bring_it_back() -> None:
     runner = build.runner(build.group().id)
     runners.remove_runner(human("deleteRunner", "admin"), runner.id)
     _refused(
-        ProblemCode.RUNNER_REMOVED, lambda: runner_agent.heartbeat(runner, runner_agent.Heartbeat())
+        ProblemCode.RUNNER_REMOVED,
+        lambda: runner_agent.heartbeat(runner, runner_messages.Heartbeat()),
     )
     assert runner_store.get_runner(runner.id) is None
 

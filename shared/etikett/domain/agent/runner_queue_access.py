@@ -6,7 +6,7 @@ long poll does. Why this design and what it costs: docs/scale.md."""
 from __future__ import annotations
 
 from etikett import clock
-from etikett.domain.agent import runner_agent
+from etikett.domain.agent import claims, runner_messages
 from etikett.domain.agent.runner_messages import MAX_WAIT_SECONDS, ClaimReceived, QueueAccess
 from etikett.settings import get_settings
 from etikett.store import runner_queue_access, runner_queues
@@ -58,12 +58,12 @@ def queue_access(runner: RunnerRecord) -> QueueAccess:
     )
 
 
-def claim_received(runner: RunnerRecord, request: ClaimReceived) -> runner_agent.Claimed:
+def claim_received(runner: RunnerRecord, request: ClaimReceived) -> runner_messages.Claimed:
     """Claim the jobs the Runner received from its queue: the same conditional writes as a
     claim through the channel's long poll (a finished, cancelled or other Runner's job is
     dropped from the queue, never handed out). A message that is no job leaves the queue."""
     if not runner.queue_url:
-        return runner_agent.Claimed(jobs=[])
+        return runner_messages.Claimed(jobs=[])
     received = []
     for message in request.messages:
         item = runner_queues.parse(message.body, message.receipt, message.delivery)
@@ -71,7 +71,7 @@ def claim_received(runner: RunnerRecord, request: ClaimReceived) -> runner_agent
             runner_queues.acknowledge(runner.queue_url, message.receipt)
         else:
             received.append(item)
-    claimed = runner_agent.claim_each(runner, clock.now(), received)
+    claimed = claims.claim_each(runner, clock.now(), received)
     # The Runner received them hidden for a short while only (a long poll of a process killed
     # meanwhile gives its message back soon); claimed, they stay hidden for the queue's timeout.
     for job in claimed.jobs:
