@@ -60,7 +60,7 @@ class Installer(Model):
 
 
 def _repository() -> Path:
-    return Path(__file__).resolve().parents[3]  # local mode runs from the repository
+    return Path(__file__).resolve().parents[4]  # local mode runs from the repository
 
 
 def _runner_package() -> Path:
