@@ -11,7 +11,7 @@ from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, ItemList, Limit
 from etikett.api.routing import not_in_mcp, router
 from etikett.domain.actors import Invocation
-from etikett.domain.credentials import credentials
+from etikett.domain.credentials import credentials, opening
 
 routes = router(prefix="/api/v1/credentials", tags=["Credentials"])
 Admin = Annotated[Invocation, requires("admin")]
@@ -100,7 +100,7 @@ def delete_credential(ref: str, invocation: Admin) -> Response:
     responses=_NOT_FOUND,
 )
 def post_credential_test(ref: str, invocation: Admin) -> credentials.CredentialTest:
-    return credentials.test(ref)
+    return opening.test(ref)
 
 
 @routes.post(

@@ -60,7 +60,7 @@ class Aws:
 def _forget_backend_state() -> None:
     """What the service keeps per warm process that belongs to one backend's data: the CA and
     opened keys of the backend before."""
-    from etikett.domain.credentials import credential_vault, credentials
+    from etikett.domain.credentials import credential_vault, opening
     from etikett.domain.deployments import bundles
     from etikett.domain.runners import certificates
     from etikett.domain.webhooks import webhook_delivery
@@ -70,7 +70,7 @@ def _forget_backend_state() -> None:
     certificates._record.cache_clear()
     certificates.ca_certificate.cache_clear()
     certificates.authority.cache_clear()
-    credentials._keys.clear()
+    opening._keys.clear()
     credential_vault._store_keys.clear()
     webhook_delivery._secrets.clear()
 

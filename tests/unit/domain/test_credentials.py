@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from cryptography.exceptions import InvalidTag
 
-from etikett.domain.credentials import credential_vault, credentials
+from etikett.domain.credentials import credential_vault, credentials, opening
 from etikett.domain.credentials.credentials import NewLanguageModel, NewSecret
 from etikett.ids import new_id
 from etikett.store import credentials as credential_store
@@ -63,7 +63,7 @@ def test_a_secret_is_never_answered_listed_stored_plainly_or_audited(aws: Aws) -
     assert API_KEY not in str(items)
     (entry,) = trail(created.ref)
     assert entry.details["has_secret"] is True and API_KEY not in str(entry)  # type: ignore[index]
-    _, endpoint = credentials.language_model(created.ref)
+    _, endpoint = opening.language_model(created.ref)
     assert endpoint.api_key == API_KEY and endpoint.url == "https://models.example.com/v1"
 
 
@@ -129,7 +129,7 @@ def test_a_deleted_credential_is_gone_and_so_is_its_default_mark(
     empty: Aws,
 ) -> None:
     created = _model(default=True)
-    assert credentials.language_model(None)[0].ref == created.ref
+    assert opening.language_model(None)[0].ref == created.ref
     credentials.delete(human("deleteCredential", "admin"), created.ref)
     _refused(ProblemCode.CREDENTIAL_NOT_FOUND, lambda: credentials.load(created.ref))
     assert credential_store.default_ref() is None
@@ -143,33 +143,31 @@ def test_a_deleted_credential_is_gone_and_so_is_its_default_mark(
 def test_the_language_model_used_is_the_named_the_default_or_the_only_one(
     empty: Aws,
 ) -> None:
-    error = _refused(ProblemCode.AI_NO_CREDENTIAL, lambda: credentials.language_model(None))
+    error = _refused(ProblemCode.AI_NO_CREDENTIAL, lambda: opening.language_model(None))
     assert error.params["candidates"] == 0
     only = _model()
     secret = _secret("not a model")
-    assert credentials.language_model(None)[0].ref == only.ref
+    assert opening.language_model(None)[0].ref == only.ref
     second = _model()
-    error = _refused(ProblemCode.AI_NO_CREDENTIAL, lambda: credentials.language_model(None))
+    error = _refused(ProblemCode.AI_NO_CREDENTIAL, lambda: opening.language_model(None))
     assert error.params["candidates"] == 2
     chosen = _model(default=True)
-    assert credentials.language_model(None)[0].ref == chosen.ref
-    assert credentials.language_model(second.ref)[0].ref == second.ref
+    assert opening.language_model(None)[0].ref == chosen.ref
+    assert opening.language_model(second.ref)[0].ref == second.ref
     listed = {c.ref: c.default for c in credentials.list_credentials(200, None).items}
     assert listed == {only.ref: False, second.ref: False, chosen.ref: True, secret.ref: False}
-    _refused(
-        ProblemCode.CREDENTIAL_NOT_LANGUAGE_MODEL, lambda: credentials.language_model(secret.ref)
-    )
+    _refused(ProblemCode.CREDENTIAL_NOT_LANGUAGE_MODEL, lambda: opening.language_model(secret.ref))
 
 
 def test_a_model_credential_is_tested_against_the_model_and_a_secret_by_opening_it() -> None:
     with ModelServer(api_key=API_KEY) as server:
         good = _model(endpoint=server.endpoint("openai-chat"), apiKey=API_KEY)
-        assert credentials.test(good.ref).ok
+        assert opening.test(good.ref).ok
         wrong = _model(endpoint=server.endpoint("openai-chat"), apiKey="sk-wrong")
-        answer = credentials.test(wrong.ref)
+        answer = opening.test(wrong.ref)
         assert (answer.ok, answer.code) == (False, "ai.unauthorized")
         assert "sk-wrong" not in str(answer)
-    assert credentials.test(_secret("opens").ref).detail == "The secret opens."
+    assert opening.test(_secret("opens").ref).detail == "The secret opens."
 
 
 def test_the_exported_store_key_opens_a_backup_without_kms() -> None:

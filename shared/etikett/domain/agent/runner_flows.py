@@ -185,7 +185,7 @@ def _secrets(
     """The secrets the flow's nodes name, opened for this answer only, with the origins each
     may be sent to. What cannot be given is a problem of this flow (never with the secret in
     it): a secret that an action.http would send to an origin it does not name is withheld."""
-    from etikett.domain.credentials import credentials
+    from etikett.domain.credentials import opening
     from etikett_engine.dsl.flow import FlowDocument
     from etikett_engine.errors import EtikettError, NotFound
     from etikett_engine.flows.secret_origins import sending_refused, sends
@@ -198,7 +198,7 @@ def _secrets(
     allowed: dict[str, list[str]] = {}
     for ref in secret_refs(document):
         try:
-            value, origins = credentials.secret_with_origins(ref)
+            value, origins = opening.secret_with_origins(ref)
         except NotFound:
             problems.append(f"the credential {ref!r} does not exist; an admin creates it")
             continue

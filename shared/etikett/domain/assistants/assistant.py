@@ -39,10 +39,10 @@ class Conversation:
     """One AI operation's exchange with its model: the credential, a shared deadline."""
 
     def __init__(self, credential: str | None) -> None:
-        from etikett.domain.credentials import credentials
+        from etikett.domain.credentials import opening
         from etikett.settings import get_settings
 
-        self.record, self.endpoint = credentials.language_model(credential)
+        self.record, self.endpoint = opening.language_model(credential)
         self.started = time.monotonic()
         self.timeout = get_settings().ai_timeout_seconds
 
