@@ -10,7 +10,7 @@ from etikett.api.problems import catalog
 from etikett_engine.errors import ProblemCode
 
 REPO = Path(__file__).resolve().parents[2]
-# The service and the engine (whose errors.py holds the catalog)
+# The service and the engine (whose problem_codes.py holds the catalog)
 SOURCES = (REPO / "shared" / "etikett", REPO / "engine" / "etikett_engine")
 CODE_LIKE = re.compile(r"^[a-z_]+\.[a-z_]+$")
 
