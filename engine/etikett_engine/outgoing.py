@@ -168,6 +168,7 @@ def client(
     """An httpx client that connects only to checked addresses (see the module's rules), follows
     no redirect and ignores proxy settings. `verify`: an `ssl.SSLContext` (tests), else the
     default trust store."""
+    # Loaded here, not at the mcp, webhook_sender and webhooks functions' cold start.
     import httpx
 
     return httpx.Client(
@@ -199,6 +200,7 @@ def kept_client(
 
 
 def _transport(private_allowed: bool, verify: Any, max_url_length: int) -> httpx.BaseTransport:
+    # Loaded here, not at the mcp, webhook_sender and webhooks functions' cold start.
     import httpcore
     import httpx
 

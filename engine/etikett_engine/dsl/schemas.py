@@ -9,6 +9,8 @@ the same schema is a component (`LabelDocument`, …) whose `$defs` are componen
 from collections.abc import Callable
 from typing import Any, Literal
 
+from etikett_engine.dsl import label
+
 SchemaKind = Literal["label", "flow", "form"]
 
 # The component each document's schema is published as in the OpenAPI document.
@@ -20,18 +22,19 @@ COMPONENTS: dict[str, str] = {
 
 
 def _label() -> dict[str, Any]:
-    from etikett_engine.dsl import label
 
     return label.json_schema()
 
 
 def _flow() -> dict[str, Any]:
+    # Loaded here, not at the misc function's cold start.
     from etikett_engine.dsl import flow
 
     return flow.json_schema()
 
 
 def _form() -> dict[str, Any]:
+    # Loaded here, not at the misc function's cold start.
     from etikett_engine.dsl import form
 
     return form.json_schema()

@@ -8,6 +8,7 @@ against a `LabelCatalog` the caller supplies, the secrets `action.http` sends ag
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
@@ -76,6 +77,7 @@ def _walk(value: Any, rest: tuple[str, ...], path: tuple[Any, ...]) -> Iterator[
 
 def check_expression(source: str) -> str | None:
     """Why `source` cannot run in a flow, or None."""
+    # Loaded here, not at the flows and mcp functions' cold start.
     from etikett_engine.cel import CelInvalid, check, macro_depth
 
     try:
@@ -247,7 +249,6 @@ def _node_findings(
 
 
 def _url_problem(url: str) -> str | None:
-    from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(url)

@@ -96,6 +96,7 @@ def node_findings(index: int, node: FlowNode) -> list[Finding]:
 
 def _constant(source: str) -> str | None:
     """The text a CEL expression always gives (it reads nothing), or None."""
+    # Loaded here, not at the flows and mcp functions' cold start.
     from etikett_engine.cel import CelInvalid, CelLimitExceeded, Expression
     from etikett_engine.cel.programs import TYPE_IDENTS
 

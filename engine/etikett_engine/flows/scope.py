@@ -80,6 +80,7 @@ def name_findings(
     """A warning for each field an expression of the node reads that no record reaching it
     has (`record`), no context parameter is (`context`), or the Runner lacks; unknown sets
     are not checked, and a field the expression tests for itself (`has(…)`) is fine."""
+    # Loaded here, not at the flows and mcp functions' cold start.
     from etikett_engine.cel import CelInvalid
     from etikett_engine.cel.fields import field_reads
 

@@ -84,8 +84,10 @@ def complete(
     private_allowed: bool | None = None,
 ) -> Reply:
     """The model's reply to `request`, or `ProviderFailed` (`ai.*`)."""
+    # Loaded here, not at the ai and mcp functions' cold start.
     import httpx
 
+    # Loaded here, not at the ai function's cold start.
     from etikett_engine import outgoing
 
     limits = limits or Limits()
@@ -244,6 +246,7 @@ def _read(
 ) -> bytes:
     """The body, at most `limits.max_answer_bytes` (more: `ai.bad_response`) or, with `cut`,
     its first `cut` bytes; by `deadline_at` (later: `ai.unreachable`)."""
+    # Loaded here, not at the ai and mcp functions' cold start.
     import httpx
 
     limit = limits.max_answer_bytes if cut is None else cut

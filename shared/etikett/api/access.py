@@ -108,6 +108,7 @@ class Access:
 
 
 def authenticate(request: Request) -> Caller:
+    # Loaded here, not at the ai, audit, counters and 10 more functions' cold start.
     from etikett.domain.users.tokens import authenticate as resolve
 
     via_mcp = bool(request.scope.get(VIA_MCP_SCOPE_KEY))
@@ -291,6 +292,7 @@ class RunnerCertificateAccess(Access):
         return False  # no user or agent token ever reaches these operations
 
     async def __call__(self, request: Request) -> Invocation:
+        # Loaded here, not at the ai, audit, auth and 11 more functions' cold start.
         from etikett.domain.agent.admission import identify, identify_for_job
 
         await require_declared_media_type(request)

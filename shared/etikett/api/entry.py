@@ -5,6 +5,7 @@ Only function entries (`functions/<group>/app.py`) call this; domain code never 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, MutableMapping
@@ -96,8 +97,8 @@ def tracing_enabled() -> bool:
 def sqs_handler(work: Callable[[dict[str, Any]], None], service: str) -> Handler:
     """An SQS consumer: `work(body)` per message; a failing message is reported as a batch item
     failure, so only it is retried (and dead-lettered after the queue's last try)."""
-    import json
 
+    # Loaded here, not at the ai, audit, auth and 13 more functions' cold start.
     from aws_lambda_powertools.utilities.batch import (
         BatchProcessor,
         EventType,

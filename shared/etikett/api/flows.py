@@ -14,7 +14,7 @@ from etikett.api.routing import Responses, router
 from etikett.domain.actors import Invocation
 from etikett.domain.documents import DocumentPatch
 from etikett.domain.flows import flow_runs, flows
-from etikett_engine.dsl.flow_registry import FlowRegistry
+from etikett_engine.dsl.flow_registry import FlowRegistry, registry
 from etikett_engine.dsl.strict import MAX_VERSION
 
 routes = router(prefix="/api/v1", tags=["Flows"])
@@ -76,7 +76,6 @@ def create_flow(
     "`context` (the effective context parameters) and `runner` ({id, name, group_id}).",
 )
 def get_registry(invocation: Anyone) -> dict[str, Any]:
-    from etikett_engine.dsl.flow_registry import registry
 
     return registry()
 

@@ -12,6 +12,8 @@ from etikett.api.routing import router
 from etikett.catalog.presets import MediaPreset, presets
 from etikett.domain.actors import Invocation
 from etikett.domain.labels import imports
+from etikett.settings import get_settings
+from etikett_engine.errors import InvalidRequest
 from etikett_engine.model import Model
 
 # Part of the Labels group: labels.py puts these routes in the group's router.
@@ -81,6 +83,7 @@ def _vorlage_summary(vorlage: Any) -> VorlageSummary:
 def list_vorlagen(
     invocation: Anyone, limit: Limit = DEFAULT, cursor: Cursor = None
 ) -> ItemList[VorlageSummary]:
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett.catalog.vorlagen import vorlagen
 
     page = static_page([_vorlage_summary(v) for v in vorlagen()], limit, cursor)
@@ -132,8 +135,6 @@ def post_import(
         ),
     ] = imports.DEFAULT_DPI,
 ) -> imports.ImportAnswer:
-    from etikett.settings import get_settings
-    from etikett_engine.errors import InvalidRequest
 
     if dpi not in (203, 300, 600):
         raise InvalidRequest.field("query.dpi", "must be 203, 300 or 600")

@@ -13,7 +13,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.labels import expressions
 from etikett.domain.users import policies
 from etikett.settings import get_settings
-from etikett_engine.dsl.schemas import SchemaKind
+from etikett_engine.dsl.schemas import SchemaKind, schema
 from etikett_engine.model import Model
 
 routes = router(prefix="/api/v1", tags=["Miscellaneous"])
@@ -42,6 +42,7 @@ def get_version(invocation: Annotated[Invocation, public()]) -> Version:
     openapi_extra=not_in_mcp(),
 )
 def get_openapi(invocation: Annotated[Invocation, public()]) -> JSONResponse:
+    # Loaded here, not at the misc function's cold start.
     from etikett.api.openapi import document
 
     return JSONResponse(document())
@@ -100,7 +101,6 @@ def get_schema(
     kind: Annotated[SchemaKind, Path(description="`label`, `flow` or `form`.")],
     invocation: Annotated[Invocation, any_caller()],
 ) -> JSONResponse:
-    from etikett_engine.dsl.schemas import schema
 
     return JSONResponse(schema(kind))
 

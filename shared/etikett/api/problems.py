@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 from starlette.exceptions import HTTPException
 
+from etikett.api.groups import all_routes
 from etikett_engine.errors import EtikettError, ProblemCode
 from etikett_engine.model import Model
 
@@ -66,6 +67,7 @@ def _audit_refusal(request: Request, code: ProblemCode, target_id: str | None = 
     invocation = getattr(request.state, "invocation", None)
     if request.method in _READ_METHODS or invocation is None or invocation.caller is None:
         return
+    # Loaded here, not at the ai function's cold start.
     from etikett.domain.audit import audit
 
     try:
@@ -167,7 +169,6 @@ def _allowed_methods(request: Request) -> list[str]:
 
 @cache
 def _every_route() -> list[Any]:
-    from etikett.api.groups import all_routes
 
     return [route for router in all_routes() for route in _routes(router)]
 

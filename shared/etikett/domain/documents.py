@@ -107,6 +107,7 @@ def apply_patch(
     may remove a whole item (`remove /objects/3` deletes it) but never change or drop an id any
     other way — replacing an id, or replacing an item or the whole list with other ids.
     """
+    # Loaded here, not at the ai, flows, labels and 1 more functions' cold start.
     import jsonpatch
     import jsonpointer
 
@@ -177,6 +178,7 @@ def _size(value: Any) -> int:
 
 def _at(document: Any, pointer: Any) -> tuple[bool, Any]:
     """(found, value) at a JSON pointer; not found for anything malformed."""
+    # Loaded here, not at the ai, flows, labels and 1 more functions' cold start.
     import jsonpointer
 
     if not isinstance(pointer, str):

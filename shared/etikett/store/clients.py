@@ -11,6 +11,7 @@ from etikett.settings import get_settings
 
 @cache
 def client(service: str) -> Any:
+    # Loaded here, not at the cold start of eleven functions (credentials, deployments, …).
     import boto3
 
     session = boto3.session.Session()

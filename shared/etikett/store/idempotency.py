@@ -11,6 +11,7 @@ from etikett.settings import get_settings
 @cache
 def persistence() -> Any:
     """Powertools' persistence layer on the idempotency table (made once per process)."""
+    # Loaded here, not at the mcp and printing functions' cold start.
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
     return DynamoDBPersistenceLayer(table_name=get_settings().required("idempotency_table"))

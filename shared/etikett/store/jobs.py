@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
 from pynamodb.attributes import (
     JSONAttribute,
@@ -246,7 +247,6 @@ def data_url(key: str) -> str:
 def data_origin() -> str:
     """scheme://host[:port] of every `data_url`: the one storage a Runner fetches job bytes
     from (presigning signs locally; nothing is sent)."""
-    from urllib.parse import urlsplit
 
     parts = urlsplit(data_url("jobs/origin/data"))
     return f"{parts.scheme}://{parts.netloc}"

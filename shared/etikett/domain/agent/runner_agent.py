@@ -11,6 +11,7 @@ from etikett.domain.actors import Invocation
 from etikett.domain.agent.admission import seen
 from etikett.domain.agent.runner_messages import Heartbeat, HeartbeatAnswer, JobReport, RunnerConfig
 from etikett.domain.audit import audit
+from etikett.domain.deployments import bundles
 from etikett.domain.printers import printer_records
 from etikett.domain.printing import jobs
 from etikett.domain.runners import runner_context, runner_records
@@ -146,7 +147,6 @@ def _hidden_long_enough(record: JobRecord, receipt: str | None, now: datetime) -
 
 
 def configuration(runner: RunnerRecord) -> RunnerConfig:
-    from etikett.domain.deployments import bundles
 
     assigned = [printer_records.target(p) for p in printer_store.of_runner(runner.id)]
     return RunnerConfig(

@@ -11,12 +11,15 @@ from pydantic import ConfigDict, Field
 
 from etikett.domain import deployments
 from etikett.domain.actors import Caller, Invocation
+from etikett.domain.counters.counter_values import referenced
 from etikett.domain.deployments import bundles
 from etikett.domain.flows.flow_run_view import FlowRun
+from etikett.domain.printers import printer_records
 from etikett.domain.printing.print_limits import MAX_RECORDS
 from etikett.domain.runners import runner_context
 from etikett.store.runners import RunnerRecord
-from etikett_engine.errors import Conflict, Forbidden, ProblemCode
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.errors import Conflict, EtikettError, Forbidden, NotFound, ProblemCode
 from etikett_engine.model import Model
 
 if TYPE_CHECKING:
@@ -94,10 +97,9 @@ def _targets(runner: RunnerRecord) -> "list[deployment_store.GroupFlowRecord]":
 def deployed_flows(runner: RunnerRecord) -> list[DeployedFlow]:
     """Every flow the Runner's group is to run. Something one flow needs that is gone (its
     version, an assigned printer) fails that flow alone, with the reason, never the answer."""
+    # Loaded here, not at the mcp and runner_agent functions' cold start.
     from etikett.domain.flows import flows
-    from etikett.domain.printers import printer_records
     from etikett.store import deployments as deployment_store
-    from etikett_engine.errors import NotFound
 
     group_context = runner_context.context_values(runner.group_id)
     own_context = runner_context.context_values(runner.id)
@@ -185,9 +187,9 @@ def _secrets(
     """The secrets the flow's nodes name, opened for this answer only, with the origins each
     may be sent to. What cannot be given is a problem of this flow (never with the secret in
     it): a secret that an action.http would send to an origin it does not name is withheld."""
+    # Loaded here, not at the runner_agent function's cold start.
     from etikett.domain.credentials import opening
     from etikett_engine.dsl.flow import FlowDocument
-    from etikett_engine.errors import EtikettError, NotFound
     from etikett_engine.flows.secret_origins import sending_refused, sends
 
     try:
@@ -276,6 +278,7 @@ def runs_in_group(runner: RunnerRecord, record: "deployment_store.DeploymentReco
     (rolling out, active, or failed while Runners retry) and the deployment was neither rolled
     back nor superseded — or, while a newer deployment of the flow rolls out in the group, it is
     the one that replaces, so that runs under way finish."""
+    # Loaded here, not at the mcp and runner_agent functions' cold start.
     from etikett.store import deployments as deployment_store
 
     target = deployment_store.group_flow(runner.group_id, record.flow_id)
@@ -302,6 +305,7 @@ def _refuse_unless_running(
 def print_targets(flow_id: str, version: int) -> frozenset[tuple[str, str]]:
     """(label reference as written, printer alias) of each action.print of a flow version
     (versions never change: read once per process)."""
+    # Loaded here, not at the runner_agent function's cold start.
     from etikett.domain.flows import flows
 
     nodes = flows.load_version(flow_id, version).document.get("nodes") or []
@@ -317,7 +321,7 @@ def print_records(
 ) -> dict[str, Any]:
     """One print request as an operator would send it, by the Runner (a service actor): only
     for a deployment its group runs, and only labels and aliases the deployed version prints."""
-    from etikett.domain.printers import printer_records
+    # Loaded here, not at the runner_agent function's cold start.
     from etikett.domain.printing import print_idempotency, printing
 
     record = _deployment_for(runner, request.deployment_id)
@@ -357,10 +361,8 @@ def print_records(
 def counters_in_use(runner: RunnerRecord) -> set[str]:
     """The counters the labels of the flows deployed to the Runner's group read: those it may
     reserve blocks of (counter_blocks)."""
-    from etikett.domain.counters.counter_values import referenced
+    # Loaded here, not at the runner_agent function's cold start.
     from etikett.domain.flows import flows
-    from etikett_engine.dsl.label import LabelDocument
-    from etikett_engine.errors import NotFound
 
     names: set[str] = set()
     for target in _targets(runner):

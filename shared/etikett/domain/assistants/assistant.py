@@ -12,6 +12,7 @@ from typing import Any
 from etikett.ai import client
 from etikett.ai.conversation import Reply, Request
 from etikett.domain import documents
+from etikett.settings import get_settings
 from etikett_engine.dsl.flow import FlowDocument
 from etikett_engine.errors import EtikettError, NotFound, ProblemCode, ProviderFailed
 
@@ -39,8 +40,8 @@ class Conversation:
     """One AI operation's exchange with its model: the credential, a shared deadline."""
 
     def __init__(self, credential: str | None) -> None:
+        # Loaded here, not at the ai function's cold start.
         from etikett.domain.credentials import opening
-        from etikett.settings import get_settings
 
         self.record, self.endpoint = opening.language_model(credential)
         self.started = time.monotonic()
@@ -139,6 +140,7 @@ def flow_version(flow_id: str, version: int | None) -> tuple[int, dict[str, Any]
     """A flow version's document (one read: the flow's when the latest is asked for and was read
     before, else the version's): `flow.not_found` for an unknown flow, `flow.version_not_found`
     for an unknown version of a known one. Versions never change, so a parsed one is kept."""
+    # Loaded here, not at the ai function's cold start.
     from etikett.domain.flows import flows
 
     try:

@@ -110,6 +110,7 @@ class Subject(NamedTuple):
 
 
 def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
+    # Loaded here, not at the ai function's cold start.
     from etikett.domain.labels import label_validation, label_versions
 
     conversation = Conversation(request.credential)
@@ -135,6 +136,7 @@ def propose_label(label_id: str, request: CopilotRequest) -> CopilotAnswer:
 
 
 def propose_form(label_id: str, request: CopilotRequest) -> CopilotAnswer:
+    # Loaded here, not at the ai function's cold start.
     from etikett.domain.labels import label_validation, label_versions
 
     conversation = Conversation(request.credential)
@@ -161,6 +163,7 @@ def propose_form(label_id: str, request: CopilotRequest) -> CopilotAnswer:
 
 
 def propose_flow(flow_id: str, request: CopilotRequest) -> CopilotAnswer:
+    # Loaded here, not at the ai function's cold start.
     from etikett.domain.flows import flow_checks, flows
 
     conversation = Conversation(request.credential)
@@ -188,6 +191,7 @@ def propose_flow(flow_id: str, request: CopilotRequest) -> CopilotAnswer:
 
 @cache
 def _label_context() -> str:
+    # Loaded here, not at the ai function's cold start.
     from etikett_engine.dsl import label
 
     return (
@@ -198,6 +202,7 @@ def _label_context() -> str:
 
 @cache
 def _form_schema() -> str:
+    # Loaded here, not at the ai function's cold start.
     from etikett_engine.dsl import form
 
     return f"JSON Schema of a form document:\n{as_json(form.json_schema())}\n\n"
@@ -205,6 +210,7 @@ def _form_schema() -> str:
 
 @cache
 def _flow_context() -> str:
+    # Loaded here, not at the ai function's cold start.
     from etikett_engine.dsl import flow, flow_registry
 
     return (
@@ -286,6 +292,7 @@ def _check(subject: Subject, call: ToolCall | None) -> tuple[CopilotAnswer, Any]
 
 
 def _preview(document: Any) -> bytes:
+    # Loaded here, not at the ai and mcp functions' cold start.
     from etikett.domain.counters import counter_values
     from etikett_engine.render import render, resolve_variables, to_png
 

@@ -112,6 +112,7 @@ def _target_document(
             flows.parse(given)
             document = given
         return "flow", document, "nodes", flows.parse_to_save
+    # Loaded here, not at the ai function's cold start.
     from etikett.domain.labels import label_records, label_validation, label_versions
 
     if given is None:
@@ -174,12 +175,14 @@ def _node_type_of(document: dict[str, Any], finding: LintFinding) -> dict[str, A
 
 @cache
 def _node_types() -> list[dict[str, Any]]:
+    # Loaded here, not at the ai function's cold start.
     from etikett_engine.dsl import flow_registry
 
     return list(flow_registry.registry()["items"])
 
 
 def _explanation_of(reply: Reply) -> tuple[str, list[Any]]:
+    # Loaded here, not at the ai and mcp functions' cold start.
     from etikett.ai.generic_json import json_object_in
 
     call = reply.call_of(EXPLAIN_TOOL.name)

@@ -90,6 +90,7 @@ LOG_SYSTEM = (
 
 
 def _matching_entries(filters: LogFilters) -> list[Any]:
+    # Loaded here, not at the ai function's cold start.
     from etikett.domain.audit import audit_entries
 
     entries: list[Any] = []
@@ -156,6 +157,7 @@ def answer_question(request: LogQuestion) -> LogAnswer:
     reply = conversation.ask(
         Request(system=LOG_SYSTEM, turns=(Turn(role="user", text=prompt),), tool=ANSWER_TOOL)
     )
+    # Loaded here, not at the ai and mcp functions' cold start.
     from etikett.ai.generic_json import json_object_in
 
     call = reply.call_of(ANSWER_TOOL.name)

@@ -72,6 +72,7 @@ def formatted(record_format: str | None, value: int) -> Any:
         return value
     if WIDTH_FORMAT.match(record_format):
         return str(value).zfill(len(record_format))
+    # Loaded here, not at the counters, labels, mcp and 2 more functions' cold start.
     from etikett_engine.cel import evaluate
 
     return evaluate(record_format, {"value": value}, {"value": "integer"})

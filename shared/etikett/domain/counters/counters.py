@@ -54,6 +54,7 @@ class NewCounter(Model):
     def _valid_format(cls, value: str | None) -> str | None:
         if value is None or WIDTH_FORMAT.match(value):
             return value
+        # Loaded here, not at the counters and mcp functions' cold start.
         from etikett_engine.cel import CelInvalid, check
 
         try:

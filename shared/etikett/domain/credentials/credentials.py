@@ -3,6 +3,7 @@ secrets (for flows' HTTP nodes). Admin only; creating and deleting is audited. A
 before it is stored (`credential_vault`) and is never in a list, an answer, a log line, an audit
 entry or an error: answers say `has_secret`."""
 
+import ipaddress
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -96,6 +97,7 @@ class NewSecret(Model):
     def _origins(cls, value: list[str] | None) -> list[str] | None:
         if value is None:
             return None
+        # Loaded here, not at the credentials function's cold start.
         from etikett_engine.dsl.origins import parse_origin
 
         normal = []
@@ -210,6 +212,7 @@ def list_credentials(limit: int, cursor: str | None) -> Page[Credential]:
 
 
 def check_endpoint(endpoint: str) -> str:
+    # Loaded here, not at the credentials function's cold start.
     from etikett.domain import outgoing
 
     try:
@@ -232,8 +235,8 @@ def _check_named_address(host: str, port: int | None) -> None:
     metadata lives; multicast, unspecified, reserved) is refused when it is stored, not first
     when it is used, by outgoing's own rules. Loopback and private addresses are left to
     outgoing's policy, names to the connection (what a name resolves to can change)."""
-    import ipaddress
 
+    # Loaded here, not at the credentials function's cold start.
     from etikett_engine import outgoing
 
     try:

@@ -5,7 +5,7 @@ test opens it (and asks a language model for one word)."""
 
 import time
 
-from etikett.ai.conversation import PROVIDERS, Endpoint
+from etikett.ai.conversation import PROVIDERS, Endpoint, Request, Turn
 from etikett.domain.credentials import credential_vault
 from etikett.domain.credentials.credentials import LANGUAGE_MODEL, SECRET, CredentialTest, load
 from etikett.store import credentials as store
@@ -86,8 +86,8 @@ def language_model(ref: str | None) -> tuple[CredentialRecord, Endpoint]:
 def test(ref: str) -> CredentialTest:
     """A language model is asked for a one-word answer; a secret is opened. A failure is an
     answer with `ok: false` and its code, not an error."""
+    # Loaded here, not at the credentials function's cold start.
     from etikett.ai import client
-    from etikett.ai.conversation import Request, Turn
 
     record = load(ref)
     started = time.monotonic()

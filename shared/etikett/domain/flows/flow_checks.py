@@ -6,6 +6,7 @@ the credentials table."""
 from __future__ import annotations
 
 from etikett_engine.dsl.flow import FlowDocument
+from etikett_engine.errors import NotFound
 from etikett_engine.flows import lint as flow_lint
 from etikett_engine.flows.findings import Finding
 from etikett_engine.flows.lint import LabelFacts
@@ -27,9 +28,9 @@ class StoredLabels:
 
 
 def _read(label_id: str, version: int | None) -> LabelFacts | None:
+    # Loaded here, not at the flows function's cold start.
     from etikett.domain.labels import label_records
     from etikett_engine.dsl.label import LabelDocument
-    from etikett_engine.errors import NotFound
 
     try:
         meta = label_records.load_label(label_id)

@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
 from etikett.domain import activity
-from etikett.domain.flows import flows
+from etikett.domain.flows import flow_checks, flows
 from etikett.domain.flows.flow_run_view import FlowRun as FlowRun
 from etikett.domain.flows.flow_run_view import RunOutcome as RunOutcome
 from etikett.store import flows as store
@@ -20,7 +20,8 @@ from etikett.store.flows import FlowRunRecord
 from etikett.store.pages import Page
 from etikett_engine.dsl.flow import MAX_SAMPLES, FlowDocument
 from etikett_engine.errors import InvalidRequest, PayloadTooLarge, ProblemCode
-from etikett_engine.flows.findings import Finding
+from etikett_engine.flows.findings import UNRUNNABLE, Finding
+from etikett_engine.flows.scope import Scope, record_fields
 from etikett_engine.model import Model
 
 FieldName = Annotated[str, Field(min_length=1, max_length=200)]
@@ -172,8 +173,6 @@ def _document(flow_id: str, version: int | None, given: dict[str, Any] | None) -
 
 
 def lint(flow_id: str, request: LintRequest) -> LintAnswer:
-    from etikett.domain.flows import flow_checks
-    from etikett_engine.flows.scope import Scope, record_fields
 
     version, document = _document(flow_id, request.version, request.document)
     given = request.scope or LintScope()
@@ -201,6 +200,7 @@ def dry_run(
     """Runs the request's samples through the flow, side effects described, not done. With
     `request.runner_id`, `seen_by` is that Runner's identity and effective context."""
     # The engine loads with the dry runs that use it, not with every request of the flows function.
+    # Loaded here, not at the flows and mcp functions' cold start.
     from etikett.domain.printing.dry_run_prints import PrintPlanner
     from etikett_engine.flows.effects import DryRun
     from etikett_engine.flows.engine import FlowProgram, RunEnv
@@ -249,7 +249,6 @@ def _runner_and_context(
 def _refuse_unrunnable(flow_id: str, version: int | None, document: FlowDocument) -> None:
     """A version whose wires loop is not run at all (the engine's budget would stop each
     record, but the answer would only say so record by record)."""
-    from etikett_engine.flows.findings import UNRUNNABLE
     from etikett_engine.flows.lint import lint
 
     blocking = [f for f in lint(document) if f.code in UNRUNNABLE and f.severity == "error"]

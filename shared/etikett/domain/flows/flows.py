@@ -28,6 +28,7 @@ from etikett_engine.errors import (
     ProblemCode,
     VersionConflict,
 )
+from etikett_engine.flows import paths
 from etikett_engine.flows.findings import Finding
 from etikett_engine.model import Model
 
@@ -176,7 +177,6 @@ def parse_to_save(data: Any) -> FlowDocument:
     """`parse`, and a path that could reach outside the folders a Runner's site allowed is
     refused (422 `flow.path_refused` with the lint findings): such a version is never saved,
     and no proposal offers one. A version saved before the rule shows it as a lint error."""
-    from etikett_engine.flows import paths
 
     document = parse(data)
     refused = paths.findings(document)
@@ -218,6 +218,7 @@ def _version_record(
 
 
 def _status(flow_id: str, version: int) -> VersionStatus:
+    # Loaded here, not at the flows and mcp functions' cold start.
     from etikett.store import deployments
 
     return "deployed" if deployments.was_deployed(flow_id, version) else "draft"
@@ -378,6 +379,7 @@ def _entry(record: FlowVersionRecord, deployed: set[int]) -> FlowVersionEntry:
 
 
 def list_versions(flow_id: str, limit: int, cursor: str | None) -> Page[FlowVersionEntry]:
+    # Loaded here, not at the flows and mcp functions' cold start.
     from etikett.store import deployments
 
     load(flow_id)

@@ -44,6 +44,7 @@ def _json(value: Any) -> Any:
 
 
 def evaluate(request: CelEvaluation) -> CelResult:
+    # Loaded here, not at the mcp and misc functions' cold start.
     from etikett_engine import cel
 
     types = dict(request.types)

@@ -14,6 +14,9 @@ from pydantic import Field
 from etikett.domain import activity
 from etikett.domain.actors import Invocation
 from etikett.domain.labels import labels
+from etikett.domain.labels.label_validation import validate_label
+from etikett.settings import get_settings
+from etikett.store.labels import MAX_DOCUMENT_BYTES, pack
 from etikett_engine.errors import EtikettError, PayloadTooLarge, ProblemCode
 from etikett_engine.model import Model
 
@@ -58,11 +61,9 @@ class ImportAnswer(Model):
 
 
 def import_file(invocation: Invocation, name: str, data: bytes, dpi: int) -> ImportAnswer:
-    from etikett.domain.labels.label_validation import validate_label
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett.importers.conversion import refuse
     from etikett.importers.formats import convert
-    from etikett.settings import get_settings
-    from etikett.store.labels import MAX_DOCUMENT_BYTES, pack
 
     settings = get_settings()
     if len(data) > settings.import_max_bytes:

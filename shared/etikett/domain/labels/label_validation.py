@@ -26,6 +26,7 @@ def _cel_check(
 ) -> None:
     if source is None:
         return
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett_engine.cel import CelInvalid, check
 
     try:

@@ -157,6 +157,7 @@ def label_document(label_id: str, version: int | None = None) -> tuple[int, Labe
 
 
 def _label_document(meta: LabelRecord, version: int | None) -> tuple[int, LabelDocument]:
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett.domain.labels import parsed_versions
 
     number = version or meta.latest_version
@@ -234,6 +235,7 @@ def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) 
         height_mm=parsed.size.height_mm,
         dpi=parsed.dpi,
     )
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett.domain.labels import preflight
 
     return DocumentAnswer(

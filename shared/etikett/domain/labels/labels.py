@@ -7,6 +7,7 @@ from typing import Any, Literal, NamedTuple, Self
 from pydantic import ConfigDict, Field, model_validator
 
 from etikett import clock
+from etikett.catalog.presets import get_preset
 from etikett.domain.actors import Invocation
 from etikett.domain.audit import audit
 from etikett.domain.labels import label_validation, label_versions
@@ -16,7 +17,7 @@ from etikett.store import labels
 from etikett.store.labels import LabelRecord, VersionRecord
 from etikett.store.pages import Page
 from etikett.store.unit_of_work import MAX_WRITES, UnitOfWork
-from etikett_engine.dsl.label import DPI, MAX_MM, MIN_LABEL_MM
+from etikett_engine.dsl.label import DPI, MAX_MM, MIN_LABEL_MM, LabelDocument
 from etikett_engine.dsl.preflight import LabelFinding
 from etikett_engine.errors import NotFound, ProblemCode
 from etikett_engine.model import Model
@@ -271,7 +272,6 @@ def create_from_dimensions(invocation: Invocation, request: NewLabelFromDimensio
 
 
 def create_from_preset(invocation: Invocation, request: NewLabelFromPreset) -> Label:
-    from etikett.catalog.presets import get_preset
 
     preset = get_preset(request.preset_id)
     if preset is None:
@@ -290,7 +290,7 @@ def create_from_preset(invocation: Invocation, request: NewLabelFromPreset) -> L
 
 
 def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) -> CreatedFromVorlage:
-    from etikett.catalog.presets import get_preset
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett.catalog.vorlagen import get_vorlage, on_stock
 
     vorlage = get_vorlage(request.vorlageId)
@@ -324,8 +324,8 @@ def create_from_vorlage(invocation: Invocation, request: NewLabelFromVorlage) ->
     if request.fit == "scale" and stock:
         comment += ", scaled to fit"
     created = create(invocation, request.name, document, vorlage_id=vorlage.id, comment=comment)
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett.domain.labels import preflight
-    from etikett_engine.dsl.label import LabelDocument
 
     parsed = LabelDocument.model_validate(document)
     return CreatedFromVorlage(

@@ -45,6 +45,7 @@ def preview(
     preflighted on the way; an object that cannot be drawn (a barcode its data cannot encode) is
     left out and counted as a finding, so one bad object never hides the rest of the label
     (printing refuses it)."""
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett_engine.render import resolve_variables, to_png
     from etikett_engine.render.preflight import render_checked
 
@@ -116,6 +117,7 @@ def layout(
     counters show their next value. Bounded like a saved document: its schema (every length,
     count and range), at most what a version may store, CEL by its limits, the raster by
     the renderer's. `size_hint`: the request body's length, which spares measuring small ones."""
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett_engine.render import to_png
     from etikett_engine.render.preflight import lay_out_for_design
 
@@ -177,6 +179,7 @@ def _object_box(index: int, obj: Any, item: "Placed | None", dpi: int) -> Object
 def _barcode_sizes(obj: Any, dpi: int) -> dict[str, int]:
     if obj.type != "barcode":
         return {}
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett_engine.render.barcode import SPECS, bar_height_dots, module_dots
 
     sizes = {"module_dots": module_dots(obj, dpi)}
@@ -187,6 +190,7 @@ def _barcode_sizes(obj: Any, dpi: int) -> dict[str, int]:
 
 def _declared_box(obj: Any, dpi: int) -> DotBox:
     """An object that was not drawn: the size it declares (or 5 mm) at its anchor, turned."""
+    # Loaded here, not at the labels and mcp functions' cold start.
     from etikett_engine.render.units import length_dots, mm_to_dots
 
     width = getattr(obj, "width_mm", None) or getattr(obj, "length_mm", None) or 5.0

@@ -139,6 +139,7 @@ def create(invocation: Invocation, request: NewPrinter) -> Printer:
 
 def delete(invocation: Invocation, printer_id: str) -> None:
     """Refused while a deployment (not rolled back or superseded) assigns the printer."""
+    # Loaded here, not at the mcp and printers functions' cold start.
     from etikett.store import deployments
 
     record = printer_records.load(printer_id)

@@ -159,6 +159,7 @@ def waiting(record: JobRecord) -> str | None:
     head open, paused, …) waits for that printer; the job's own status cannot say so."""
     if is_final(record) or record.printer_id is None or record.status not in ("queued", "running"):
         return None
+    # Loaded here, not at the print_renderer function's cold start.
     from etikett.store import printers
 
     printer = printers.get(record.printer_id)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from etikett.domain.actors import Invocation
-from etikett.domain.printing import printing
+from etikett.domain.printing import jobs, printing
 from etikett.store import idempotency
 from etikett_engine.errors import Conflict, ProblemCode
 
@@ -17,6 +17,7 @@ KEY_LIFETIME_SECONDS = 24 * 3600
 
 
 def _config() -> Any:
+    # Loaded here, not at the mcp and printing functions' cold start.
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
 
     # The key is the caller and their key; the body is checked against the stored request.
@@ -31,6 +32,7 @@ def _config() -> Any:
 def submit_once(
     invocation: Invocation, request: printing.PrintRequest, lambda_context: Any | None
 ) -> dict[str, Any]:
+    # Loaded here, not at the mcp and printing functions' cold start.
     from aws_lambda_powertools.utilities.idempotency import idempotent_function
     from aws_lambda_powertools.utilities.idempotency.exceptions import (
         IdempotencyAlreadyInProgressError,
@@ -76,8 +78,5 @@ def submit_once(
         ) from None
     if printed:
         return answer
-    # A replay: the same job, as it is now (a client retrying after a time-out wants to know
-    # whether its labels came out, not that they were once queued).
-    from etikett.domain.printing import jobs
 
     return {**answer, "status": jobs.load(str(answer["job_id"])).status}

@@ -127,6 +127,7 @@ def _approved(label_id: str, version: int, record: VersionRecord) -> LabelDocume
             status=record.status,
         )
     document = LabelDocument.model_validate(record.document)
+    # Loaded here, not at the mcp and printing functions' cold start.
     from etikett.domain.labels import preflight
 
     preflight.ensure_no_errors(label_id, version, document, doing="printed")

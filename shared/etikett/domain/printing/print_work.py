@@ -28,6 +28,7 @@ class PrintWork(Model):
         return document.model_dump(mode="json", exclude_none=True)
 
     def encode(self, job_id: str | None = None) -> bytes:
+        # Loaded here, not at the mcp, print_renderer and printing functions' cold start.
         from etikett_engine.render import encode_job, render, resolve_variables
 
         document = self.document

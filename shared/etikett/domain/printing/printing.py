@@ -86,6 +86,7 @@ class PrintAccepted(Model):
 
 def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) -> None:
     """Every record's entered values, checked before a counter value is taken."""
+    # Loaded here, not at the mcp and printing functions' cold start.
     from etikett_engine.render import VariablesInvalid, resolve_variables
 
     entered_only = document.model_copy(

@@ -220,6 +220,7 @@ def list_context(owner_id: str, limit: int, cursor: str | None) -> Page[ContextP
 def put_context(
     invocation: Invocation, owner_id: str, name: str, request: ContextValue
 ) -> ContextParameter:
+    # Loaded here, not at the deployments, mcp and runners functions' cold start.
     from etikett.domain.runners import context_limits
 
     _owner_exists(owner_id)

@@ -16,6 +16,7 @@ MAX_LENGTH = 1024
 
 @cache
 def _hasher() -> PasswordHasher:
+    # Loaded here, not at the auth, mcp and users functions' cold start.
     from argon2 import PasswordHasher
 
     return PasswordHasher()
@@ -40,6 +41,7 @@ def hash_password(password: str) -> str:
 
 
 def verify(password_hash: str, password: str) -> bool:
+    # Loaded here, not at the auth, mcp and users functions' cold start.
     from argon2.exceptions import InvalidHashError, VerificationError
 
     try:

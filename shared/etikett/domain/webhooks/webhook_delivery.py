@@ -66,6 +66,7 @@ def postpone(receipt_handle: str, seconds: int) -> None:
 
 def signed_headers(secret: str, event_id: str, body: bytes, at: datetime) -> dict[str, str]:
     """The Standard Webhooks headers: the id is the event's, so the same on every retry."""
+    # Loaded here, not at the webhook_sender function's cold start.
     from standardwebhooks import Webhook
 
     stamp = datetime.fromtimestamp(int(at.timestamp()), tz=UTC)
@@ -100,6 +101,7 @@ def post(
     """One POST: no retries here, no redirects followed, `timeout` for each phase (connect,
     send, answer). Through the pinned client: every address the name resolves to is checked,
     and the connection goes to a checked one."""
+    # Loaded here, not at the webhook_sender function's cold start.
     import httpx
 
     started = time.monotonic()
