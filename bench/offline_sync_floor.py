@@ -1,8 +1,8 @@
 """How far the sync of offline prints is above local AWS's own floor: the writes of `--prints`
 one-record offline prints (a finished job, its event, its audit entry and one archive entry
-each, 25 prints a transaction as the sync packs them, `sync.transactions`), three ways against local AWS's process
-(moto's server with its request lock and snapshots, as `etikett dev` runs it; no gateway, no
-pollers):
+each, 25 prints a transaction as `sync.transactions` packs them), two ways against local AWS's
+process (moto's server with its request lock and snapshots, as `etikett dev` runs it; no
+gateway, no pollers), and a third for comparison:
 
 1. bare: the TransactWriteItems requests as the SDK sends them, serialized beforehand and
    posted on one keep-alive connection: moto's own time, nothing of ours;
@@ -125,12 +125,14 @@ def _serialized_requests(prints: list[Any]) -> list[tuple[dict[str, str], bytes]
         return AWSResponse(request.url, 200, {}, _Raw())  # type: ignore[arg-type]
 
     events = connection().client.meta.events
-    events.register_first("before-send.dynamodb.TransactWriteItems", keep)
+    # A before-send handler that answers stands in for the wire (botocore's stubs say None).
+    handler: Any = keep
+    events.register_first("before-send.dynamodb.TransactWriteItems", handler)
     try:
         for group in transactions(prints):
             commit([archived for _, archived in group])
     finally:
-        events.unregister("before-send.dynamodb.TransactWriteItems", keep)
+        events.unregister("before-send.dynamodb.TransactWriteItems", handler)
     return kept
 
 

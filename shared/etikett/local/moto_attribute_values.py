@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from moto.core import parse, serialize
@@ -22,7 +23,7 @@ __all__ = ["install"]
 _SHAPE = "AttributeValue"
 _PLAIN = frozenset({"S", "N", "BOOL", "NULL"})
 _PLAIN_SETS = frozenset({"SS", "NS"})
-_BLOB = parse.default_blob_parser
+_BLOB: Callable[[str], bytes] = parse.default_blob_parser  # moto's, untyped
 _installed = threading.Lock()
 _MARK = "_etikett_attribute_values"
 
@@ -55,7 +56,7 @@ def install() -> None:
         cls._serialize_type_structure = serialize_structure  # type: ignore[method-assign]
 
         parser = parse.BaseJSONParser
-        generic_parse = parser._parse_structure
+        generic_parse: Callable[..., Any] = parser._parse_structure
 
         def parse_structure(self: Any, shape: Any, value: Any) -> Any:
             if shape.name == _SHAPE and self._blob_parser is _BLOB and self.MAP_TYPE is dict:

@@ -43,7 +43,7 @@ def install() -> None:
             self.attrs = LimitedSizeDict()
             dict.update(self.attrs, values)  # checked above, as a whole
 
-        setattr(build, _MARK, True)  # noqa: B010
+        setattr(build, _MARK, True)
         # The patch this module exists for (mypy refuses assignments to methods)
         Item.__init__ = build  # type: ignore[method-assign]
 

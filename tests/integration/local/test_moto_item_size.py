@@ -61,8 +61,8 @@ def test_an_item_at_the_limit_is_written_and_one_byte_more_is_refused(ddb: Any, 
     with pytest.raises(ClientError, match="Item size has exceeded the maximum allowed size"):
         ddb.put_item(TableName="sized", Item=item)
     small = {"pk": {"S": "small"}}
-    put = [{"Put": {"TableName": "sized", "Item": small}}]
+    puts = [{"Put": {"TableName": "sized", "Item": written}} for written in (small, item)]
     with pytest.raises(ClientError, match="size"):
-        ddb.transact_write_items(TransactItems=[*put, {"Put": {"TableName": "sized", "Item": item}}])
+        ddb.transact_write_items(TransactItems=puts)
     assert "Item" not in ddb.get_item(TableName="sized", Key=key)
     assert "Item" not in ddb.get_item(TableName="sized", Key=small)  # nothing written

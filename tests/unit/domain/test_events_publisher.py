@@ -124,7 +124,8 @@ def test_a_batch_reads_each_kind_s_receivers_once_and_the_next_batch_reads_them_
     _unsubscribe_everyone_from("print.failed")
     admin = human("createWebhook", "admin")
     first = webhooks.create(
-        admin, NewWebhook(url="http://127.0.0.1:9/a", events=["print.sent", "print.failed"])  # type: ignore[list-item]
+        admin,
+        NewWebhook(url="http://127.0.0.1:9/a", events=["print.sent", "print.failed"]),  # type: ignore[list-item]
     ).id
     reads: list[str] = []
     real = subscriptions.subscribers
@@ -142,7 +143,8 @@ def test_a_batch_reads_each_kind_s_receivers_once_and_the_next_batch_reads_them_
         assert [t.webhook_id for t in tasks if t.event["id"] == record.id] == [first]
     # A receiver subscribed since hears the next batch's events.
     second = webhooks.create(
-        admin, NewWebhook(url="http://127.0.0.1:9/b", events=["print.sent"])  # type: ignore[list-item]
+        admin,
+        NewWebhook(url="http://127.0.0.1:9/b", events=["print.sent"]),  # type: ignore[list-item]
     ).id
     later = _commit("print.sent")
     assert publisher.invoke(PUBLISHER, _stream(aws, later)) == {"batchItemFailures": []}
