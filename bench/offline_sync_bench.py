@@ -6,13 +6,15 @@ mutual-TLS agent channel) to `etikett dev`, which archives each print exactly on
 
 For each `--records` size: `--labels` archive entries journaled as prints of that many records
 (each label a value of a reserved counter block), then timed from the first upload to the
-journal empty: archive entries per second (goal ≥ 500). Everything runs on loopback and stops
-by itself.
+journal empty: archive entries per second (goal ≥ 500), and the processor time the service's
+processes (`etikett dev`, local AWS) spent meanwhile, which a busy machine changes less than the
+rate. Everything runs on loopback and stops by itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import threading
@@ -24,6 +26,23 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 GOAL_RATE = 500.0  # archive entries a second
+
+
+def _service_cpu(pid: int) -> dict[str, float]:
+    """Processor seconds (user and system) of `etikett dev` (`pid`) and of local AWS, its child
+    process, read from /proc (Linux; nothing elsewhere)."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    used: dict[str, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        own, parent = int(stat.parent.name), int(fields[1])
+        if pid in (own, parent):
+            name = "etikett dev" if own == pid else "local AWS"
+            used[name] = used.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return used
 
 
 def _site(admin: Any, server: Any, folder: Path) -> dict[str, Any]:
@@ -92,14 +111,24 @@ def _measure(work: Path, labels: int, records: list[int]) -> dict[int, float]:
                 uploader = OfflineSync(
                     channel, journal, state, Connectivity(threading.Event()), lambda _: None
                 )
+                assert server.process is not None
+                cpu_before = _service_cpu(server.process.pid)
                 started = time.perf_counter()
                 assert uploader.sync(), "the service did not take the upload"
                 elapsed = time.perf_counter() - started
+                cpu = {
+                    name: used - cpu_before.get(name, 0.0)
+                    for name, used in _service_cpu(server.process.pid).items()
+                }
                 assert journal.unsynced() == [] and uploader.refused() == []
                 rates[size] = labels / elapsed
+                spent = ", ".join(
+                    f"{name} {used / labels * 1000:.2f} s" for name, used in sorted(cpu.items())
+                )
                 print(
                     f"  {labels} labels as prints of {size} record(s): {elapsed:.2f} s, "
-                    f"{labels / elapsed:.0f} entries/s",
+                    f"{labels / elapsed:.0f} entries/s; processor time per 1,000 entries: "
+                    f"{spent or 'not measured'}",
                     file=sys.stderr,
                 )
         finally:

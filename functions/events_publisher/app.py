@@ -32,20 +32,27 @@ logger = Logger(service="etikett-events-publisher")
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 
-def publish(record: DynamoDBRecord) -> None:
+def publish(
+    record: DynamoDBRecord, subscriptions: webhook_fanout.Subscriptions | None = None
+) -> None:
     # Only a new outbox item is an event; later changes to it (none today) are not new events.
     if record.event_name != DynamoDBRecordEventName.INSERT or record.dynamodb is None:
         return
     event = events.payload_from_image(record.raw_event["dynamodb"]["NewImage"])
-    count = webhook_fanout.fan_out(event)
+    count = webhook_fanout.fan_out(event, subscriptions)
     details = {"event_id": event["id"], "type": event["type"], "receivers": count}
     logger.info("event fanned out", extra=details)
 
 
 @logger.inject_lambda_context
 def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    # The receivers of each kind are read once for the batch (up to 100 events), not per event.
+    subscriptions = webhook_fanout.Subscriptions()
     return process_partial_response(
-        event=event, record_handler=publish, processor=processor, context=context
+        event=event,
+        record_handler=lambda record: publish(record, subscriptions),
+        processor=processor,
+        context=context,
     )
 
 

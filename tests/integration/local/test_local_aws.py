@@ -762,3 +762,43 @@ def test_calls_share_one_connection_and_a_body_ends_where_its_length_says() -> N
         answer.read()
         assert answer.getheader("Connection") == "close"
         connection.close()
+
+
+def test_a_long_snapshot_spaces_out_the_next_while_writes_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot holds every request while it pickles: after one that held 0.3 s, the next
+    periodic one waits nine times as long (not the 0.05 s interval), and requests wait for
+    snapshots at most a tenth of the time. The final one still has every write."""
+    from etikett.local.aws import server as local_aws_server
+
+    taken: list[float] = []
+    real_dump = local_aws_server.dump_backends
+
+    def slow_dump() -> bytes:
+        time.sleep(0.3)
+        taken.append(time.monotonic())
+        return real_dump()
+
+    monkeypatch.setattr(local_aws_server, "dump_backends", slow_dump)
+    state_file = tmp_path / "aws.bin"
+    with LocalAws(state_file, snapshot_interval=0.05) as aws:
+        ddb = client("dynamodb", aws.endpoint_url)
+        ddb.create_table(
+            TableName="paced",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        )
+        writes = 0
+        until = time.monotonic() + 2.0
+        while time.monotonic() < until:  # the state is dirty all along
+            ddb.put_item(TableName="paced", Item={"pk": {"S": f"item-{writes}"}})
+            writes += 1
+        periodic = list(taken)
+    assert 1 <= len(periodic) <= 2, periodic  # every 0.35 s (five or more) without the pacing
+    if len(periodic) == 2:
+        assert periodic[1] - periodic[0] >= 9 * 0.3
+    with LocalAws(state_file, snapshot_interval=3600) as again:
+        count = client("dynamodb", again.endpoint_url).scan(TableName="paced", Select="COUNT")
+        assert count["Count"] == writes

@@ -49,12 +49,13 @@ def _stream(aws: Aws, *records: EventRecord) -> dict[str, Any]:
     )
 
 
-def _deliveries_of(aws: Aws, event_id: str) -> list[fanout.Task]:
+def _deliveries_of(aws: Aws, event_id: str | None) -> list[fanout.Task]:
+    """The queue's tasks for the event `event_id` (None: every event's)."""
     sqs, queue = aws.client("sqs"), aws.ref("WebhookDeliveriesQueue")
     tasks = []
     while batch := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages"):
         tasks += [fanout.Task.from_message(m["Body"]) for m in batch]
-    return [task for task in tasks if task.event["id"] == event_id]
+    return [task for task in tasks if event_id in (None, task.event["id"])]
 
 
 @pytest.fixture
@@ -112,3 +113,40 @@ def test_a_failed_fan_out_is_the_batch_item_failure_the_stream_retries_from(
     retried = {"Records": batch["Records"][1:]}
     assert publisher.invoke(PUBLISHER, retried) == {"batchItemFailures": []}
     assert [task.event["id"] for task in _deliveries_of(aws, failed.id)] == [failed.id]
+
+
+def test_a_batch_reads_each_kind_s_receivers_once_and_the_next_batch_reads_them_again(
+    aws: Aws, publisher: FunctionRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from etikett.store import webhooks as subscriptions
+
+    _unsubscribe_everyone_from("print.sent")
+    _unsubscribe_everyone_from("print.failed")
+    admin = human("createWebhook", "admin")
+    first = webhooks.create(
+        admin,
+        NewWebhook(url="http://127.0.0.1:9/a", events=["print.sent", "print.failed"]),  # type: ignore[list-item]
+    ).id
+    reads: list[str] = []
+    real = subscriptions.subscribers
+
+    def counted(kind: str) -> list[str]:
+        reads.append(kind)
+        return real(kind)
+
+    monkeypatch.setattr(subscriptions, "subscribers", counted)
+    batch = [_commit("print.sent"), _commit("print.failed"), _commit("print.sent")]
+    assert publisher.invoke(PUBLISHER, _stream(aws, *batch)) == {"batchItemFailures": []}
+    assert sorted(reads) == ["print.failed", "print.sent"]
+    tasks = _deliveries_of(aws, None)  # the queue read once: a read hides what it received
+    for record in batch:
+        assert [t.webhook_id for t in tasks if t.event["id"] == record.id] == [first]
+    # A receiver subscribed since hears the next batch's events.
+    second = webhooks.create(
+        admin,
+        NewWebhook(url="http://127.0.0.1:9/b", events=["print.sent"]),  # type: ignore[list-item]
+    ).id
+    later = _commit("print.sent")
+    assert publisher.invoke(PUBLISHER, _stream(aws, later)) == {"batchItemFailures": []}
+    assert sorted(t.webhook_id for t in _deliveries_of(aws, later.id)) == sorted([first, second])
+    assert reads.count("print.sent") == 2

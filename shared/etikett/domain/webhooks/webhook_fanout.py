@@ -34,14 +34,29 @@ class QueueError(RuntimeError):
     """The deliveries queue refused some messages; the event is fanned out again."""
 
 
-def fan_out(event: dict[str, Any]) -> int:
+class Subscriptions:
+    """The receivers of each kind of event, read once for a batch of events: a batch is often
+    a hundred events of one kind (a sync of offline prints), and one read of a kind's receivers
+    serves them all. Made anew for each batch: a receiver subscribed since counts from the next."""
+
+    def __init__(self) -> None:
+        self._receivers: dict[str, list[str]] = {}
+
+    def receivers(self, kind: str) -> list[str]:
+        if kind not in self._receivers:
+            self._receivers[kind] = webhooks.subscribers(kind)
+        return self._receivers[kind]
+
+
+def fan_out(event: dict[str, Any], subscriptions: Subscriptions | None = None) -> int:
     """A delivery task per receiver subscribed to the event's kind; answers how many. No receiver:
-    no queue call at all.
+    no queue call at all. `subscriptions`: the batch's, read once per kind (default: read now).
 
     Fanning the same event out twice is harmless: a delivery is claimed by one message only
     (`webhook_delivery.claim`), so the second task finds it delivered or owned and sends nothing.
     """
-    tasks = [Task(webhook_id, event) for webhook_id in webhooks.subscribers(event["type"])]
+    receivers = (subscriptions or Subscriptions()).receivers(event["type"])
+    tasks = [Task(webhook_id, event) for webhook_id in receivers]
     try:
         queues.send_deliveries([task.to_message() for task in tasks])
     except queues.QueueRefused as refused:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 from types import TracebackType
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from etikett.local import moto_attribute_values, moto_sessions, moto_transactions
+from etikett.local import moto_attribute_values, moto_item_size, moto_sessions, moto_transactions
 from etikett.local.aws.gateway import LockingMotoApp
 from etikett.local.aws.locking import ReadWriteLock
 from etikett.local.aws.options import check_options
@@ -38,6 +39,11 @@ class _IdleTimeouts(logging.Filter):
 # Waiting this long for in-flight requests means something is stuck (e.g. a request that calls
 # back into this server); giving up lets blocked requests continue instead of deadlocking.
 _PERIODIC_LOCK_TIMEOUT = 5.0
+# A snapshot holds every request while it pickles the state, which takes longer the more the
+# state holds (tenths of a second with tens of thousands of items): the next periodic one waits
+# at least this many times as long, so that requests wait for snapshots at most a tenth of the
+# time, also while a bulk of writes (a sync of offline prints, an import) keeps the state dirty.
+_WAIT_PER_HOLD = 9.0
 _EXPLICIT_LOCK_TIMEOUT = 30.0
 
 
@@ -68,6 +74,7 @@ class LocalAws:
         self._server_thread: threading.Thread | None = None
         self._snapshot_thread: threading.Thread | None = None
         self._last_snapshot_error: str | None = None
+        self._last_hold = 0.0  # seconds the last snapshot held requests
 
     def start(self) -> None:
         """Replace moto's process-wide state with the state file's (or with nothing), then
@@ -82,6 +89,7 @@ class LocalAws:
             werkzeug.addFilter(_IdleTimeouts())
         moto_transactions.install()
         moto_attribute_values.install()
+        moto_item_size.install()
         moto_sessions.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
@@ -171,7 +179,7 @@ class LocalAws:
         self._dirty = True
 
     def _snapshot_loop(self) -> None:
-        while not self._stopping.wait(self._snapshot_interval):
+        while not self._stopping.wait(self._next_snapshot_wait()):
             if not self._dirty:
                 continue
             try:
@@ -184,6 +192,10 @@ class LocalAws:
                     logger.exception("snapshot of local AWS state failed")
                     self._last_snapshot_error = repr(exc)
 
+    def _next_snapshot_wait(self) -> float:
+        """The interval, or longer after a long snapshot (`_WAIT_PER_HOLD`)."""
+        return max(self._snapshot_interval, _WAIT_PER_HOLD * self._last_hold)
+
     def _take_snapshot(self, lock_timeout: float) -> bool:
         assert self._state_file is not None
         # Keeps two snapshots from overtaking each other between pickling and the rename.
@@ -193,11 +205,14 @@ class LocalAws:
                     return False
                 # Cleared before pickling: a request after the lock is released dirties it again.
                 self._dirty = False
+                held = time.monotonic()
                 try:
                     payload = dump_backends()
                 except BaseException:
                     self._dirty = True
                     raise
+                finally:
+                    self._last_hold = time.monotonic() - held
             try:
                 write_state_file(self._state_file, payload)
             except BaseException:
