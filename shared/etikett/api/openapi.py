@@ -15,14 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from fastapi.openapi.utils import get_openapi
-
 from etikett import API_VERSION
-from etikett.api import ai_examples, flow_examples, problems
-from etikett.api.app import create_app
-from etikett.api.groups import GROUPS, all_routes, routes_of
-from etikett.api.routing import EtikettRoute
-from etikett_engine.dsl.schemas import components
 
 # Written by the layer build only; never in the source tree (local mode builds from the routers).
 BUILT = Path(__file__).with_name("openapi.built.json")
@@ -59,6 +52,8 @@ def _description() -> dict[str, Any]:
 
 def describe() -> dict[str, Any]:
     """What `write` stores, built from every group's routes."""
+    from etikett.api.groups import GROUPS, routes_of
+    from etikett.api.routing import EtikettRoute
 
     groups = {
         str(route.operation_id): group
@@ -77,6 +72,13 @@ def write(directory: Path) -> Path:
 
 
 def build() -> dict[str, Any]:
+    # Building the document (at the layer's build, in local mode) loads what a function that
+    # reads the built document never needs.
+    from fastapi.openapi.utils import get_openapi
+
+    from etikett.api import flow_examples, problems
+    from etikett.api.app import create_app
+    from etikett.api.groups import all_routes
 
     app = create_app(*all_routes())
     spec = get_openapi(
@@ -171,6 +173,7 @@ def _published_names(spec: dict[str, Any]) -> None:
 def _document_schemas(schemas: dict[str, Any]) -> None:
     """The label, flow and form document schemas (those of getSchema and svc://schema/*) as
     components, so that operations taking a document refer to them by name."""
+    from etikett_engine.dsl.schemas import components
 
     for name, schema in components().items():
         if name in schemas and schemas[name] != schema:
@@ -181,6 +184,7 @@ def _document_schemas(schemas: dict[str, Any]) -> None:
 def _ai_examples(spec: dict[str, Any]) -> None:
     """The Credentials and AI answers' examples, set after the build (FastAPI drops their
     nulls)."""
+    from etikett.api import ai_examples
 
     ai_examples.publish(spec)
 

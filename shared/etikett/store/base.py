@@ -14,22 +14,17 @@ loads.
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 import types
 from collections.abc import Iterator
 from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
-from botocore.exceptions import ConnectionError, HTTPClientError
 from pynamodb.attributes import MapAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.models import MetaProtocol, Model, _ModelFuture
 from pynamodb.transactions import TransactGet
 
-import etikett.store
 from etikett.settings import get_settings
-from etikett_engine.errors import PayloadTooLarge, ProblemCode
 
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
@@ -129,6 +124,8 @@ UNAVAILABLE_CODES = frozenset({"ServiceUnavailable", "InternalServerError", "Int
 def unavailable(error: BaseException) -> bool:
     """Whether `error` (or what caused it) is AWS not answering in time or answering 5xx
     beyond the SDK's retries: an overloaded or unreachable service, not a bug."""
+    # Loaded on a failure only: botocore's exceptions are not loaded at every cold start.
+    from botocore.exceptions import ConnectionError, HTTPClientError
 
     seen: BaseException | None = error
     for _ in range(10):
@@ -148,6 +145,10 @@ def unavailable(error: BaseException) -> bool:
 
 def table_items() -> Iterator[type[Model]]:
     """Every item class of every table (for re-aiming them: see `bind`)."""
+    import importlib
+    import pkgutil
+
+    import etikett.store
 
     for module in pkgutil.iter_modules(etikett.store.__path__):
         importlib.import_module(f"etikett.store.{module.name}")
@@ -182,6 +183,7 @@ def item_too_large(error: Exception) -> bool:
 
 def too_large() -> Exception:
     """The problem of a write refused for its item's size (413 `resource.too_large`)."""
+    from etikett_engine.errors import PayloadTooLarge, ProblemCode
 
     return PayloadTooLarge(
         "The change would make a stored item larger than 400 KB; nothing was written.",

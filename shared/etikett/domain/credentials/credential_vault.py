@@ -26,14 +26,15 @@ import os
 import threading
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
-
 from etikett import clock
 from etikett.settings import get_settings
 from etikett.store import credentials as store
 from etikett.store import keys
 from etikett.store.credentials import Sealed, StoreKeyRecord
 from etikett_engine.errors import InvalidRequest, ProblemCode
+
+# `cryptography` is imported in the functions that seal and open: the Credentials function's
+# cold start does not load it (bench/cold_start.py counts its modules).
 
 STORE_CONTEXT = {"etikett:credential-store": "store-key"}
 EXPORT_FORMAT = "etikett.credential-store-key"
@@ -55,7 +56,6 @@ def _key_id() -> str:
 
 
 def _aesgcm(key: bytes) -> Any:
-    # Loaded here, not at the credentials function's cold start.
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     return AESGCM(key)
@@ -157,7 +157,6 @@ def check_passphrase(passphrase: str) -> None:
 
 
 def _derive(passphrase: str, salt: bytes, kdf: dict[str, Any]) -> bytes:
-    # Loaded here, not at the credentials and mcp functions' cold start.
     from argon2.low_level import Type, hash_secret_raw
 
     if kdf.get("name") != "argon2id":
@@ -197,6 +196,7 @@ def wrap_for_export(key: bytes, key_id: str, passphrase: str) -> dict[str, Any]:
 
 def unwrap_export(export: dict[str, Any], passphrase: str) -> bytes:
     """The store key from an export and its passphrase; `ValueError` if either is wrong."""
+    from cryptography.exceptions import InvalidTag
 
     if export.get("format") != EXPORT_FORMAT or export.get("version") != EXPORT_VERSION:
         raise ValueError("not an Etikett credential-store key export (format/version)")

@@ -17,14 +17,13 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from etikett import clock
 from etikett.settings import get_settings
 from etikett.store import bundle_key, keys
 from etikett.store.bundle_key import BundleKeyRecord
-from etikett_engine.errors import EtikettError
+
+# `cryptography` is imported in the functions that sign a bundle: the Deployments function's
+# cold start does not load it.
 
 FORMAT = 1
 KMS_CONTEXT = {"purpose": "etikett-deployment-bundles"}
@@ -37,6 +36,8 @@ def canonical(payload: dict[str, Any]) -> bytes:
 
 
 def _generate(kms_key_id: str) -> BundleKeyRecord:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     key = Ed25519PrivateKey.generate()
     raw = key.private_bytes(
@@ -68,6 +69,7 @@ def _record() -> BundleKeyRecord:
 
 @lru_cache(maxsize=1)
 def _private_key() -> Any:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     record = _record()
     raw = keys.decrypt(record.kms_key_id, record.encrypted_key, KMS_CONTEXT)
@@ -101,9 +103,9 @@ def printable_labels(document: dict[str, Any]) -> tuple[list[dict[str, Any]], li
     released version, `lbl_…@N` version N), each {reference, label_id, version, document}; and
     why a named label cannot print offline (not released, not approved, gone): its records then
     print only through the service."""
-    # Loaded here, not at the runner_agent function's cold start.
     from etikett.domain.labels import label_records
     from etikett.domain.printing.print_targets import parse_reference
+    from etikett_engine.errors import EtikettError
 
     references = sorted(
         {

@@ -8,21 +8,18 @@ serial of the one certificate it may use, so a removed Runner's certificate is r
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import secrets
 from functools import lru_cache
 from typing import Any, NamedTuple
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from etikett import clock
 from etikett.settings import get_settings
 from etikett.store import assets, ca, keys
 from etikett.store.ca import CaRecord
 from etikett_engine.errors import CertificateRefused, InvalidRequest, ProblemCode
+
+# `cryptography` (about 50 modules) is imported in the functions that sign and verify: on
+# Lambda, where the layer has no OpenSSL binding loaded otherwise, no cold start pays for it.
 
 CA_NAME = "Etikett Runner CA"
 CLIENT_VALIDITY = dt.timedelta(days=365)
@@ -37,6 +34,10 @@ class Authority(NamedTuple):
 
 
 def _generate(kms_key_id: str) -> CaRecord:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name(
@@ -102,6 +103,7 @@ def _record() -> CaRecord:
 @lru_cache(maxsize=1)
 def ca_certificate() -> Any:
     """The CA certificate only: checking a Runner's certificate needs no private key (nor KMS)."""
+    from cryptography import x509
 
     record = ca.get()
     if record is None:
@@ -111,6 +113,8 @@ def ca_certificate() -> Any:
 
 @lru_cache(maxsize=1)
 def authority() -> Authority:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
 
     record = _record()
     der = keys.decrypt(record.kms_key_id, record.encrypted_key, KMS_CONTEXT)
@@ -134,6 +138,9 @@ def ca_pem() -> str:
 def sign_csr(csr_pem: str, runner_id: str) -> tuple[str, str, dt.datetime]:
     """A client certificate for `runner_id` from the Runner's CSR: (PEM, serial hex, not after).
     Only the CSR's public key is used; its subject is replaced by ours."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     try:
         csr = x509.load_pem_x509_csr(csr_pem.encode())
@@ -183,6 +190,7 @@ RSA_BITS = (2048, 8192)
 def check_runner_key(public_key: Any) -> None:
     """Refuse a Runner key not worth a client certificate: EC on P-256 or P-384, or RSA of
     2048 to 8192 bits (a larger one only costs every handshake); nothing else."""
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
     if isinstance(public_key, ec.EllipticCurvePublicKey):
         if public_key.curve.name not in RUNNER_CURVES:
@@ -206,6 +214,12 @@ def check_runner_key(public_key: Any) -> None:
 
 def issue_server_certificate(hostnames: list[str]) -> tuple[str, str]:
     """(certificate PEM, key PEM) for an HTTPS endpoint, e.g. the local gateway's mTLS port."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     ca = authority()
     key = ec.generate_private_key(ec.SECP256R1())
@@ -246,6 +260,9 @@ class PresentedCertificate(NamedTuple):
 def verify_client_certificate(pem: str) -> PresentedCertificate:
     """Check a client certificate as API Gateway passed it (it has verified the chain already;
     we check again: issuer signature, validity, key usage) and read the Runner id from it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
 
     try:
         certificate = x509.load_pem_x509_certificate(pem.encode())
