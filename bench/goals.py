@@ -4,7 +4,7 @@
     .venv/bin/python bench/goals.py --quick         # fewer rounds, for a try
 
 - MCP ÷ REST ≤ 1.15: p50 of `tools/call getLabelDocument` ÷ p50 of the same REST GET, and the
-  same for listLabels and postLabelPreview, round-robin through `etikett dev` (mcp_bench.py),
+  same for listLabels and postLabelPreview, in shuffled turns through `etikett dev` (mcp_bench.py),
   the median of the rounds' ratios; and ours over the bare-SDK floor ≤ 1 ms: (MCP - REST) - (the
   SDK's no-op tool - a plain Starlette route, mcp_floor.py behind the same gateway), per round,
   the median of the rounds, the worst of the three operations.

@@ -7,12 +7,13 @@ is generated once per cold start, not per request. Prints its figures as tables.
     .venv/bin/python bench/mcp_bench.py                     # 5 rounds of 100 timed requests
     .venv/bin/python bench/mcp_bench.py --rounds 7 --requests 200
 
-20 untimed warm-up requests, then the rounds; each round sends one request of every series in turn
-(round-robin, sequential, one keep-alive connection per server), so load from elsewhere hits all
-series alike. A figure is the median over the rounds of each round's p50 (or ratio, or difference),
-so one noisy round does not decide. MCP requests are raw JSON-RPC posts with httpx, so the figures
-are the server's, not an SDK client's; a last series times the SDK client's own call_tool for
-comparison. Only loopback traffic. Exit status 0 when every measurement ran, 1 when one could not.
+20 untimed warm-up requests, then the rounds; each turn of a round sends one request of every
+series, in a shuffled order (sequential, one keep-alive connection per server), so load from
+elsewhere and a request's place in the turn hit all series alike. A figure is the median over the
+rounds of each round's p50 (or ratio, or difference), so one noisy round does not decide. MCP
+requests are raw JSON-RPC posts with httpx, so the figures are the server's, not an SDK client's;
+a last series times the SDK client's own call_tool for comparison. Only loopback traffic. Exit
+status 0 when every measurement ran, 1 when one could not.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import signal
 import socket
 import statistics
@@ -235,19 +237,24 @@ Probe = tuple[str, Callable[[], Any], Callable[[Any], bool]]
 
 
 def timed(probes: list[Probe], n: int, rounds: int = 1) -> list[Series]:
-    """Time the probes round-robin, one request each per turn, so that a busy moment of a shared
+    """Time the probes in turns, one request each per turn, so that a busy moment of a shared
     machine hits every series alike and the ratios between them stay fair; `rounds` rounds of `n`
-    turns."""
+    turns, each turn in a shuffled order."""
     for _ in range(WARMUP):
         for label, send, check in probes:
             if not check(send()):
                 raise BenchError(f"{label}: warm-up request failed")
     samples: list[list[list[float]]] = [[] for _ in probes]
+    # Each turn in its own order: a series always first (after the other server's requests, the
+    # dev server idle meanwhile) or always after a given one would carry that position's cost.
+    shuffler = random.Random(31)
+    order = list(zip(probes, samples, strict=True))
     for _ in range(rounds):
         for series in samples:
             series.append([])
         for _ in range(n):
-            for (label, send, check), series in zip(probes, samples, strict=True):
+            shuffler.shuffle(order)
+            for (label, send, check), series in order:
                 begin = time.perf_counter()
                 answer = send()
                 series[-1].append((time.perf_counter() - begin) * 1000)
@@ -405,7 +412,7 @@ def measure(url: str, floor_url: str, n: int, rounds: int = 1) -> list[Series]:
         }
         arguments = {"labelId": label}
         preview_body = {"variables": {}}
-        progress(f"timing 11 series, {rounds} rounds of {n} requests, round-robin")
+        progress(f"timing 11 series, {rounds} rounds of {n} turns, each in a shuffled order")
         series = timed(
             [
                 (
@@ -619,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nThrough the local gateway (etikett dev; the floor through the same gateway code in "
         f"mcp_floor.py): {arguments.rounds} rounds of {arguments.requests} requests after "
-        f"{WARMUP} warm-up requests, the series round-robin, one keep-alive connection per "
+        f"{WARMUP} warm-up requests, each turn in a shuffled order, one keep-alive connection per "
         "server, ms; designer service token (the SDK client's series runs after the others, one "
         "round). p50: the median of the rounds' p50s; ÷ base: the median of the rounds' ratios"
     )
