@@ -16,7 +16,6 @@ from etikett.api.access import VIA_MCP_SCOPE_KEY, authenticate, request_id
 from etikett.api.problems import problem_response
 from etikett.mcp import catalog
 from etikett.mcp import manager as managers
-from etikett.mcp.routes import PATH
 from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
 from etikett_engine.errors import EtikettError, ProblemCode
 
@@ -47,13 +46,13 @@ def warm() -> None:
     server()
 
 
-def served_first(app: ASGIApp) -> ASGIApp:
-    """`app` (the mcp group's routes) with `POST /mcp` taken straight to the endpoint: an MCP
+def served_first(app: ASGIApp, path: str) -> ASGIApp:
+    """`app` (the mcp group's routes) with `POST path` taken straight to the endpoint: an MCP
     request passes one FastAPI middleware stack and router, its operation's, as a REST request
     does, not the mcp app's as well. Every other request, `GET /mcp` among them, goes to `app`."""
 
     async def serve(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == PATH:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == path:
             await _guarded(scope, receive, send)
         else:
             await app(scope, receive, send)

@@ -15,7 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from etikett.api.app import create_app
 from etikett.api.groups import routes_of
-from etikett.mcp import catalog, http, server
+from etikett.mcp import catalog, http, routes, server
 from etikett.mcp import manager as managers
 
 
@@ -74,7 +74,7 @@ def test_an_unexpected_failure_of_the_endpoint_is_a_problem(
         raise RuntimeError("the SDK broke")
 
     monkeypatch.setattr(http, "endpoint", broken)
-    answer = _post(http.served_first(create_app(routes_of("mcp"))))
+    answer = _post(http.served_first(create_app(routes_of("mcp")), routes.PATH))
     assert answer.status_code == 500
     assert answer.headers["content-type"] == "application/problem+json"
     assert answer.json()["code"] == "internal.error"
@@ -91,7 +91,7 @@ def test_only_post_mcp_skips_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
         await send({"type": "http.response.body", "body": b""})
 
     monkeypatch.setattr(http, "endpoint", endpoint)
-    app = http.served_first(create_app(routes_of("mcp")))
+    app = http.served_first(create_app(routes_of("mcp")), routes.PATH)
     assert _post(app).status_code == 204
     assert _post(app, "/mcp/").status_code == 307  # the app's answer, not the endpoint's
 
