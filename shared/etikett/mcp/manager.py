@@ -6,7 +6,6 @@ caller, no authorization): holding one saves only its set-up, per request about 
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,8 +27,9 @@ class _Held:
 
 
 # Per loop: Lambda runs every invocation of a container on one loop, local mode one loop per
-# gateway worker thread; a closed loop's entry goes with it.
-_held: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Held] = weakref.WeakKeyDictionary()
+# gateway worker thread. (The held task refers to its loop, so a weak mapping would keep every
+# entry: a closed loop's entry is dropped when the next manager is made.)
+_held: dict[asyncio.AbstractEventLoop, _Held] = {}
 
 
 async def running(make: Callable[[], StreamableHTTPSessionManager]) -> StreamableHTTPSessionManager:
@@ -38,6 +38,8 @@ async def running(make: Callable[[], StreamableHTTPSessionManager]) -> Streamabl
     loop = asyncio.get_running_loop()
     held = _held.get(loop)
     if held is None or (held.ready.is_set() and not held.running):
+        for closed in [other for other in _held if other.is_closed()]:
+            del _held[closed]
         held = _Held(make())
         _held[loop] = held  # before any await: a concurrent first request waits for this one
         held.task = loop.create_task(_hold(held), name="etikett-mcp-manager")

@@ -55,6 +55,7 @@ def test_one_manager_runs_per_event_loop_and_a_stopped_one_is_replaced() -> None
     finally:
         other.close()
     assert len(made) == 3
+    assert loop not in managers._held  # a closed loop's manager went when the next was made
 
 
 def _post(app: Any, path: str = "/mcp") -> httpx.Response:
