@@ -8,8 +8,9 @@ is generated once per cold start, not per request. Prints its figures as tables.
     .venv/bin/python bench/mcp_bench.py --rounds 7 --requests 200
 
 20 untimed warm-up requests, then the rounds; each turn of a round sends one request of every
-series, in a shuffled order (sequential, one keep-alive connection per server), so load from
-elsewhere and a request's place in the turn hit all series alike. A figure is the median over the
+series (sequential, one keep-alive connection per server): the series compared with each other
+back to back, in a shuffled order, the groups in a shuffled order, so that load from elsewhere and
+a request's place in the turn hit all series alike. A figure is the median over the
 rounds of each round's p50 (or ratio, or difference), so one noisy round does not decide. MCP
 requests are raw JSON-RPC posts with httpx, so the figures are the server's, not an SDK client's;
 a last series times the SDK client's own call_tool for comparison. Only loopback traffic. Exit
@@ -236,24 +237,34 @@ def over_floor(mcp: Series, rest: Series, sdk: Series, plain: Series) -> float:
 Probe = tuple[str, Callable[[], Any], Callable[[Any], bool]]
 
 
-def timed(probes: list[Probe], n: int, rounds: int = 1) -> list[Series]:
+def timed(
+    probes: list[Probe], n: int, rounds: int = 1, groups: list[list[int]] | None = None
+) -> list[Series]:
     """Time the probes in turns, one request each per turn, so that a busy moment of a shared
     machine hits every series alike and the ratios between them stay fair; `rounds` rounds of `n`
-    turns, each turn in a shuffled order."""
+    turns. A turn sends `groups` (lists of probe indexes, compared with each other) in a shuffled
+    order, each group's requests back to back in a shuffled order."""
     for _ in range(WARMUP):
         for label, send, check in probes:
             if not check(send()):
                 raise BenchError(f"{label}: warm-up request failed")
     samples: list[list[list[float]]] = [[] for _ in probes]
-    # Each turn in its own order: a series always first (after the other server's requests, the
-    # dev server idle meanwhile) or always after a given one would carry that position's cost.
+    # A series always first in a turn (after the other server's requests, its server idle
+    # meanwhile) or always after a given one would carry that place's cost: the first request to a
+    # server that has been idle for a while costs more, the more code it runs (measured: the SDK
+    # floor 0.76 ms back to back, 1.16 ms after 15 ms idle). So the series compared with each
+    # other go back to back, and which of them goes first is drawn each turn.
     shuffler = random.Random(31)
-    order = list(zip(probes, samples, strict=True))
+    turn = [list(group) for group in groups or [[index] for index in range(len(probes))]]
     for _ in range(rounds):
         for series in samples:
             series.append([])
         for _ in range(n):
-            shuffler.shuffle(order)
+            shuffler.shuffle(turn)
+            order = []
+            for group in turn:
+                shuffler.shuffle(group)
+                order += [(probes[index], samples[index]) for index in group]
             for (label, send, check), series in order:
                 begin = time.perf_counter()
                 answer = send()
@@ -366,6 +377,14 @@ BASES = {
     FLOOR_SDK: FLOOR_PLAIN,
     SDK_CLIENT: REST_DOCUMENT,
 }
+# The series compared with each other, sent back to back in each turn (timed()).
+GROUPS = [
+    [REST_DOCUMENT, MCP_DOCUMENT, MCP_DOCUMENT_2025],
+    [REST_LIST, MCP_LIST],
+    [REST_PREVIEW, MCP_PREVIEW],
+    [LIST_DESIGNER, LIST_ADMIN],
+    [FLOOR_PLAIN, FLOOR_SDK],
+]
 # The operations whose MCP ÷ REST and cost over the floor are goals: (name, MCP, REST).
 OPERATIONS = (
     ("getLabelDocument", MCP_DOCUMENT, REST_DOCUMENT),
@@ -477,6 +496,7 @@ def measure(url: str, floor_url: str, n: int, rounds: int = 1) -> list[Series]:
             ],
             n,
             rounds,
+            GROUPS,
         )
         series.append(sdk_series(url, designer, label, n))
     return series
@@ -626,9 +646,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nThrough the local gateway (etikett dev; the floor through the same gateway code in "
         f"mcp_floor.py): {arguments.rounds} rounds of {arguments.requests} requests after "
-        f"{WARMUP} warm-up requests, each turn in a shuffled order, one keep-alive connection per "
-        "server, ms; designer service token (the SDK client's series runs after the others, one "
-        "round). p50: the median of the rounds' p50s; ÷ base: the median of the rounds' ratios"
+        f"{WARMUP} warm-up requests, compared series back to back in shuffled order, one "
+        "keep-alive connection per server, ms; designer service token (the SDK client's series "
+        "runs after the others, one round). p50: the median of the rounds' p50s; ÷ base: the "
+        "median of the rounds' ratios"
     )
     rows = [
         [
