@@ -1,15 +1,20 @@
-"""MCP endpoint benchmark: `tools/list` latency, and a `tools/call` of getLabelDocument through
-/mcp against the same REST GET, through the local gateway (`etikett dev`); then a check that the
-tool catalog is generated once per cold start, not per request. Prints its figures as tables.
+"""MCP endpoint benchmark: `tools/list` latency, and `tools/call` of getLabelDocument, listLabels
+and postLabelPreview through /mcp against the same REST calls, through the local gateway (`etikett
+dev`); beside them the bare MCP SDK floor (`mcp_floor.py`: the SDK's stateless server with a no-op
+tool against a plain Starlette route, behind the same gateway); then a check that the tool catalog
+is generated once per cold start, not per request. Prints its figures as tables.
 
-    .venv/bin/python bench/mcp_bench.py                     # 300 timed requests per series
-    .venv/bin/python bench/mcp_bench.py --requests 1000
+    .venv/bin/python bench/mcp_bench.py                     # 5 rounds of 100 timed requests
+    .venv/bin/python bench/mcp_bench.py --rounds 7 --requests 200
 
-20 untimed warm-up rounds, then N timed rounds; each round sends one request of every series in
-turn (round-robin, sequential, one keep-alive connection), so load from elsewhere hits all series
-alike. MCP requests are raw JSON-RPC posts with httpx, so the figures are the server's, not an SDK
-client's; a last series times the SDK client's own call_tool for comparison. Only loopback
-traffic. Exit status 0 when every measurement ran, 1 when one could not run.
+20 untimed warm-up requests, then the rounds; each turn of a round sends one request of every
+series (sequential, one keep-alive connection per server): the series compared with each other
+back to back, in a shuffled order, the groups in a shuffled order, so that load from elsewhere and
+a request's place in the turn hit all series alike. A figure is the median over the
+rounds of each round's p50 (or ratio, or difference), so one noisy round does not decide. MCP
+requests are raw JSON-RPC posts with httpx, so the figures are the server's, not an SDK client's;
+a last series times the SDK client's own call_tool for comparison. Only loopback traffic. Exit
+status 0 when every measurement ran, 1 when one could not.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import signal
 import socket
 import statistics
@@ -25,8 +31,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -137,6 +144,59 @@ class DevServer:
         return self.process.returncode
 
 
+class FloorServer:
+    """`mcp_floor.py` as a subprocess: the bare SDK and a plain route behind the local gateway."""
+
+    def __init__(self, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, str(REPO / "bench" / "mcp_floor.py"), "--port", str(self.port)]
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        with httpx.Client(trust_env=False, timeout=2) as client:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise BenchError(f"mcp_floor.py exited:\n{self.log.read_text()[-3000:]}")
+                try:
+                    if client.get(f"{self.url}/plain").status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.1)
+        raise BenchError(f"mcp_floor.py did not answer in {START_TIMEOUT_S:.0f} s")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@contextmanager
+def servers(folder: Path) -> Iterator[tuple[str, str]]:
+    """`etikett dev` and the floor server, running: their URLs."""
+    dev, floor = DevServer(folder / "home"), FloorServer(folder / "mcp-floor.log")
+    progress(f"starting etikett dev on {dev.url} and the SDK floor on {floor.url}")
+    try:
+        dev.start()
+        floor.start()
+        yield dev.url, floor.url
+    except BaseException:
+        print(f"--- etikett dev output ---\n{dev.output()[-4000:]}", file=sys.stderr)
+        raise
+    finally:
+        floor.stop()
+        dev.stop()
+
+
 # ---------------------------------------------------------------- requests
 
 
@@ -144,30 +204,77 @@ class DevServer:
 class Series:
     label: str
     samples_ms: list[float]
+    rounds: list[list[float]] = field(default_factory=list)  # the samples, round by round
 
     def p(self, q: float) -> float:
         return percentile(self.samples_ms, q)
+
+    def round_p50s(self) -> list[float]:
+        return [percentile(values, 50) for values in self.rounds or [self.samples_ms]]
+
+    def p50(self) -> float:
+        """The median of the rounds' p50s."""
+        return statistics.median(self.round_p50s())
+
+
+def ratio(series: Series, base: Series) -> float:
+    """The median over the rounds of `series`' p50 ÷ `base`'s p50 in the same round."""
+    if len(series.round_p50s()) != len(base.round_p50s()):  # not timed in the same rounds
+        return series.p(50) / base.p(50)
+    pairs = zip(series.round_p50s(), base.round_p50s(), strict=True)
+    return statistics.median(a / b for a, b in pairs)
+
+
+def over_floor(mcp: Series, rest: Series, sdk: Series, plain: Series) -> float:
+    """Ours over the bare SDK floor, ms: the median over the rounds of (MCP - REST) - (SDK -
+    plain route), each a p50 of the same round."""
+    rounds = zip(
+        mcp.round_p50s(), rest.round_p50s(), sdk.round_p50s(), plain.round_p50s(), strict=True
+    )
+    return statistics.median((m - r) - (s - p) for m, r, s, p in rounds)
 
 
 Probe = tuple[str, Callable[[], Any], Callable[[Any], bool]]
 
 
-def timed(probes: list[Probe], n: int) -> list[Series]:
-    """Time the probes round-robin, one request each per round, so that a busy moment of a shared
-    machine hits every series alike and the ratios between them stay fair."""
+def timed(
+    probes: list[Probe], n: int, rounds: int = 1, groups: list[list[int]] | None = None
+) -> list[Series]:
+    """Time the probes in turns, one request each per turn, so that a busy moment of a shared
+    machine hits every series alike and the ratios between them stay fair; `rounds` rounds of `n`
+    turns. A turn sends `groups` (lists of probe indexes, compared with each other) in a shuffled
+    order, each group's requests back to back in a shuffled order."""
     for _ in range(WARMUP):
         for label, send, check in probes:
             if not check(send()):
                 raise BenchError(f"{label}: warm-up request failed")
-    samples: list[list[float]] = [[] for _ in probes]
-    for _ in range(n):
-        for (label, send, check), series in zip(probes, samples, strict=True):
-            begin = time.perf_counter()
-            answer = send()
-            series.append((time.perf_counter() - begin) * 1000)
-            if not check(answer):
-                raise BenchError(f"{label}: {str(answer)[:500]}")
-    return [Series(label, values) for (label, _, _), values in zip(probes, samples, strict=True)]
+    samples: list[list[list[float]]] = [[] for _ in probes]
+    # A series always first in a turn (after the other server's requests, its server idle
+    # meanwhile) or always after a given one would carry that place's cost: the first request to a
+    # server that has been idle for a while costs more, the more code it runs (measured: the SDK
+    # floor 0.76 ms back to back, 1.16 ms after 15 ms idle). So the series compared with each
+    # other go back to back, and which of them goes first is drawn each turn.
+    shuffler = random.Random(31)
+    turn = [list(group) for group in groups or [[index] for index in range(len(probes))]]
+    for _ in range(rounds):
+        for series in samples:
+            series.append([])
+        for _ in range(n):
+            shuffler.shuffle(turn)
+            order = []
+            for group in turn:
+                shuffler.shuffle(group)
+                order += [(probes[index], samples[index]) for index in group]
+            for (label, send, check), series in order:
+                begin = time.perf_counter()
+                answer = send()
+                series[-1].append((time.perf_counter() - begin) * 1000)
+                if not check(answer):
+                    raise BenchError(f"{label}: {str(answer)[:500]}")
+    return [
+        Series(label, [v for part in values for v in part], values)
+        for (label, _, _), values in zip(probes, samples, strict=True)
+    ]
 
 
 class Mcp:
@@ -202,10 +309,22 @@ class Mcp:
         return self.client.post("/mcp", json=message, headers=headers)
 
     def list_tools(self) -> dict[str, Any]:
-        return self._post("tools/list", {}).json()
+        return self.list_raw().json()
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self._post("tools/call", {"name": name, "arguments": arguments}, name).json()
+        return self.call_raw(name, arguments).json()
+
+    # The timed series take the raw answer and parse it in their check, after the clock stops,
+    # as the REST series do: the figures are the server's, not the client's JSON parser's.
+    def list_raw(self) -> httpx.Response:
+        return self._post("tools/list", {})
+
+    def call_raw(self, name: str, arguments: dict[str, Any]) -> httpx.Response:
+        return self._post("tools/call", {"name": name, "arguments": arguments}, name)
+
+
+def parsed(check: Callable[[dict[str, Any]], bool]) -> Callable[[httpx.Response], bool]:
+    return lambda response: response.status_code == 200 and check(response.json())
 
 
 def _tools(answer: dict[str, Any]) -> int:
@@ -233,8 +352,52 @@ def _image_ok(answer: dict[str, Any]) -> bool:
     return result.get("isError") is False and any(c.get("type") == "image" for c in content)
 
 
-def measure(url: str, n: int) -> list[Series]:
-    with httpx.Client(base_url=url, trust_env=False, timeout=30) as client:
+# The series measure() returns, in this order, and which series each is compared with.
+(
+    REST_DOCUMENT,
+    MCP_DOCUMENT,
+    MCP_DOCUMENT_2025,
+    REST_LIST,
+    MCP_LIST,
+    REST_PREVIEW,
+    MCP_PREVIEW,
+    LIST_DESIGNER,
+    LIST_ADMIN,
+    FLOOR_PLAIN,
+    FLOOR_SDK,
+    SDK_CLIENT,
+) = range(12)
+BASES = {
+    MCP_DOCUMENT: REST_DOCUMENT,
+    MCP_DOCUMENT_2025: REST_DOCUMENT,
+    MCP_LIST: REST_LIST,
+    MCP_PREVIEW: REST_PREVIEW,
+    LIST_DESIGNER: REST_DOCUMENT,
+    LIST_ADMIN: REST_DOCUMENT,
+    FLOOR_SDK: FLOOR_PLAIN,
+    SDK_CLIENT: REST_DOCUMENT,
+}
+# The series compared with each other, sent back to back in each turn (timed()).
+GROUPS = [
+    [REST_DOCUMENT, MCP_DOCUMENT, MCP_DOCUMENT_2025],
+    [REST_LIST, MCP_LIST],
+    [REST_PREVIEW, MCP_PREVIEW],
+    [LIST_DESIGNER, LIST_ADMIN],
+    [FLOOR_PLAIN, FLOOR_SDK],
+]
+# The operations whose MCP ÷ REST and cost over the floor are goals: (name, MCP, REST).
+OPERATIONS = (
+    ("getLabelDocument", MCP_DOCUMENT, REST_DOCUMENT),
+    ("listLabels", MCP_LIST, REST_LIST),
+    ("postLabelPreview", MCP_PREVIEW, REST_PREVIEW),
+)
+
+
+def measure(url: str, floor_url: str, n: int, rounds: int = 1) -> list[Series]:
+    with (
+        httpx.Client(base_url=url, trust_env=False, timeout=30) as client,
+        httpx.Client(base_url=floor_url, trust_env=False, timeout=30) as floor_client,
+    ):
         setup = client.post("/api/v1/auth/setup", json={"username": "bench", "password": PASSWORD})
         if setup.status_code != 201:
             raise BenchError(f"setup: {setup.status_code} {setup.text[:300]}")
@@ -261,13 +424,14 @@ def measure(url: str, n: int) -> list[Series]:
 
         modern, legacy = Mcp(client, designer, MODERN), Mcp(client, designer, HANDSHAKE)
         modern_admin = Mcp(client, admin_token, MODERN)
+        floor = Mcp(floor_client, "unused", MODERN)
         counts = {
             "designer": _tools(modern.list_tools()),
             "admin": _tools(modern_admin.list_tools()),
         }
         arguments = {"labelId": label}
         preview_body = {"variables": {}}
-        progress(f"timing 10 series of {n} requests, round-robin")
+        progress(f"timing 11 series, {rounds} rounds of {n} turns, each in a shuffled order")
         series = timed(
             [
                 (
@@ -277,13 +441,13 @@ def measure(url: str, n: int) -> list[Series]:
                 ),
                 (
                     "MCP tools/call getLabelDocument (2026-07-28)",
-                    lambda: modern.call("getLabelDocument", arguments),
-                    _document_ok,
+                    lambda: modern.call_raw("getLabelDocument", arguments),
+                    parsed(_document_ok),
                 ),
                 (
                     "MCP tools/call getLabelDocument (2025-11-25)",
-                    lambda: legacy.call("getLabelDocument", arguments),
-                    _document_ok,
+                    lambda: legacy.call_raw("getLabelDocument", arguments),
+                    parsed(_document_ok),
                 ),
                 (
                     "REST GET /api/v1/labels",
@@ -292,8 +456,8 @@ def measure(url: str, n: int) -> list[Series]:
                 ),
                 (
                     "MCP tools/call listLabels (2026-07-28)",
-                    lambda: modern.call("listLabels", {}),
-                    _structured_ok("items"),
+                    lambda: modern.call_raw("listLabels", {}),
+                    parsed(_structured_ok("items")),
                 ),
                 (
                     "REST POST /api/v1/labels/{id}/preview",
@@ -304,21 +468,35 @@ def measure(url: str, n: int) -> list[Series]:
                 ),
                 (
                     "MCP tools/call postLabelPreview (2026-07-28)",
-                    lambda: modern.call("postLabelPreview", {**arguments, "body": preview_body}),
-                    _image_ok,
+                    lambda: modern.call_raw(
+                        "postLabelPreview", {**arguments, "body": preview_body}
+                    ),
+                    parsed(_image_ok),
                 ),
                 (
                     f"MCP tools/list, designer ({counts['designer']} tools, 2026-07-28)",
-                    modern.list_tools,
-                    lambda a: _tools(a) == counts["designer"],
+                    modern.list_raw,
+                    parsed(lambda a: _tools(a) == counts["designer"]),
                 ),
                 (
                     f"MCP tools/list, admin ({counts['admin']} tools, 2026-07-28)",
-                    modern_admin.list_tools,
-                    lambda a: _tools(a) == counts["admin"],
+                    modern_admin.list_raw,
+                    parsed(lambda a: _tools(a) == counts["admin"]),
+                ),
+                (
+                    "floor: plain Starlette route (mcp_floor.py)",
+                    lambda: floor_client.get("/plain"),
+                    lambda r: r.status_code == 200 and r.json() == {"ok": True},
+                ),
+                (
+                    "floor: bare SDK tools/call no-op (2026-07-28)",
+                    lambda: floor.call_raw("noop", {}),
+                    parsed(lambda a: (a.get("result") or {}).get("isError") is False),
                 ),
             ],
             n,
+            rounds,
+            GROUPS,
         )
         series.append(sdk_series(url, designer, label, n))
     return series
@@ -437,7 +615,9 @@ def coldstart(requests: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--requests", type=int, default=300, help="timed requests per series")
+    parser.add_argument("--requests", type=int, default=100, help="timed requests per round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (figures: their median)")
+    parser.add_argument("--skip-coldstart", action="store_true", help="only the latency tables")
     parser.add_argument("--coldstart-child", action="store_true", help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
     if arguments.coldstart_child:
@@ -450,48 +630,43 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(f"{load:.1f}" for load in os.getloadavg())
     )
     try:
-        with tempfile.TemporaryDirectory(prefix="etikett-mcp-bench-") as folder:
-            server = DevServer(Path(folder) / "home")
-            progress(f"starting etikett dev on {server.url}")
-            try:
-                server.start()
-                series = measure(server.url, arguments.requests)
-            except BaseException:
-                print(f"--- etikett dev output ---\n{server.output()[-4000:]}", file=sys.stderr)
-                raise
-            finally:
-                server.stop()
-        progress("cold-start check in a fresh process")
-        once = coldstart(arguments.requests)
+        with (
+            tempfile.TemporaryDirectory(prefix="etikett-mcp-bench-") as folder,
+            servers(Path(folder)) as (url, floor_url),
+        ):
+            series = measure(url, floor_url, arguments.requests, arguments.rounds)
+        once = None
+        if not arguments.skip_coldstart:
+            progress("cold-start check in a fresh process")
+            once = coldstart(arguments.requests)
     except BenchError as error:
         print(f"\nbenchmark failed: {error}", file=sys.stderr)
         return 1
 
-    # Each MCP series against the REST series of its operation (the one before it); the
-    # catalog and SDK-client series against the first, getLabelDocument's.
-    bases, rest = [], series[0]
-    for each in series:
-        if each.label.startswith("REST"):
-            rest = each
-        bases.append(rest if "tools/call" in each.label or each is rest else series[0])
     print(
-        f"\nThrough the local gateway (etikett dev): {arguments.requests} rounds after {WARMUP} "
-        "warm-up rounds, the series round-robin, one keep-alive connection, ms; designer service "
-        "token (the SDK client's series runs after the others)"
+        f"\nThrough the local gateway (etikett dev; the floor through the same gateway code in "
+        f"mcp_floor.py): {arguments.rounds} rounds of {arguments.requests} requests after "
+        f"{WARMUP} warm-up requests, compared series back to back in shuffled order, one "
+        "keep-alive connection per server, ms; designer service token (the SDK client's series "
+        "runs after the others, one round). p50: the median of the rounds' p50s; ÷ base: the "
+        "median of the rounds' ratios"
     )
     rows = [
         [
             s.label,
-            s.p(50),
+            s.p50(),
             s.p(90),
             s.p(99),
             max(s.samples_ms),
-            f"{s.p(50) / base.p(50):.2f}",
-            f"{s.p(99) / base.p(99):.2f}",
+            f"{ratio(s, series[BASES[index]]):.2f}" if index in BASES else "",
+            f"{s.p(99) / series[BASES[index]].p(99):.2f}" if index in BASES else "",
         ]
-        for s, base in zip(series, bases, strict=True)
+        for index, s in enumerate(series)
     ]
-    print(table(["request", "p50", "p90", "p99", "max", "p50 ÷ REST", "p99 ÷ REST"], rows))
+    print(table(["request", "p50", "p90", "p99", "max", "p50 ÷ base", "p99 ÷ base"], rows))
+    print(floor_table(series))
+    if once is None:
+        return 0
     print(
         "\nTool catalog per cold start (fresh process: the local service in process, its function "
         f"imports are the cold start; then {once['requests']} MCP requests over HTTP)"
@@ -516,6 +691,33 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     return 0 if verdict == "once" else 1
+
+
+def floor_table(series: list[Series]) -> str:
+    """The bare SDK floor and ours over it, per operation (medians over the rounds, ms)."""
+    plain, sdk = series[FLOOR_PLAIN], series[FLOOR_SDK]
+    floor = statistics.median(
+        s - p for s, p in zip(sdk.round_p50s(), plain.round_p50s(), strict=True)
+    )
+    rows: list[list[Any]] = [
+        [
+            "bare SDK tools/call over a plain Starlette route",
+            f"{floor:.2f}",
+            f"{ratio(sdk, plain):.2f}",
+        ]
+    ]
+    for name, mcp, rest in OPERATIONS:
+        cost = statistics.median(
+            m - r for m, r in zip(series[mcp].round_p50s(), series[rest].round_p50s(), strict=True)
+        )
+        ours = over_floor(series[mcp], series[rest], sdk, plain)
+        rows.append(
+            [f"{name}: MCP over REST", f"{cost:.2f}", f"{ratio(series[mcp], series[rest]):.2f}"]
+        )
+        rows.append([f"{name}: ours over the floor", f"{ours:.2f}", ""])
+    return "\nThe bare MCP SDK floor and ours over it (p50s, medians over the rounds)\n" + table(
+        ["measure", "ms", "÷"], rows
+    )
 
 
 if __name__ == "__main__":

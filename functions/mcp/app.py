@@ -11,9 +11,10 @@ coldstart.libraries(*coldstart.API_LIBRARIES, *coldstart.MCP_LIBRARIES)
 from etikett.api.app import create_app
 from etikett.api.entry import http_handler
 from etikett.api.groups import routes_of
-from etikett.mcp.http import warm
+from etikett.mcp import routes
+from etikett.mcp.http import served_first, warm
 
 warm()
 app = create_app(routes_of("mcp"))
-handler = http_handler(app, "mcp")
+handler = http_handler(served_first(app, routes.PATH), "mcp")
 coldstart.done()

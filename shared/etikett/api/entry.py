@@ -16,6 +16,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from fastapi import FastAPI
 from mangum import Mangum
+from starlette.types import ASGIApp
 
 from etikett.settings import get_settings
 
@@ -31,7 +32,8 @@ TEXT_TYPES = [
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def http_handler(app: FastAPI, service: str) -> Handler:
+def http_handler(app: FastAPI | ASGIApp, service: str) -> Handler:
+    """`app`: a group's app, or one wrapped around it (the mcp function's, `served_first`)."""
     logger = Logger(service=f"etikett-{service}")
     metrics = Metrics(namespace="Etikett", service=f"etikett-{service}")
     # Per thread: local mode invokes a function from several threads at once (Lambda never).

@@ -1,8 +1,6 @@
 """The HTTP side of `POST /mcp`: authenticate the bearer token before the SDK sees the request, then
-serve it with a stateless, JSON-answering `StreamableHTTPSessionManager` made for this request.
-
-A manager's `run()` may be entered once, and under Mangum (lifespan off) there is no application
-lifespan to hold one open across warm invocations; a manager per request costs about 2 ms."""
+serve it with a stateless, JSON-answering `StreamableHTTPSessionManager`, one held running per event
+loop (`etikett.mcp.manager`)."""
 
 from __future__ import annotations
 
@@ -12,11 +10,12 @@ from aws_lambda_powertools import Logger
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from etikett.api.access import VIA_MCP_SCOPE_KEY, authenticate, request_id
 from etikett.api.problems import problem_response
 from etikett.mcp import catalog
+from etikett.mcp import manager as managers
 from etikett.mcp.server import CALLER_KEY, REQUEST_ID_KEY, TOKEN_KEY, server, wire_tools
 from etikett_engine.errors import EtikettError, ProblemCode
 
@@ -47,6 +46,45 @@ def warm() -> None:
     server()
 
 
+def served_first(app: ASGIApp, path: str) -> ASGIApp:
+    """`app` (the mcp group's routes) with `POST path` taken straight to the endpoint: an MCP
+    request passes one FastAPI middleware stack and router, its operation's, as a REST request
+    does, not the mcp app's as well. Every other request, `GET /mcp` among them, goes to `app`."""
+
+    async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == path:
+            await _guarded(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return serve
+
+
+async def _guarded(scope: Scope, receive: Receive, send: Send) -> None:
+    """The endpoint, with the app's last resort: an unexpected failure before an answer started
+    is answered with an `internal_error` problem, as the app's own handler answers it."""
+    started = False
+
+    async def watched(message: Message) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await endpoint(scope, receive, watched)
+    except Exception:
+        logger.exception("an MCP request failed")
+        if started:
+            raise
+        response = problem_response(
+            ProblemCode.INTERNAL_ERROR,
+            "Internal error",
+            "An unexpected error happened; nothing was changed by this request.",
+            {"request_id": scope.get(REQUEST_ID_KEY)},
+        )
+        await response(scope, receive, send)
+
+
 async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     # From here on this is an MCP request: a session cookie is ignored, the caller is an agent.
     scope[VIA_MCP_SCOPE_KEY] = True
@@ -74,12 +112,15 @@ async def endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     scope[CALLER_KEY] = caller
     scope[TOKEN_KEY] = request.headers["authorization"].partition(" ")[2].strip()
     scope[REQUEST_ID_KEY] = request_id(request)
-    manager = StreamableHTTPSessionManager(
+    manager = await managers.running(_manager)
+    await manager.handle_request(scope, receive, send)
+
+
+def _manager() -> StreamableHTTPSessionManager:
+    return StreamableHTTPSessionManager(
         app=server(),
         stateless=True,
         json_response=True,
         security_settings=SECURITY,
         max_request_body_size=MAX_BODY_BYTES,
     )
-    async with manager.run():
-        await manager.handle_request(scope, receive, send)
