@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from etikett_engine.cel import to_cel
 from etikett_engine.dsl.flow import (
     MAX_FAN_OUT,
     MAX_NODE_EXECUTIONS,
@@ -100,7 +101,6 @@ class FlowProgram:
         return self._reach[trigger_id]
 
     def env_values(self, env: RunEnv) -> dict[str, Any]:
-        from etikett_engine.cel import to_cel
 
         return {"context": to_cel(dict(env.context)), "runner": to_cel(dict(env.runner or {}))}
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+import fontpkg
+import fontpkg.pil
+
 if TYPE_CHECKING:
     from PIL.ImageFont import FreeTypeFont
 
@@ -24,7 +27,6 @@ def font(family: str, weight: int, size_px: float) -> FreeTypeFont:
 
 @lru_cache(maxsize=512)
 def _font(family: str, weight: int, size_px: float) -> FreeTypeFont:
-    import fontpkg.pil
 
     face: FreeTypeFont = fontpkg.pil.truetype(family, size_px, weight=weight)
     return face
@@ -32,7 +34,6 @@ def _font(family: str, weight: int, size_px: float) -> FreeTypeFont:
 
 @lru_cache(maxsize=16)
 def _clamp_weight(family: str, weight: int) -> int:
-    import fontpkg
 
     files = [f for f in fontpkg.family(family).files if f.style == "normal"]
     ranges = [

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from etikett_engine import cel
 from etikett_engine.errors import EtikettError
 from etikett_engine.render.errors import VariablesInvalid, with_object
 
@@ -52,7 +53,6 @@ def resolve_variables(
     counters: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every declared variable's typed value; raises `VariablesInvalid` naming all bad ones."""
-    from etikett_engine import cel
 
     provided = dict(provided or {})
     errors: list[dict[str, str]] = []
@@ -118,7 +118,6 @@ def object_text(
     """What a text or barcode object shows: its literal `content` or its CEL `expression`."""
     if obj.expression is None:
         return obj.content or ""
-    from etikett_engine import cel
 
     try:
         result = cel.evaluate(obj.expression, values, declared, now=now, counters=counters)

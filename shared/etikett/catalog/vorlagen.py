@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from etikett.catalog.presets import get_preset
 from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.model import Model
 
@@ -57,7 +58,6 @@ class Vorlage(Model):
     @field_validator("preset_id")
     @classmethod
     def _known_preset(cls, preset_id: str | None) -> str | None:
-        from etikett.catalog.presets import get_preset
 
         if preset_id is not None and get_preset(preset_id) is None:
             raise ValueError(f"unknown media preset {preset_id!r}")

@@ -28,7 +28,7 @@ from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store import flows
+from etikett.store import flows, printers
 from etikett.store.base import get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
@@ -259,7 +259,6 @@ def reassign_printers(
 ) -> None:
     """Keep the printer index in line with a change of the deployment's aliases; each newly
     assigned printer must still exist (`printer.exists`) and counts the assignment."""
-    from etikett.store import printers
 
     old, new = printer_ids(before), printer_ids(after)
     for printer_id in sorted(new - old):

@@ -27,6 +27,7 @@ from etikett_engine.render.preflight.layout import Budget, geometry, lay_out
 from etikett_engine.render.preflight.objects import Placed
 from etikett_engine.render.raster import paint
 from etikett_engine.render.units import WHITE, label_dots
+from etikett_engine.render.values import resolve_variables
 
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import LabelDocument
@@ -106,7 +107,6 @@ def lay_out_for_design(
     does not fit its variable is an error (`label.variables_invalid`), as in a preview. Anyone
     may ask for this with any document, so its work is bounded across objects (`Budget`:
     `label.too_complex`) besides each object's own bounds."""
-    from etikett_engine.render.values import resolve_variables
 
     findings = list(expression_findings(document))
     if provided:

@@ -9,8 +9,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from etikett_engine import cel
+from etikett_engine.dsl.label import BarcodeObject, TextObject
 from etikett_engine.dsl.preflight import LabelFinding, pointer
 from etikett_engine.errors import EtikettError
+from etikett_engine.render.errors import VariablesInvalid
 from etikett_engine.render.preflight.findings import label_finding
 from etikett_engine.render.values import declared_types, resolve_variables
 
@@ -45,8 +48,6 @@ _BY_DOCUMENT: dict[int, tuple[weakref.ref[LabelDocument], tuple[LabelFinding, ..
 
 
 def _check_expressions(document: LabelDocument) -> list[LabelFinding]:
-    from etikett_engine import cel
-    from etikett_engine.dsl.label import BarcodeObject, TextObject
 
     declared = declared_types(document)
     sources: list[tuple[str, str | None, str]] = [
@@ -100,7 +101,6 @@ def preview_values(
 ) -> dict[str, Any] | None:
     """The preview's values; variables without a usable value are left empty (and reported on
     the objects that need them)."""
-    from etikett_engine.render.errors import VariablesInvalid
 
     try:
         return resolve_variables(document, {}, use_samples=True, now=now, counters=counters)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from etikett_engine.dsl.label import BarcodeObject, TextObject
 from etikett_engine.dsl.preflight import LabelFinding, pointer
 from etikett_engine.errors import EtikettError
 from etikett_engine.render.barcode import render_barcode
@@ -72,7 +73,6 @@ def lay_out(
 
     This runs on every preview, so what a check needs is read from the ink where the renderer
     noted it (its dot box, a text's overflow) and checks that cannot apply are not called."""
-    from etikett_engine.dsl.label import BarcodeObject, TextObject
 
     dpi = document.dpi
     declared = declared_types(document)
@@ -139,7 +139,6 @@ def geometry(
     document: LabelDocument, placed: list[Placed], size: tuple[int, int] | None = None
 ) -> list[LabelFinding]:
     """Ink past the label's edges and barcodes' quiet zones; `size`: the label in dots."""
-    from etikett_engine.dsl.label import BarcodeObject
 
     dpi = document.dpi
     width, height = size or label_dots(document.size.width_mm, document.size.height_mm, dpi)

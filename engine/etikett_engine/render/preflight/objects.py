@@ -14,6 +14,7 @@ from PIL import Image
 from etikett_engine.dsl.preflight import LabelFinding, pointer
 from etikett_engine.errors import EtikettError
 from etikett_engine.render.barcode import SPECS, bar_height_dots, module_dots
+from etikett_engine.render.fonts import font
 from etikett_engine.render.preflight.findings import dots_to_mm, label_finding
 from etikett_engine.render.text import OVERFLOW_KEY, overflow
 from etikett_engine.render.units import MM_PER_INCH, mm_to_dots
@@ -44,7 +45,6 @@ def font_loads(obj: TextObject) -> bool:
 
 @cache
 def _loads(family: str, weight: int) -> bool:
-    from etikett_engine.render.fonts import font
 
     try:
         font(family, weight, 10)

@@ -20,7 +20,9 @@ from etikett.domain.deployments.models import (
     PrinterAssignment,
 )
 from etikett.domain.deployments.records import load, saving
-from etikett.domain.runners import runner_notices
+from etikett.domain.deployments.views import offline_policy
+from etikett.domain.printers import printer_records
+from etikett.domain.runners import context_limits, runner_notices
 from etikett.store import deployments as store
 from etikett.store.conditions import ConditionName
 from etikett.store.deployments import DeploymentRecord
@@ -39,7 +41,6 @@ def context_values(record: DeploymentRecord) -> dict[str, Any]:
 def put_context(
     invocation: Invocation, deployment_id: str, name: str, value: Any
 ) -> ContextParameter:
-    from etikett.domain.runners import context_limits
 
     caller = invocation.caller
     assert caller is not None
@@ -83,7 +84,6 @@ def put_offline_policy(
     invocation: Invocation, deployment_id: str, policy: OfflinePolicy
 ) -> OfflinePolicy:
     """Replace the deployment's offline policy; its Runners get it with their next bundle."""
-    from etikett.domain.deployments.views import offline_policy
 
     record = load(deployment_id)
     before = offline_policy(record)
@@ -105,7 +105,6 @@ def assigned_printers(deployment_id: str) -> list[AssignedPrinter]:
 def put_printer(
     invocation: Invocation, deployment_id: str, alias: str, request: PrinterAssignment
 ) -> AssignedPrinter:
-    from etikett.domain.printers import printer_records
 
     check_alias(alias)
     printer_records.load(request.printer_id)

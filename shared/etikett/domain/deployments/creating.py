@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from etikett import clock
@@ -11,7 +12,9 @@ from etikett.domain.actors import Invocation
 from etikett.domain.audit import audit
 from etikett.domain.deployments.models import Deployment, NewDeployment
 from etikett.domain.deployments.views import view
-from etikett.domain.flows import flows
+from etikett.domain.flows import flow_checks, flows
+from etikett.domain.printers import printer_records
+from etikett.domain.runners import context_limits, runner_records
 from etikett.domain.users import policies
 from etikett.ids import new_id
 from etikett.store import deployments as store
@@ -20,13 +23,10 @@ from etikett.store.deployments import DeploymentRecord
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.dsl.label import IDENTIFIER
 from etikett_engine.errors import HumanRequired, InvalidRequest, NotFound, ProblemCode
+from etikett_engine.flows.findings import has_errors
 
 
 def create(invocation: Invocation, request: NewDeployment) -> Deployment:
-    from etikett.domain.flows import flow_checks
-    from etikett.domain.printers import printer_records
-    from etikett.domain.runners import context_limits, runner_records
-    from etikett_engine.flows.findings import has_errors
 
     caller = invocation.caller
     assert caller is not None
@@ -120,7 +120,6 @@ PRINTER_GONE = {
 
 
 def check_alias(alias: str) -> None:
-    import re
 
     if not re.match(IDENTIFIER, alias):
         raise InvalidRequest.field("printers", f"{alias!r} is not a valid printer alias")

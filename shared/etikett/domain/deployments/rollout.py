@@ -20,7 +20,7 @@ from etikett.domain.deployments.models import (
 from etikett.domain.deployments.records import load, saving
 from etikett.domain.deployments.runner_reports import RunnerReport
 from etikett.domain.deployments.views import get
-from etikett.domain.runners import runner_notices
+from etikett.domain.runners import runner_notices, runner_records
 from etikett.domain.users import policies
 from etikett.store import audit as audit_log
 from etikett.store import deployments as store
@@ -36,7 +36,6 @@ from etikett_engine.errors import Conflict, HumanRequired, ProblemCode
 
 
 def approve(invocation: Invocation, deployment_id: str, request: Approval) -> Deployment:
-    from etikett.domain.runners import runner_records
 
     caller = invocation.caller
     assert caller is not None
@@ -127,7 +126,6 @@ def approve(invocation: Invocation, deployment_id: str, request: Approval) -> De
 
 
 def _runners_of(group_id: str) -> list[RunnerRecord]:
-    from etikett.domain.runners import runner_records
 
     return [r for r in runner_records.members(group_id) if r.state == "active"]
 
@@ -136,7 +134,6 @@ def advance(deployment_id: str) -> None:
     """Moves the rolling-out stage on from what its Runners reported: failed when one failed,
     active when every online Runner runs the version (the next stage then awaits approval). A
     failed stage rolls out again once no Runner reports a failure (it tried again)."""
-    from etikett.domain.runners import runner_records
 
     for _ in range(5):
         record = load(deployment_id)

@@ -16,7 +16,9 @@ from etikett.domain.deployments.models import (
     Stage,
 )
 from etikett.domain.deployments.records import load
+from etikett.domain.runners import runner_context, runner_records
 from etikett.store import deployments as store
+from etikett.store import runners as runner_store
 from etikett.store.deployments import DeploymentRecord, RunnerStateRecord
 from etikett.store.pages import Page
 
@@ -66,8 +68,6 @@ def offline_policy(record: DeploymentRecord) -> OfflinePolicy:
 
 def _offline(states: list[RunnerStateRecord]) -> dict[str, str]:
     """Runner id → why it has not applied the version yet, for those offline now."""
-    from etikett.domain.runners import runner_records
-    from etikett.store import runners as runner_store
 
     waiting = [s.runner_id for s in states if s.status in ("pending", "applying")]
     now = clock.now()
@@ -97,7 +97,6 @@ def list_deployments(
 
 
 def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deployment]:
-    from etikett.domain.runners import runner_records
 
     runner_records.load_group(group_id)
     page = store.page_group_deployment_ids(group_id, limit, cursor)
@@ -107,7 +106,6 @@ def list_for_group(group_id: str, limit: int, cursor: str | None) -> Page[Deploy
 def as_runner_sees(flow_id: str, runner_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A Runner's identity and the context it would run `flow_id` with: the deployment running
     the flow for its group, under its group's and its own parameters (for dry runs)."""
-    from etikett.domain.runners import runner_context, runner_records
 
     record = runner_records.load_runner(runner_id)
     identity = {"id": record.id, "name": record.name, "group_id": record.group_id}

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import struct
 from typing import Any
 from xml.etree.ElementTree import Element
 
-from etikett.importers.conversion import MAX_OBJECTS, Conversion, Imported, refuse
+from PIL import Image
+
+from etikett.importers.conversion import MAX_OBJECTS, Conversion, Imported, png, refuse
 from etikett.importers.glabels.objects import ObjectReader
 from etikett.importers.glabels.reader import flag
 from etikett.importers.glabels.xmlfile import local_name
@@ -222,11 +225,6 @@ class Converter(ObjectReader):
     def pixdata(self, node: Element) -> None:
         """A gLabels 3 image embedded as a GdkPixdata stream (`<Pixdata name=…>`), kept as PNG;
         the size limit applies to the decoded image, not to its XML."""
-        import struct
-
-        from PIL import Image
-
-        from etikett.importers.conversion import png
 
         name = node.get("name") or ""
         where = "Data/Pixdata"

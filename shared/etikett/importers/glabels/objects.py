@@ -9,7 +9,10 @@ import re
 from typing import Any
 from xml.etree.ElementTree import Element
 
+from PIL import Image, ImageDraw
+
 from etikett.importers.checks import code39_check
+from etikett.importers.conversion import png
 from etikett.importers.glabels.reader import FIELD, Reader, cel_string, flag
 from etikett.importers.glabels.xmlfile import local_name
 from etikett.importers.gs1 import element_string
@@ -274,9 +277,6 @@ class ObjectReader(Reader):
 
     def diagonal(self, dx: float, dy: float, thickness: float) -> dict[str, Any]:
         """A slanted line as an image of exactly its dots (as ZPL's ^GD), placed by its box."""
-        from PIL import Image, ImageDraw
-
-        from etikett.importers.conversion import png
 
         scale = self.dpi / 25.4
         pad = thickness / 2

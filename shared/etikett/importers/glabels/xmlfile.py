@@ -5,7 +5,10 @@ reference (defusedxml), its depth and element count bounded while it is read.
 from __future__ import annotations
 
 import io
-from xml.etree.ElementTree import Element
+from xml.etree.ElementTree import Element, ParseError
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import iterparse
 
 from etikett.importers.conversion import MAX_XML_DEPTH, MAX_XML_ELEMENTS, refuse
 from etikett_engine.errors import ProblemCode
@@ -13,10 +16,6 @@ from etikett_engine.errors import ProblemCode
 
 def parse(data: bytes) -> Element:
     """The XML tree, read with no DTD, entity or external reference, depth and size bounded."""
-    from xml.etree.ElementTree import ParseError
-
-    from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import iterparse
 
     depth = elements = 0
     root: Element | None = None

@@ -23,6 +23,9 @@ from etikett.importers.zpl.data import (
 )
 from etikett.importers.zpl.reader import Field, Format, Reader
 from etikett.importers.zpl.syntax import ROTATIONS, arg
+from etikett_engine.dsl.label import BarcodeObject
+from etikett_engine.errors import EtikettError
+from etikett_engine.render.barcode import gs1_check_digit, render_barcode
 
 MATRIX = ("qr", "datamatrix", "gs1-datamatrix", "pdf417")
 # Digits before the check digit, and what zint takes, of the EAN/UPC codes ZPL prints.
@@ -201,9 +204,6 @@ class BarcodeReader(Reader):
 
     def barcode_size(self, obj: dict[str, Any], value: str) -> tuple[int, int, int]:
         """Width, whole height and bar height of the barcode's ink, unturned, in dots."""
-        from etikett_engine.dsl.label import BarcodeObject
-        from etikett_engine.errors import EtikettError
-        from etikett_engine.render.barcode import render_barcode
 
         height = obj.get("height_dots", 0)
         try:
@@ -275,7 +275,6 @@ class BarcodeReader(Reader):
 
     def check_digit(self, fmt: Format, name: str, digits: str, line: int) -> str:
         """`digits` with a correct last (check) digit; a wrong one is replaced with a warning."""
-        from etikett_engine.render.barcode import gs1_check_digit
 
         expected = gs1_check_digit(digits[:-1])
         if digits[-1] != expected:

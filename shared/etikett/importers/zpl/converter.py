@@ -12,6 +12,7 @@ from typing import Any
 from etikett.importers.conversion import Conversion, Imported, dots_to_mm, refuse
 from etikett.importers.gs1 import element_string
 from etikett.importers.zpl.barcodes import recalled_code128
+from etikett.importers.zpl.extent import content_extent, turned_upside_down
 from etikett.importers.zpl.fields import FieldReader
 from etikett.importers.zpl.fonts import font_size
 from etikett.importers.zpl.graphics import GraphicReader, stored_key
@@ -28,7 +29,10 @@ from etikett.importers.zpl.syntax import (
     split,
     tokens,
 )
+from etikett_engine.dsl.label import MAX_MM, LabelDocument
 from etikett_engine.errors import ProblemCode
+from etikett_engine.render.preflight import preflight
+from etikett_engine.render.units import MM_PER_INCH
 
 
 class Converter(FieldReader, GraphicReader):
@@ -320,9 +324,6 @@ class Converter(FieldReader, GraphicReader):
         return True
 
     def build(self, fmt: Format) -> Imported:
-        from etikett.importers.zpl.extent import content_extent, turned_upside_down
-        from etikett_engine.dsl.label import MAX_MM
-        from etikett_engine.render.units import MM_PER_INCH
 
         width, length = fmt.width, fmt.length
         default_width = round(4 * self.dpi)
@@ -377,8 +378,6 @@ class Converter(FieldReader, GraphicReader):
     def findings(self, fmt: Format, document: dict[str, Any]) -> None:
         """Preflight errors of the imported label, each in the report with its object's line:
         what prints cut off or cannot encode is seen at import, not only later."""
-        from etikett_engine.dsl.label import LabelDocument
-        from etikett_engine.render.preflight import preflight
 
         try:
             found = preflight(LabelDocument.model_validate(document))

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from etikett.importers.conversion import dots_to_mm
+from etikett_engine.dsl.label import LabelDocument
+from etikett_engine.render import resolve_variables
+from etikett_engine.render.preflight.layout import lay_out
+
 Box = tuple[int, int, int, int]
 
 
 def object_boxes(document: dict[str, Any]) -> list[tuple[Box, Box | None] | None]:
     """Per object, its box and the box of its dots in label dots (None: it cannot be drawn)."""
-    from etikett_engine.dsl.label import LabelDocument
-    from etikett_engine.render import resolve_variables
-    from etikett_engine.render.preflight.layout import lay_out
 
     parsed = LabelDocument.model_validate(document)
     try:
@@ -37,7 +39,6 @@ def content_extent(document: dict[str, Any]) -> tuple[int, int]:
 
 def turned_upside_down(document: dict[str, Any], width: int, length: int, dpi: int) -> None:
     """Every object turned half a turn about the label's centre (in place)."""
-    from etikett.importers.conversion import dots_to_mm
 
     boxes = object_boxes(document)
     for obj, entry in zip(document["objects"], boxes, strict=True):

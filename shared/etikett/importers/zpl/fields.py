@@ -17,6 +17,7 @@ from etikett.importers.zpl.fonts import SYMBOLS, Face, face, font_size
 from etikett.importers.zpl.reader import Field, Format
 from etikett.importers.zpl.syntax import ROTATIONS, UNSUPPORTED_BARCODES, identifier
 from etikett_engine.errors import ProblemCode
+from etikett_engine.render.fonts import font
 
 SHOWN_DATA = 40  # characters of a dropped field's data the report repeats
 
@@ -216,7 +217,6 @@ class FieldReader(BarcodeReader):
     def metrics(self, obj: dict[str, Any], text: str) -> tuple[int, int, int, int]:
         """Our face's ascent and descent, the box width of the (first) line and how far it
         advances the pen, in dots."""
-        from etikett_engine.render.fonts import font
 
         size_px = obj["size_pt"] / 72 * self.dpi
         face_ = font(obj["font"], obj["weight"], size_px)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from PIL import Image, ImageDraw, ImageOps
+
 from etikett.importers.conversion import MAX_OBJECTS, dots_to_mm, png, refuse
 from etikett.importers.zpl.data import decode_graphic
 from etikett.importers.zpl.reader import Field, Format, Reader
@@ -103,7 +105,6 @@ class GraphicReader(Reader):
     def diagonal(
         self, fmt: Format, width: int, height: int, thickness: int, left: bool
     ) -> dict[str, Any]:
-        from PIL import Image, ImageDraw
 
         self.bound_image(width, height, "^GD")
         image = Image.new("L", (width, height), 255)
@@ -211,7 +212,6 @@ class GraphicReader(Reader):
         return True
 
     def decode_image(self, total: int, row_bytes: int, data: str, where: str, line: int) -> Any:
-        from PIL import Image, ImageOps
 
         if total <= 0 or row_bytes <= 0 or total % row_bytes:
             raise refuse(
