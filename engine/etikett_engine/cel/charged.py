@@ -32,6 +32,8 @@ _GE: Any = None
 def functions() -> dict[str, Any]:
     """The activation's functions that replace celpy's own (celpy must be imported)."""
     global _EVAL, _EQ, _NE, _LT, _LE, _GT, _GE
+    # celpy loads with the first expression run: importing the engine stays light
+    # (tests/unit/test_cel.py), for the Runner and the functions that never evaluate.
     import celpy.evaluation
 
     _EVAL = celpy.evaluation

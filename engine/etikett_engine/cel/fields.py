@@ -28,7 +28,7 @@ class FieldRead(NamedTuple):
 def field_reads(source: str, roots: Iterable[str]) -> list[FieldRead]:
     """Every field of `roots` the expression selects (`root.field`, `root["field"]`), in source
     order. CelInvalid when the expression does not compile (lint reports that on its own)."""
-    from lark import Tree
+    from lark import Tree  # with the first compile, as celpy (see library.py)
 
     wanted = frozenset(roots)
     tree = program(source).tree

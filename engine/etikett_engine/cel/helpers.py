@@ -149,7 +149,7 @@ def _with_check_digit(digits: Any) -> Any:
     "The number with exactly that many decimals, halves rounded up: format_number(2.5, 2).",
 )
 def _format_number(number: Any, decimals: Any) -> Any:
-    from decimal import ROUND_HALF_UP, Decimal
+    from decimal import ROUND_HALF_UP, Decimal  # only format_number needs it
 
     places = _int_arg(decimals, "decimals")
     if not 0 <= places <= MAX_DECIMALS:

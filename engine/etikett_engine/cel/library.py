@@ -15,6 +15,8 @@ class Celpy:
     """celpy's modules: the package, its value types and its evaluation error."""
 
     def __init__(self) -> None:
+        # celpy loads with the first environment: importing the engine stays light
+        # (tests/unit/test_cel.py).
         import celpy
         import celpy.celtypes
         import celpy.evaluation

@@ -299,7 +299,7 @@ def _int_literals(text: str, celtypes: Any) -> tuple[str, dict[str, Any]]:
 def _references(tree: Any, functions: frozenset[str]) -> tuple[Reference, ...]:
     """Free variable names (not bound by a macro), unknown functions and bad macro variables,
     in source order."""
-    from lark import Tree
+    from lark import Tree  # with the first compile, as celpy (see library.py)
 
     found: list[Reference] = []
     # An explicit stack: CEL trees are deep (every precedence level nests), recursion is not.
@@ -349,7 +349,7 @@ def _plain_name(expr: Any) -> Any:
 
 def macro_depth(tree: Any) -> int:
     """How deeply comprehension macros nest in a parsed expression."""
-    from lark import Tree
+    from lark import Tree  # with the first compile, as celpy (see library.py)
 
     deepest = 0
     stack: list[tuple[Any, int]] = [(tree, 0)]

@@ -164,6 +164,7 @@ def _with_text(bars: Image.Image, text: str, text_pt: float, dpi: int) -> Image.
 def _encode(
     object_id: str, symbology: str, spec: Spec, data: str, code_set: str | None = None
 ) -> Symbol:
+    # zint loads with the first barcode; its Symbology would shadow this module's own name.
     from zint import InputMode, Symbol, Symbology, WarningLevel
 
     data = _checked(object_id, symbology, data)
