@@ -1,6 +1,29 @@
-"""Time in one place: UTC, RFC 3339 with milliseconds, so the rest of the code never guesses."""
+"""Time in one place: UTC, RFC 3339 with milliseconds, so the rest of the code never guesses; and
+how long the running Lambda invocation has left (set by its entry, read where work must end in
+time)."""
 
+import time
+from contextvars import ContextVar, Token
 from datetime import UTC, datetime
+
+# When the running invocation must be done, on the monotonic clock (None: no deadline is known).
+_deadline: ContextVar[float | None] = ContextVar("deadline", default=None)
+
+
+def start_invocation(remaining_ms: int | None) -> Token[float | None]:
+    """The entry of a Lambda invocation says how long it has; `end_invocation` forgets it."""
+    ends = None if remaining_ms is None else time.monotonic() + remaining_ms / 1000
+    return _deadline.set(ends)
+
+
+def end_invocation(token: Token[float | None]) -> None:
+    _deadline.reset(token)
+
+
+def remaining_ms() -> int | None:
+    """Milliseconds the running invocation has left; None outside one."""
+    ends = _deadline.get()
+    return None if ends is None else max(0, int((ends - time.monotonic()) * 1000))
 
 
 def now() -> datetime:

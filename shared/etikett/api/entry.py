@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from mangum import Mangum
 from starlette.types import ASGIApp
 
+from etikett import clock
 from etikett.settings import get_settings
 
 # Answers of these types travel as text; Mangum would base64-encode problem+json otherwise.
@@ -53,7 +54,12 @@ def http_handler(app: FastAPI | ASGIApp, service: str) -> Handler:
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         started = time.perf_counter()
         seen.state = {}
-        response = asgi(event, context)
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        invocation = clock.start_invocation(remaining() if callable(remaining) else None)
+        try:
+            response = asgi(event, context)
+        finally:
+            clock.end_invocation(invocation)
         status = int(response.get("statusCode", 500))
         metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
         if status >= 500:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
 from etikett.domain.actors import Invocation
-from etikett.domain.printing import print_archive, print_idempotency, printing
+from etikett.domain.printing import print_archive, printing
 
 routes = router(prefix="/api/v1", tags=["Printing"])
 Reviewer = Annotated[Invocation, requires("operator", "approver")]
@@ -46,13 +45,9 @@ Reviewer = Annotated[Invocation, requires("operator", "approver")]
 )
 def post_print(
     body: printing.PrintRequest,
-    request: Request,
     invocation: Annotated[Invocation, requires("operator")],
 ) -> Any:
-    if body.idempotency_key is None:
-        return JSONResponse(printing.submit(invocation, body).model_dump(), status_code=202)
-    answer = print_idempotency.submit_once(invocation, body, request.scope.get("aws.context"))
-    return JSONResponse(answer, status_code=202)
+    return JSONResponse(printing.print_request(invocation, body), status_code=202)
 
 
 @routes.get(

@@ -234,4 +234,4 @@ def offline_prints_sync(
     "reference and printer alias that one of the deployed version's action.print nodes names.",
 )
 def flow_print(body: runner_flows.FlowPrint, request: Request, invocation: RunnerCall) -> Any:
-    return runner_flows.print_records(request.state.runner, body, request.scope.get("aws.context"))
+    return runner_flows.print_records(request.state.runner, body)

@@ -5,10 +5,12 @@ same idempotency key and body answered once."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
+from etikett import clock
 from etikett.domain.agent import claims, runner_agent, runner_messages
 from etikett.domain.counters import counters
 from etikett.domain.labels import label_versions
@@ -335,7 +337,7 @@ no_lambda_context = pytest.mark.filterwarnings("ignore:Couldn't determine the re
 
 def _once(site: Site, label: str, key: str, by: Any, **body: Any) -> dict[str, Any]:
     request = PrintRequest(label_id=label, printer=site.printer, idempotency_key=key, **body)
-    return print_idempotency.submit_once(by, request, None)
+    return printing.print_request(by, request)
 
 
 @no_lambda_context
@@ -405,3 +407,27 @@ def test_the_archive_shows_each_label_s_prints_newest_first_with_their_outcome(
     entry = print_archive.get_entry(older.archive_entry_ids[1])
     assert (entry.outcome, entry.variables) == ("sent", {"name": "b"})
     _refused(ProblemCode.ARCHIVE_NOT_FOUND, lambda: print_archive.get_entry("arc_missing"))
+
+
+def test_a_request_in_progress_holds_its_key_only_as_long_as_its_invocation(aws: Aws) -> None:
+    """Inside a Lambda invocation (the entry sets its deadline), the key of a request still
+    running expires when the invocation would have ended: a crash does not block it for a day."""
+    table = aws.ref("IdempotencyTable")
+    seen: list[dict[str, Any]] = []
+
+    def submit() -> dict[str, Any]:
+        items = aws.client("dynamodb").scan(TableName=table)["Items"]
+        seen.extend(item for item in items if item.get("status", {}).get("S") == "INPROGRESS")
+        return {"job_id": "job_x", "archive_entry_ids": [], "status": "queued"}
+
+    deadline = clock.start_invocation(20_000)
+    try:
+        before = time.time() * 1000
+        answer = print_idempotency.once(agent("postPrint", "operator"), "k-deadline", {}, submit)
+    finally:
+        clock.end_invocation(deadline)
+    assert answer["job_id"] == "job_x"
+    (item,) = seen
+    expires = int(item["in_progress_expiration"]["N"])
+    assert before + 19_000 <= expires <= before + 21_000, (before, expires)
+    assert clock.remaining_ms() is None

@@ -316,13 +316,11 @@ def print_targets(flow_id: str, version: int) -> frozenset[tuple[str, str]]:
     )
 
 
-def print_records(
-    runner: RunnerRecord, request: FlowPrint, lambda_context: Any = None
-) -> dict[str, Any]:
+def print_records(runner: RunnerRecord, request: FlowPrint) -> dict[str, Any]:
     """One print request as an operator would send it, by the Runner (a service actor): only
     for a deployment its group runs, and only labels and aliases the deployed version prints."""
     # Loaded here, not at the runner_agent function's cold start.
-    from etikett.domain.printing import print_idempotency, printing
+    from etikett.domain.printing import printing
 
     record = _deployment_for(runner, request.deployment_id)
     _refuse_unless_running(runner, record)
@@ -355,7 +353,7 @@ def print_records(
         data=request.records,
         idempotency_key=f"{runner.id}:{request.idempotency_key}",
     )
-    return print_idempotency.submit_once(invocation, body, lambda_context)
+    return printing.print_request(invocation, body)
 
 
 def counters_in_use(runner: RunnerRecord) -> set[str]:

@@ -5,11 +5,13 @@ still running."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
+from etikett import clock
 from etikett.domain.actors import Invocation
-from etikett.domain.printing import jobs, printing
+from etikett.domain.printing import jobs
 from etikett.store import idempotency
 from etikett_engine.errors import Conflict, ProblemCode
 
@@ -29,9 +31,26 @@ def _config() -> Any:
     )
 
 
-def submit_once(
-    invocation: Invocation, request: printing.PrintRequest, lambda_context: Any | None
+class _Invocation:
+    """What Powertools asks of a Lambda context: how long the invocation has left, so that a
+    request that crashed frees its key when its invocation would have ended."""
+
+    def __init__(self, remaining_ms: int) -> None:
+        self._ends = time.monotonic() + remaining_ms / 1000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._ends - time.monotonic()) * 1000))
+
+
+def once(
+    invocation: Invocation,
+    key: str,
+    request: dict[str, Any],
+    submit: Callable[[], dict[str, Any]],
 ) -> dict[str, Any]:
+    """`submit()`'s answer the first time the caller sends `key` with this `request` (its body
+    without the key, as JSON); the same answer, with the job's status as it is now, for every
+    retry, printing nothing more."""
     # Loaded here, not at the mcp and printing functions' cold start.
     from aws_lambda_powertools.utilities.idempotency import idempotent_function
     from aws_lambda_powertools.utilities.idempotency.exceptions import (
@@ -40,27 +59,28 @@ def submit_once(
     )
 
     settings = _config()
-    if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
-        settings.register_lambda_context(lambda_context)  # a crash frees the key in time
+    remaining = clock.remaining_ms()
+    if remaining is not None:
+        settings.register_lambda_context(_Invocation(remaining))  # a crash frees the key in time
 
     printed: list[bool] = []
 
-    def submit(envelope: dict[str, Any]) -> dict[str, Any]:
+    def first(envelope: dict[str, Any]) -> dict[str, Any]:
         printed.append(True)
-        return printing.submit(invocation, request).model_dump()
+        return submit()
 
     print_once: Callable[..., dict[str, Any]] = idempotent_function(
         data_keyword_argument="envelope",
         config=settings,
         persistence_store=idempotency.persistence(),
-    )(submit)
+    )(first)
 
     caller = invocation.caller
     assert caller is not None
     envelope = {
         "caller": caller.subject,
-        "key": request.idempotency_key,
-        "request": request.model_dump(mode="json", exclude={"idempotency_key"}),
+        "key": key,
+        "request": request,
     }
     try:
         answer = print_once(envelope=envelope)
@@ -68,15 +88,16 @@ def submit_once(
         raise Conflict(
             "This idempotency key was used for another request.",
             ProblemCode.PRINT_IDEMPOTENCY_CONFLICT,
-            idempotency_key=request.idempotency_key,
+            idempotency_key=key,
         ) from None
     except IdempotencyAlreadyInProgressError:
         raise Conflict(
             "A request with this idempotency key is still running; retry shortly.",
             ProblemCode.PRINT_IN_PROGRESS,
-            idempotency_key=request.idempotency_key,
+            idempotency_key=key,
         ) from None
     if printed:
         return answer
-
+    # A replay: the same job, as it is now (a client retrying after a time-out wants to know
+    # whether its labels came out, not that they were once queued).
     return {**answer, "status": jobs.load(str(answer["job_id"])).status}

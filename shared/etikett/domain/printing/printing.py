@@ -17,7 +17,7 @@ from etikett import clock
 from etikett.domain.actors import Invocation
 from etikett.domain.counters import counter_values
 from etikett.domain.printers import printer_records
-from etikett.domain.printing import jobs, print_targets
+from etikett.domain.printing import jobs, print_idempotency, print_targets
 from etikett.domain.printing.print_limits import MAX_RECORDS as MAX_RECORDS
 from etikett.domain.printing.print_rendering import held_event, render_failed
 from etikett.domain.printing.print_targets import Target
@@ -126,6 +126,22 @@ def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) ->
             ProblemCode.PRINT_VARIABLES_INVALID,
             errors=errors[:100],
         )
+
+
+# --- one print request ------------------------------------------------------------------------
+
+
+def print_request(invocation: Invocation, request: PrintRequest) -> dict[str, Any]:
+    """`POST /print` (and a Runner's flow print): the request printed once. With an
+    `idempotency_key`, a retry answers the first answer and prints nothing more."""
+    if request.idempotency_key is None:
+        return submit(invocation, request).model_dump()
+    return print_idempotency.once(
+        invocation,
+        request.idempotency_key,
+        request.model_dump(mode="json", exclude={"idempotency_key"}),
+        lambda: submit(invocation, request).model_dump(),
+    )
 
 
 # --- submitting, step by step ----------------------------------------------------------------
@@ -272,15 +288,7 @@ def _print_now(invocation: Invocation, target: Target, job: _PrintJob) -> tuple[
     try:
         data = job.work.encode()
     except EtikettError as error:
-        failed = jobs.create(
-            invocation,
-            printer.runner_id,
-            "print",
-            job.payload,
-            printer_id=printer.id,
-            audit_details=job.audit_details,
-            extra_writes=_archive_writes(job.entries),
-        )
+        failed = _rendering(invocation, target, job, _archive_writes(job.entries))
         render_failed(failed, error)
         raise
     queued = jobs.submit(
@@ -300,19 +308,30 @@ def _print_now(invocation: Invocation, target: Target, job: _PrintJob) -> tuple[
 
 def _print_later(invocation: Invocation, target: Target, job: _PrintJob) -> tuple[str, str]:
     """The job waits in `rendering` while the print-render function renders its work."""
-    printer = target.printer
-    record = jobs.create(
-        invocation,
-        printer.runner_id,
-        "print",
-        job.payload,
-        printer_id=printer.id,
-        audit_details=job.audit_details,
-    )
+    record = _rendering(invocation, target, job)
     archive.add_all([entry._replace(job_id=record.id) for entry in job.entries])
     print_work.put(record.id, job.work.model_dump_json().encode())
     print_work.enqueue(record.id)
     return record.id, record.status
+
+
+def _rendering(
+    invocation: Invocation,
+    target: Target,
+    job: _PrintJob,
+    extra_writes: jobs.ExtraWrites | None = None,
+) -> JobRecord:
+    """The print job written as `rendering` (its labels not yet encoded), with its audit entry
+    and `extra_writes` in the same transaction."""
+    return jobs.create(
+        invocation,
+        target.printer.runner_id,
+        "print",
+        job.payload,
+        printer_id=target.printer.id,
+        audit_details=job.audit_details,
+        extra_writes=extra_writes,
+    )
 
 
 def _archive_writes(
