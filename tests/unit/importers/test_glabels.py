@@ -148,7 +148,7 @@ def test_embedded_images_and_unsupported_things_are_reported():
         around = image.crop(
             (_dots(x_mm, 300) - 3, _dots(y_mm, 300) - 3, _dots(x_mm, 300) + 4, _dots(y_mm, 300) + 4)
         )
-        assert 0 in around.getdata(), (x_mm, y_mm)
+        assert 0 in around.get_flattened_data(), (x_mm, y_mm)
     assert image.getpixel((_dots(2.2, 300), _dots(37.9, 300))) == 255  # not the other slant
     messages = {n.element: n.message for n in conversion.report}
     assert "not embedded" in messages["Objects/Object-image[2]"]
