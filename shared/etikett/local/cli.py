@@ -16,12 +16,14 @@ DEMO_HOME = Path(".etikett-demo")  # the demo's state, apart from what `make dev
 
 
 def _setup_required() -> bool:
+    # The domain loads for `etikett dev`, not for the CLI's other commands.
     from etikett.domain.users.users import any_user_exists
 
     return not any_user_exists()
 
 
 def dev(arguments: argparse.Namespace) -> int:
+    # The local service (uvicorn, the gateway, the template) loads for `etikett dev` only.
     from etikett.local import logs
     from etikett.local.service import LocalService
 

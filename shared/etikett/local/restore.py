@@ -31,6 +31,7 @@ def read_items(path: Path) -> list[dict[str, Any]]:
 
 
 def restore(export: Path, items: Path, target: str | None, token: str | None) -> int:
+    # A restore only: the CLI's other commands start without the vault and the HTTP client.
     from etikett.domain.credentials import credential_vault
     from etikett_engine import outgoing
 

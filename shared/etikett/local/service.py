@@ -93,7 +93,7 @@ class LocalService:
         os.environ.pop("AWS_PROFILE", None)
 
     def start(self) -> None:
-        import uvicorn
+        import uvicorn  # loaded when the service starts serving, not by its other callers
 
         self.home.mkdir(parents=True, exist_ok=True)
         # Read before the AWS state loads: how far to trust them depends on that state's age.

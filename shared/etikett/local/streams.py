@@ -36,6 +36,7 @@ ShardEnd = Callable[[str], "int | None"]
 def moto_shard_end(region: str, account: str = LOCAL_ACCOUNT) -> ShardEnd:
     """For moto's server in this process: the last sequence number in a table's stream (0 while it
     is empty; None if moto has no such stream here), read from memory without a request."""
+    # moto's models load in the process that runs moto, not in `etikett dev`'s.
     from moto.dynamodb.models import dynamodb_backends
 
     def shard_end(table_name: str) -> int | None:

@@ -15,6 +15,7 @@ CLIENT_CERT_SCOPE_KEY = "etikett.client_cert_der"
 
 def prepare(home: Path) -> tuple[Path, Path, Path]:
     """(server certificate, server key, CA bundle) files under `home/tls`, issued by the CA."""
+    # The CA (and cryptography) load when TLS is set up, not with the CLI.
     from etikett.domain.runners import certificates
 
     folder = home / "tls"
@@ -49,6 +50,7 @@ class ClientCertificateProtocol(H11Protocol):
 
 def client_cert_context(der: bytes) -> dict[str, Any]:
     """The shape API Gateway gives a verified client certificate in the event."""
+    # cryptography loads with the first client certificate, not with the gateway.
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
 

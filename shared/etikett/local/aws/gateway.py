@@ -263,6 +263,7 @@ def _next_receivable(environ: WSGIEnvironment, queue: str | None) -> float:
     """Seconds until a message in `queue` becomes receivable by its delay or visibility timeout
     ending (infinity if none will; the re-check interval if moto's queue cannot be found). Read
     from moto's state in this process, under the shared lock."""
+    # moto loads a service's models with its first request; this runs during an SQS one.
     from moto.sqs.models import sqs_backends
 
     region = _signed_region(environ)
@@ -299,6 +300,7 @@ STREAM_END_PATH = "/_etikett/stream-end"
 
 
 def _stream_end(environ: WSGIEnvironment) -> _Response:
+    # The pollers' module, for the one path that asks where a stream ends.
     from etikett.local.streams import moto_shard_end
 
     query = dict(parse_qsl(environ.get("QUERY_STRING", "")))

@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     # pollers, so that what they write is in the final snapshot.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # moto loads in this child only, once its signals are set: the parent never loads it.
     from etikett.local.aws.server import LocalAws
 
     with _state_held(arguments.state_file):

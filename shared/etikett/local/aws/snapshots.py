@@ -144,6 +144,7 @@ def _register_buckets() -> None:
     """moto's S3 keeps a process-wide bucket name -> (partition, account) registry beside its
     backends. It must name the buckets of the backends now in place: a name left from earlier
     state points at a backend without the bucket, whose lookup then recurses forever."""
+    # moto's models load in the process that runs moto.
     from moto.s3.models import s3_backends
 
     registry = s3_backends.bucket_accounts
