@@ -264,8 +264,12 @@ class RawJob:
             self.ctx.check()
             try:
                 with self.connection() as conn:
-                    count = conn.odometer()
+                    # The state first, then the counter: labels that print between the two
+                    # reads show in the counter. Read the other way round, a printer that
+                    # finished its buffer in between looked idle with its counter unmoved,
+                    # and the bytes were sent a second time.
                     state = conn.state()
+                    count = conn.odometer()
             except (PrinterUnreachable, NoAnswer) as exc:
                 now = time.monotonic()
                 unreachable_since = unreachable_since or now
