@@ -7,11 +7,12 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import documents
+from etikett.domain import documents, versions
 from etikett.domain.actors import Invocation
 from etikett.domain.audit import audit
 from etikett.domain.documents import DocumentPatch
 from etikett.domain.flows import flow_checks
+from etikett.domain.versions import Author
 from etikett.ids import new_id
 from etikett.store import flows
 from etikett.store.conditions import ConditionName
@@ -24,7 +25,6 @@ from etikett_engine.errors import (
     DocumentInvalid,
     InvalidRequest,
     NotFound,
-    PayloadTooLarge,
     ProblemCode,
     VersionConflict,
 )
@@ -39,11 +39,6 @@ STATUS = Field(
     "then `deployed`. Flow versions need no approval of their own: a deployment's stages are "
     "approved instead."
 )
-
-
-class Author(Model):
-    actor: Literal["human", "service"]
-    subject: str
 
 
 class Flow(Model):
@@ -196,21 +191,15 @@ def document_of(record: FlowVersionRecord) -> FlowDocument:
 def _version_record(
     invocation: Invocation, flow_id: str, version: int, document: FlowDocument, comment: str | None
 ) -> FlowVersionRecord:
-    blob = pack(document.model_dump(mode="json", exclude_none=True))
-    if len(blob) > MAX_DOCUMENT_BYTES:
-        raise PayloadTooLarge(
-            f"The document is {len(blob)} bytes compressed; at most {MAX_DOCUMENT_BYTES}.",
-            ProblemCode.DOCUMENT_TOO_LARGE,
-            size=len(blob),
-            limit=MAX_DOCUMENT_BYTES,
-        )
-    caller = invocation.caller
-    assert caller is not None
+    blob = versions.within(
+        pack(document.model_dump(mode="json", exclude_none=True)), MAX_DOCUMENT_BYTES
+    )
+    actor, subject = versions.author(invocation)
     return FlowVersionRecord(
         flow_id=flow_id,
         version=version,
-        author_actor=caller.actor,
-        author_subject=caller.subject,
+        author_actor=actor,
+        author_subject=subject,
         comment=comment,
         created_at=clock.now(),
         blob=blob,
@@ -337,27 +326,16 @@ def patch_document(
 ) -> FlowDocumentAnswer:
     flow = load(flow_id)
     latest = flow.latest_version
-    if patch.base_version is not None and patch.base_version != latest:
-        raise VersionConflict(
-            f"The patch was made against version {patch.base_version}, but {latest} is the latest.",
-            base_version=patch.base_version,
-            latest_version=latest,
-            document="flow",
-        )
+    versions.check_base(patch.base_version, latest, "flow")
     current = load_version(flow_id, latest).document
     changed = documents.apply_patch(current, patch.operations, id_collection="nodes")
     document = parse_to_save(changed)
     record = _version_record(invocation, flow_id, latest + 1, document, patch.comment)
     after = flow._replace(latest_version=latest + 1, updated_at=clock.now())
-    stale = VersionConflict(
-        f"Version {latest} is no longer the latest; read the document again.",
-        base_version=latest,
-        document="flow",
-    )
-    details = {"document": "flow", "before_version": latest, "after_version": latest + 1}
+    stale = versions.stale(latest, "flow")
     try:
         with UnitOfWork(
-            audit.record(invocation, flow_id, details=details),
+            audit.record(invocation, flow_id, details=versions.saved("flow", latest)),
             errors={ConditionName.FLOW_LATEST: stale, ConditionName.VERSION_ABSENT: stale},
         ) as uow:
             flows.add_version(uow, flow, after, record)

@@ -11,13 +11,14 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from etikett import clock
-from etikett.domain import documents
+from etikett.domain import documents, versions
 from etikett.domain.actors import Invocation
 from etikett.domain.audit import audit
 from etikett.domain.documents import DocumentPatch as DocumentPatch
 from etikett.domain.labels.label_records import load_label, load_version
 from etikett.domain.labels.label_validation import derived_form, validate_form, validate_label
 from etikett.domain.users import policies
+from etikett.domain.versions import Author
 from etikett.store import events, labels
 from etikett.store.conditions import ConditionName
 from etikett.store.labels import MAX_DOCUMENT_BYTES, DocumentKind, LabelRecord, VersionRecord, pack
@@ -27,18 +28,10 @@ from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.dsl.preflight import LabelFinding
 from etikett_engine.errors import (
     HumanRequired,
-    PayloadTooLarge,
-    ProblemCode,
-    VersionConflict,
 )
 from etikett_engine.model import Model
 
 VersionStatus = Literal["draft", "approved", "retired"]
-
-
-class Author(Model):
-    actor: Literal["human", "service"]
-    subject: str
 
 
 class VersionEntry(Model):
@@ -91,23 +84,15 @@ def new_version_record(
     document: dict[str, Any],
     comment: str | None,
 ) -> VersionRecord:
-    blob = pack(document)
-    if len(blob) > MAX_DOCUMENT_BYTES:
-        raise PayloadTooLarge(
-            f"The document is {len(blob)} bytes compressed; at most {MAX_DOCUMENT_BYTES}.",
-            ProblemCode.DOCUMENT_TOO_LARGE,
-            size=len(blob),
-            limit=MAX_DOCUMENT_BYTES,
-        )
-    caller = invocation.caller
-    assert caller is not None
+    blob = versions.within(pack(document), MAX_DOCUMENT_BYTES)
+    actor, subject = versions.author(invocation)
     return VersionRecord(
         label_id=label_id,
         document_kind=kind,
         version=version,
         status="draft",
-        author_actor=caller.actor,
-        author_subject=caller.subject,
+        author_actor=actor,
+        author_subject=subject,
         comment=comment,
         created_at=clock.now(),
         status_changed_at=None,
@@ -142,6 +127,7 @@ def get_document(
         document=record.document,
     )
     if with_findings:
+        # Preflight loads the renderer: only when findings are asked for, or for an approval.
         from etikett.domain.labels import preflight
 
         parsed = LabelDocument.model_validate(answer.document)
@@ -193,13 +179,8 @@ def _save_new_version(
     latest = meta.latest(kind)
     record = new_version_record(invocation, meta.id, kind, latest + 1, document, comment)
     after = meta.with_latest(kind, latest + 1)._replace(**label_changes, updated_at=clock.now())
-    conflict = VersionConflict(
-        f"Version {latest} is no longer the latest; read the document again.",
-        base_version=latest,
-        document=kind,
-    )
-    details = {"document": kind, "before_version": latest, "after_version": latest + 1}
-    entry = audit.record(invocation, meta.id, details=details)
+    conflict = versions.stale(latest, kind)
+    entry = audit.record(invocation, meta.id, details=versions.saved(kind, latest))
     with UnitOfWork(
         entry,
         errors={ConditionName.VERSION_LATEST: conflict, ConditionName.VERSION_ABSENT: conflict},
@@ -208,20 +189,10 @@ def _save_new_version(
     return record
 
 
-def _check_base(base_version: int | None, latest: int, kind: DocumentKind) -> None:
-    if base_version is not None and base_version != latest:
-        raise VersionConflict(
-            f"The patch was made against version {base_version}, but {latest} is the latest.",
-            base_version=base_version,
-            latest_version=latest,
-            document=kind,
-        )
-
-
 def patch_document(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
     meta = load_label(label_id)
     latest = meta.latest_version
-    _check_base(patch.base_version, latest, "label")
+    versions.check_base(patch.base_version, latest, "label")
     current = load_version(label_id, "label", latest).document
     changed = documents.apply_patch(current, patch.operations, id_collection="objects")
     parsed = validate_label(changed)
@@ -285,7 +256,7 @@ def _form(
 def patch_form(invocation: Invocation, label_id: str, patch: DocumentPatch) -> DocumentAnswer:
     """Patches the authored form, or the derived one when none is authored yet (version 0)."""
     meta = load_label(label_id)
-    _check_base(patch.base_version, meta.form_latest_version, "form")
+    versions.check_base(patch.base_version, meta.form_latest_version, "form")
     current = get_form(label_id).document
     changed = documents.apply_patch(current, patch.operations, id_collection="fields")
     _, label = label_document(label_id)
@@ -309,6 +280,7 @@ def set_status(invocation: Invocation, label_id: str, change: StatusChange) -> V
     if record.status == change.status:
         return _entry(record)
     if change.status == "approved" and kind == "label":
+        # Preflight loads the renderer: only when findings are asked for, or for an approval.
         from etikett.domain.labels import preflight
 
         document = LabelDocument.model_validate(record.document)
