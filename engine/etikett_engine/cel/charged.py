@@ -188,6 +188,7 @@ def evaluator(ast: Any, activation: Any) -> Any:
     """celpy's interpreter for `ast`, charging the budget for each node it visits."""
     global _EVALUATOR
     if _EVALUATOR is None:
+        # celpy's interpreter loads with the first evaluation (a test keeps CEL's import light).
         from celpy.evaluation import Evaluator
 
         class ChargedEvaluator(Evaluator):

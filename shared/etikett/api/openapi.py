@@ -17,6 +17,9 @@ from typing import Any
 
 from etikett import API_VERSION
 
+# Building the document imports every group's routes, FastAPI's OpenAPI builder and the examples:
+# those imports stay in the functions that build, so a function reading the built file loads none.
+
 # Written by the layer build only; never in the source tree (local mode builds from the routers).
 BUILT = Path(__file__).with_name("openapi.built.json")
 

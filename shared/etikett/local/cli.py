@@ -58,6 +58,7 @@ def dev(arguments: argparse.Namespace) -> int:
         print("Setup done: sign in with POST /api/v1/auth/login.", flush=True)
     demo = None
     if arguments.demo:
+        # The demo site (a Runner and printers) loads only with --demo.
         from etikett.local.demo import DemoFailed, DemoSite
 
         assert service.ca_file is not None
@@ -128,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     restore.add_argument("--token", default=None, help="an admin token of the target")
     arguments = parser.parse_args(argv)
     if arguments.command == "restore-credentials":
-        from pathlib import Path
-
+        # The restore command's own module, loaded only for it.
         from etikett.local.restore import restore as restore_credentials
 
         return restore_credentials(

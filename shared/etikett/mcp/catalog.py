@@ -162,6 +162,7 @@ class Catalog:
 @cache
 def catalog() -> Catalog:
     """The catalog of the service's own OpenAPI document, built once per process (cold start)."""
+    # The OpenAPI module (and in local mode every group's routes) loads with the first catalog.
     from etikett.api.openapi import document, operation_groups
 
     return build(document(), operation_groups())

@@ -195,6 +195,7 @@ def _body(request: PreparedRequest) -> tuple[bytes, bytes | None]:
 def operations_app(group: str) -> FastAPI:
     """The app of `group`'s routes, built on the first call of one of its tools and kept for the
     process: a cold start loads no group's routes, and a call loads only its own group's."""
+    # A group's routes load with the first call of one of its tools, never at a cold start.
     from etikett.api.app import create_app
     from etikett.api.groups import routes_of
 

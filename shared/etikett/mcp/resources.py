@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+# Each resource's module is imported when the resource is first read, not at the MCP function's
+# cold start (the document models, the schemas, the OpenAPI document).
+
 JSON = "application/json"
 
 

@@ -23,6 +23,7 @@ class McpEndpoint:
     """The ASGI app of `POST /mcp` (streamable HTTP, stateless, JSON answers)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The SDK's transport loads with the first request: building the app does not need it.
         from etikett.mcp.http import endpoint
 
         await endpoint(scope, receive, send)

@@ -14,7 +14,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from etikett import API_VERSION
-from etikett.domain.actors import Caller
+from etikett.domain.actors import Caller, Invocation
 from etikett.mcp import catalog as catalogs
 from etikett.mcp import invoke, resources, results
 from etikett_engine.errors import EtikettError, InvalidRequest
@@ -153,7 +153,7 @@ def _audit_refusal(
     caller: Caller, operation_id: str, request_id: str | None, refused: EtikettError
 ) -> None:
     """A change refused before it ran is audited as REST audits it (outcome `refused`)."""
-    from etikett.domain.actors import Invocation
+    # The audit writer loads only for a refused change.
     from etikett.domain.audit import audit
 
     try:

@@ -25,6 +25,7 @@ from pynamodb.models import MetaProtocol, Model, _ModelFuture
 from pynamodb.transactions import TransactGet
 
 from etikett.settings import get_settings
+from etikett_engine.errors import PayloadTooLarge, ProblemCode
 
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
@@ -145,6 +146,7 @@ def unavailable(error: BaseException) -> bool:
 
 def table_items() -> Iterator[type[Model]]:
     """Every item class of every table (for re-aiming them: see `bind`)."""
+    # Only bind() (tests, local mode) imports every table module; a function loads its own.
     import importlib
     import pkgutil
 
@@ -183,8 +185,6 @@ def item_too_large(error: Exception) -> bool:
 
 def too_large() -> Exception:
     """The problem of a write refused for its item's size (413 `resource.too_large`)."""
-    from etikett_engine.errors import PayloadTooLarge, ProblemCode
-
     return PayloadTooLarge(
         "The change would make a stored item larger than 400 KB; nothing was written.",
         ProblemCode.RESOURCE_TOO_LARGE,

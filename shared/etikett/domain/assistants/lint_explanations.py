@@ -103,6 +103,7 @@ def _target_document(
     reference, _, number = target.partition("@")
     version = int(number) if number and given is None else None
     if reference.startswith("flw_"):
+        # Only a flow's findings need the flows aggregate: not loaded at the AI cold start.
         from etikett.domain.flows import flows
 
         if given is None:

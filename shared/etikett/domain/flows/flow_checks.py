@@ -61,6 +61,7 @@ class StoredSecrets:
 
     def secret(self, ref: str) -> SecretFacts | None:
         if ref not in self._seen:
+            # Only flows that send secrets ask: not loaded at the flows function's cold start.
             from etikett.store import credentials
 
             record = credentials.get(ref)

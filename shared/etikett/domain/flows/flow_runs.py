@@ -249,6 +249,7 @@ def _runner_and_context(
 def _refuse_unrunnable(flow_id: str, version: int | None, document: FlowDocument) -> None:
     """A version whose wires loop is not run at all (the engine's budget would stop each
     record, but the answer would only say so record by record)."""
+    # Lint (every rule's module) loads with the first dry run, not at the flows cold start.
     from etikett_engine.flows.lint import lint
 
     blocking = [f for f in lint(document) if f.code in UNRUNNABLE and f.severity == "error"]

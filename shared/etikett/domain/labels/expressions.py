@@ -50,6 +50,7 @@ def evaluate(request: CelEvaluation) -> CelResult:
     types = dict(request.types)
     values = dict(request.variables)
     if request.label_id is not None:
+        # Only an evaluation against a label reads its versions: not at the misc cold start.
         from etikett.domain.labels.label_versions import label_document
 
         _, document = label_document(request.label_id)

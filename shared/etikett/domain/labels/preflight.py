@@ -19,6 +19,7 @@ def findings(label_id: str, version: int, document: LabelDocument) -> list[Label
     key = (label_id, version)
     found = _KEPT.get(key)
     if found is None:
+        # The renderer (Pillow, zint) loads with the first version laid out, not at a cold start.
         from etikett.domain.counters import counter_values
         from etikett_engine.render.preflight import preflight
 

@@ -326,6 +326,7 @@ class ObjectReader(Reader):
 def symbol_columns(symbology: str, data: str) -> int | None:
     """How many modules wide the symbol for `data` is (zint), to fit the designed width."""
     try:
+        # zint's binding loads only for an imported barcode; the names clash with this module's own.
         from zint import InputMode, Symbol, Symbology
 
         from etikett_engine.render.barcode import SPECS
