@@ -176,6 +176,33 @@ def test_after_a_crash_labels_waiting_in_a_paused_printer_are_not_sent_again(
     assert harness.service.statuses("job_1")[-1] == "confirmed"
 
 
+def test_after_a_crash_labels_that_print_between_the_two_reads_are_not_sent_again(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    """The race of the test above, forced: the paused printer finishes its buffer right after
+    the first of the Runner's two reads (state, label counter), whichever it is. Read in the
+    wrong order, the counter is still 100 and the printer then looks idle and empty."""
+    sim.set_condition(paused=True)
+    with socket.create_connection(("127.0.0.1", sim.port)) as conn:
+        conn.sendall(LABEL)
+    wait_for(lambda: sim.snapshot().formats_in_buffer == 1)
+    queries: list[str] = []
+
+    def finish_the_buffer(query: str) -> None:
+        queries.append(query)
+        if len(queries) == 1:
+            sim.set_condition(paused=False)
+            sim.wait_printed(1)
+
+    sim.after_answer = finish_the_buffer
+    harness.context("job_1", "raw", payload(sim.port), LABEL)
+    harness.journal.record("job_1", STARTED, odometer=100, expected=2)
+    run(harness, "job_1", sim.port, claim=False)
+    assert queries[0] in ("~HS", "getvar odometer.total_label_count")
+    assert sim.engine.printed_total == 1 and sim.odometer == 102
+    assert harness.service.statuses("job_1")[-1] == "confirmed"
+
+
 def test_a_counter_that_does_not_move_ends_as_sent(harness: Harness, sim: PrinterSimulator) -> None:
     data = b"^XA^FO0,0^GFA,2,2,1,FF00^FS^XZ"
     ctx = harness.context("job_1", "raw", payload(sim.port, expected=5), data)

@@ -94,6 +94,9 @@ class PrinterSimulator:
         self._listener: Listener | None = None
         self._connections: dict[socket.socket, threading.Thread] = {}
         self._open_formats: set[int] = set()  # connections inside ^XA … ^XZ (the ~HS h flag)
+        # Called with the query's name (`~HS`, `~HQ`, `~HI`, or `getvar <name>`) once its answer
+        # is sent: tests change the printer there, between two queries of a client.
+        self.after_answer: Callable[[str], None] | None = None
         self._sgd_values = {
             "device.languages": "zpl",
             "appl.name": firmware,
@@ -330,6 +333,9 @@ class PrinterSimulator:
                     reply = self._dispatch(item, builder, peer)
                     if reply:
                         conn.sendall(reply)
+                        hook = self.after_answer
+                        if hook is not None:
+                            hook(f"getvar {item.getvar}" if isinstance(item, Sgd) else item.name)
                 if not data:
                     break
         except StreamError as exc:
