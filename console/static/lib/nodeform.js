@@ -92,6 +92,7 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
   let typing = null;
   let pending = null; // the field typed in, not yet handed to the form
   let drawing = 0; // the latest draw: an older one still loading gives way
+  let drawn = Promise.resolve(); // the latest draw's end: focusing waits for the form it shows
 
   const empty = () => {
     flush();
@@ -293,7 +294,8 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
     },
     show(id, options) {
       if (!id) return empty();
-      return draw(id, options);
+      drawn = draw(id, options);
+      return drawn;
     },
     /** The canvas changed: show the node again if its settings changed elsewhere (undo). */
     refresh() {
@@ -301,7 +303,7 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
       const node = canvas.node(current.id);
       if (!node) return empty();
       const data = node.getData() || {};
-      if (!same(data.fields, current.fields) || (data.name || "") !== current.name) draw(current.id);
+      if (!same(data.fields, current.fields) || (data.name || "") !== current.name) drawn = draw(current.id);
       else drawWires();
     },
     findings(list, document) {
@@ -313,11 +315,12 @@ export function nodeForm(host, { types, canvas, editable, choices, labelVariable
       names = recordFields;
       drawNames();
     },
+    // A key pressed just after choosing a node acts on that node's form, also while it loads.
     focus() {
-      (current?.holder.querySelector("input:not([type=hidden]), select, textarea") || current?.nameInput)?.focus();
+      drawn.then(() => (current?.holder.querySelector("input:not([type=hidden]), select, textarea") || current?.nameInput)?.focus());
     },
     focusWires() {
-      current?.wires.querySelector("select, button")?.focus();
+      drawn.then(() => current?.wires.querySelector("select, button")?.focus());
     },
   };
 }
