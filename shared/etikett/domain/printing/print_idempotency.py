@@ -5,7 +5,6 @@ still running."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,14 +31,12 @@ def _config() -> Any:
 
 
 class _Invocation:
-    """What Powertools asks of a Lambda context: how long the invocation has left, so that a
-    request that crashed frees its key when its invocation would have ended."""
+    """What Powertools asks of a Lambda context: how long the invocation has left (`clock`
+    knows), so that a request that crashed frees its key when its invocation would have ended."""
 
-    def __init__(self, remaining_ms: int) -> None:
-        self._ends = time.monotonic() + remaining_ms / 1000
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._ends - time.monotonic()) * 1000))
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return clock.remaining_ms() or 0
 
 
 def once(
@@ -59,9 +56,8 @@ def once(
     )
 
     settings = _config()
-    remaining = clock.remaining_ms()
-    if remaining is not None:
-        settings.register_lambda_context(_Invocation(remaining))  # a crash frees the key in time
+    if clock.remaining_ms() is not None:
+        settings.register_lambda_context(_Invocation())  # a crash frees the key in time
 
     printed: list[bool] = []
 
