@@ -11,7 +11,13 @@ from types import TracebackType
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from etikett.local import moto_attribute_values, moto_item_size, moto_sessions, moto_transactions
+from etikett.local import (
+    moto_attribute_values,
+    moto_conditions,
+    moto_item_size,
+    moto_sessions,
+    moto_transactions,
+)
 from etikett.local.aws.gateway import LockingMotoApp
 from etikett.local.aws.locking import ReadWriteLock
 from etikett.local.aws.options import check_options
@@ -90,6 +96,7 @@ class LocalAws:
         moto_transactions.install()
         moto_attribute_values.install()
         moto_item_size.install()
+        moto_conditions.install()
         moto_sessions.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
