@@ -25,6 +25,7 @@ from pynamodb.models import MetaProtocol, Model, _ModelFuture
 from pynamodb.transactions import TransactGet
 
 from etikett.settings import get_settings
+from etikett.store import attribute_wire
 from etikett_engine.errors import PayloadTooLarge, ProblemCode
 
 M = TypeVar("M", bound=Model)
@@ -59,11 +60,21 @@ def connection() -> Connection:
     return _connection(settings.region, settings.dynamodb_endpoint)
 
 
+class _WireConnection(Connection):
+    """pynamodb's connection whose client writes attribute values directly (attribute_wire):
+    the transactions' items, the bulk of what the service writes."""
+
+    @property
+    def client(self) -> Any:
+        # pynamodb makes the client on first use (and again if its credentials went missing).
+        return attribute_wire.install(super().client)
+
+
 @functools.cache
 def _connection(region: str, host: str | None) -> Connection:
     # One per process, like the models' own: a new Connection makes a new botocore session and
     # client on first use, which reads botocore's endpoint data again (≈ 100-300 ms).
-    return Connection(region=region, host=host, **_TIMEOUTS)
+    return _WireConnection(region=region, host=host, **_TIMEOUTS)
 
 
 def reads() -> TransactGet:
