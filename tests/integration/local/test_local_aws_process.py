@@ -181,3 +181,27 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_its_collector_leaves_the_loaded_state_alone_and_still_collects_cycles() -> None:
+    """tune_collector (run by the process after loading its state): what was loaded is frozen,
+    young collections are rarer, and garbage cycles made later are still collected without
+    anyone asking."""
+    probe = """
+import gc, weakref
+from etikett.local.aws.process import tune_collector
+tune_collector()
+print(gc.get_freeze_count() > 0, gc.get_threshold()[0] > 700)
+class Node:
+    pass
+cycle = Node()
+cycle.self = cycle
+alive = weakref.ref(cycle)
+del cycle
+kept = [[n] for n in range(200_000)]  # allocations, as requests make them
+print(alive() is None)
+"""
+    answer = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert answer.stdout.split() == ["True", "True", "True"], answer.stderr

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import gc
 import http.client
 import json
 import os
@@ -180,6 +181,22 @@ def _first_line(stream: IO[str], timeout: float) -> str:
     return lines[0] if lines else ""
 
 
+# moto keeps each item as a tree of small objects (half a million for a state of ten thousand
+# items), nearly all of them long-lived. With Python's default the collector walked them again and
+# again in a bulk of writes (a young collection every 700 allocations, a full one whenever the old
+# objects grew by a quarter): a quarter of local AWS's time in a sync of offline prints.
+_ALLOCATIONS_PER_COLLECTION = 20_000  # Python's default: 700
+_COLLECTIONS_PER_OLDER = 20  # Python's default: 10
+
+
+def tune_collector() -> None:
+    """This process's garbage collector, for moto's many long-lived objects: what is loaded
+    now (the modules, the state from the file) kept out of its walks, young collections rarer.
+    Cycles are still collected, a little later."""
+    gc.freeze()
+    gc.set_threshold(_ALLOCATIONS_PER_COLLECTION, _COLLECTIONS_PER_OLDER, _COLLECTIONS_PER_OLDER)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m etikett.local.aws.process")
     parser.add_argument("--state-file", type=Path)
@@ -205,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             max_wait_seconds=arguments.max_wait_seconds,
         )
         aws.start()
+        tune_collector()
         try:
             # Nobody reads this pipe after the first line: whatever moto or a library prints
             # from now on goes where errors go, never into a pipe that could fill and stall us.
