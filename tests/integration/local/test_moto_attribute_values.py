@@ -8,12 +8,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 
 from etikett.local import moto_attribute_values
-from etikett.local.aws import LocalAws
 from etikett.local.moto_attribute_values import moto_form, wire_form
+from support.local_dynamodb import table_client
 
 ITEM: dict[str, Any] = {
     "pk": {"S": "item-1"},
@@ -37,21 +36,9 @@ ITEM: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def ddb() -> Iterator[Any]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AWS_ACCESS_KEY_ID", "testing")
-        patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        with LocalAws(None) as aws:
-            client = boto3.client(
-                "dynamodb", region_name="eu-central-1", endpoint_url=aws.endpoint_url
-            )
-            client.create_table(
-                TableName="values",
-                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                BillingMode="PAY_PER_REQUEST",
-            )
-            client.put_item(TableName="values", Item=ITEM)
-            yield client
+    with table_client("values", {"pk": "S"}) as client:
+        client.put_item(TableName="values", Item=ITEM)
+        yield client
 
 
 def normalised(item: dict[str, Any]) -> dict[str, Any]:

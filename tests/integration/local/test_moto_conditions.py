@@ -8,38 +8,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from etikett.local import moto_conditions
-from etikett.local.aws import LocalAws
+from support.local_dynamodb import table_client
 
 TABLE = "conditioned"
 
 
 @pytest.fixture(scope="module")
 def ddb() -> Iterator[Any]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AWS_ACCESS_KEY_ID", "testing")
-        patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        with LocalAws(None) as aws:
-            client = boto3.client(
-                "dynamodb", region_name="eu-central-1", endpoint_url=aws.endpoint_url
-            )
-            client.create_table(
-                TableName=TABLE,
-                KeySchema=[
-                    {"AttributeName": "pk", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                AttributeDefinitions=[
-                    {"AttributeName": "pk", "AttributeType": "S"},
-                    {"AttributeName": "sk", "AttributeType": "N"},
-                ],
-                BillingMode="PAY_PER_REQUEST",
-            )
-            yield client
+    with table_client(TABLE, {"pk": "S", "sk": "N"}) as client:
+        yield client
 
 
 def _absent(pk: str, sk: int) -> dict[str, Any]:

@@ -6,31 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 from moto.dynamodb.models.dynamo_type import DynamoType
 
-from etikett.local.aws import LocalAws
 from etikett.local.moto_item_size import MAX_ITEM_SIZE, item_size
+from support.local_dynamodb import table_client
 
 
 @pytest.fixture(scope="module")
 def ddb() -> Iterator[Any]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AWS_ACCESS_KEY_ID", "testing")
-        patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        with LocalAws(None) as aws:
-            client = boto3.client(
-                "dynamodb", region_name="eu-central-1", endpoint_url=aws.endpoint_url
-            )
-            client.create_table(
-                TableName="sized",
-                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-                BillingMode="PAY_PER_REQUEST",
-            )
-            yield client
+    with table_client("sized", {"pk": "S"}) as client:
+        yield client
 
 
 def item_of(pk: str, size: int) -> dict[str, Any]:
