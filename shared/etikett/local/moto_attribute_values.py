@@ -18,6 +18,8 @@ from typing import Any
 
 from moto.core import parse, serialize
 
+from etikett.store.attribute_wire import Unusual, converted
+
 __all__ = ["install"]
 
 _SHAPE = "AttributeValue"
@@ -26,10 +28,6 @@ _PLAIN_SETS = frozenset({"SS", "NS"})
 _BLOB: Callable[[str], bytes] = parse.default_blob_parser  # moto's, untyped
 _installed = threading.Lock()
 _MARK = "_etikett_attribute_values"
-
-
-class _Unusual(Exception):
-    """A value that is not plainly in wire form: left to the generic serializer."""
 
 
 def install() -> None:
@@ -47,7 +45,7 @@ def install() -> None:
                 try:
                     serialized[self.get_serialized_name(shape, key)] = wire_form(value)
                     return
-                except _Unusual:
+                except Unusual:
                     pass
             generic(self, serialized, value, shape, key)
 
@@ -62,7 +60,7 @@ def install() -> None:
             if shape.name == _SHAPE and self._blob_parser is _BLOB and self.MAP_TYPE is dict:
                 try:
                     return moto_form(value)
-                except _Unusual:
+                except Unusual:
                     pass
             return generic_parse(self, shape, value)
 
@@ -73,76 +71,47 @@ def install() -> None:
 def wire_form(value: Any) -> dict[str, Any]:
     """`value` (one attribute value as moto holds it) as DynamoDB's JSON has it."""
     if type(value) is not dict or len(value) != 1:
-        raise _Unusual
+        raise Unusual
     ((kind, inner),) = value.items()
     if kind in _PLAIN:
         if inner is None or isinstance(inner, dict | list):
-            raise _Unusual
+            raise Unusual
         return {kind: inner}
     if kind in _PLAIN_SETS:
         if type(inner) is not list or not all(type(v) is str for v in inner):
-            raise _Unusual
+            raise Unusual
         return {kind: list(inner)}
     if kind == "M":
         if type(inner) is not dict:
-            raise _Unusual
+            raise Unusual
         return {"M": {str(k): wire_form(v) for k, v in inner.items()}}
     if kind == "L":
         if type(inner) is not list:
-            raise _Unusual
+            raise Unusual
         return {"L": [wire_form(v) for v in inner]}
     if kind == "B":
         return {"B": _base64(inner)}
     if kind == "BS":
         if type(inner) is not list:
-            raise _Unusual
+            raise Unusual
         return {"BS": [_base64(v) for v in inner]}
-    raise _Unusual
+    raise Unusual
 
 
 def moto_form(value: Any) -> dict[str, Any]:
     """`value` (one attribute value of a request, as DynamoDB's JSON has it) as moto's request
     parser makes it: the same, binary decoded from base64."""
-    if type(value) is not dict or len(value) != 1:
-        raise _Unusual
-    ((kind, inner),) = value.items()
-    if kind in ("S", "N"):
-        if type(inner) is not str:
-            raise _Unusual
-        return {kind: inner}
-    if kind in ("BOOL", "NULL"):
-        if type(inner) is not bool:
-            raise _Unusual
-        return {kind: inner}
-    if kind in _PLAIN_SETS:
-        if type(inner) is not list or not all(type(v) is str for v in inner):
-            raise _Unusual
-        return {kind: list(inner)}
-    if kind == "M":
-        if type(inner) is not dict:
-            raise _Unusual
-        return {"M": {k: moto_form(v) for k, v in inner.items()}}
-    if kind == "L":
-        if type(inner) is not list:
-            raise _Unusual
-        return {"L": [moto_form(v) for v in inner]}
-    if kind == "B":
-        return {"B": _unbase64(inner)}
-    if kind == "BS":
-        if type(inner) is not list:
-            raise _Unusual
-        return {"BS": [_unbase64(v) for v in inner]}
-    raise _Unusual
+    return converted(value, _unbase64)
 
 
 def _unbase64(value: Any) -> bytes:
     if type(value) is not str:
-        raise _Unusual
+        raise Unusual
     return _BLOB(value)
 
 
 def _base64(value: Any) -> str:
     if not isinstance(value, bytes | str):
-        raise _Unusual
+        raise Unusual
     raw = value.encode("utf-8") if isinstance(value, str) else value
     return base64.b64encode(raw).decode("ascii")

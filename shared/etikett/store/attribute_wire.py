@@ -11,11 +11,12 @@ same request bytes either way (tests/unit/test_store_attribute_wire.py).
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 from botocore.serialize import JSONSerializer
 
-__all__ = ["AttributeValueSerializer", "install"]
+__all__ = ["AttributeValueSerializer", "Unusual", "converted", "install"]
 
 _SHAPE = "AttributeValue"
 _PLAIN = frozenset({"S", "N"})
@@ -26,7 +27,7 @@ _generic_map: Any = vars(JSONSerializer)["_serialize_type_map"]
 _generic_structure: Any = vars(JSONSerializer)["_serialize_type_structure"]
 
 
-class _Unusual(Exception):
+class Unusual(Exception):
     """Not plainly in wire form: botocore's own walk decides."""
 
 
@@ -38,7 +39,7 @@ class AttributeValueSerializer(JSONSerializer):
             try:
                 serialized[key] = {name: _wire(item) for name, item in value.items()}
                 return
-            except _Unusual:
+            except Unusual:
                 pass
         _generic_map(self, serialized, value, shape, key)
 
@@ -47,7 +48,7 @@ class AttributeValueSerializer(JSONSerializer):
             try:
                 serialized[key] = _wire(value)
                 return
-            except _Unusual:
+            except Unusual:
                 pass
         _generic_structure(self, serialized, value, shape, key)
 
@@ -68,37 +69,44 @@ def install(client: Any) -> Any:
 
 
 def _wire(value: Any) -> dict[str, Any]:
-    """One attribute value as botocore would write it (raises _Unusual if not plainly one)."""
+    """One attribute value as botocore would write it (raises Unusual if not plainly one)."""
+    return converted(value, _base64)
+
+
+def converted(value: Any, binary: Callable[[Any], Any]) -> dict[str, Any]:
+    """`value`, one attribute value in DynamoDB's JSON form, checked to be plainly one and
+    copied, each binary through `binary` (raises Unusual otherwise). Local AWS reads requests
+    with it too, binary decoded (`local/moto_attribute_values.py`)."""
     if type(value) is not dict or len(value) != 1:
-        raise _Unusual
+        raise Unusual
     ((kind, inner),) = value.items()
     if kind in _PLAIN:
         if type(inner) is not str:
-            raise _Unusual
+            raise Unusual
         return {kind: inner}
     if kind in _FLAGS:
         if type(inner) is not bool:
-            raise _Unusual
+            raise Unusual
         return {kind: inner}
     if kind == "M":
         if type(inner) is not dict:
-            raise _Unusual
-        return {"M": {name: _wire(item) for name, item in inner.items()}}
+            raise Unusual
+        return {"M": {name: converted(item, binary) for name, item in inner.items()}}
     if kind == "L":
         if type(inner) is not list:
-            raise _Unusual
-        return {"L": [_wire(item) for item in inner]}
+            raise Unusual
+        return {"L": [converted(item, binary) for item in inner]}
     if kind in _STRING_SETS:
         if type(inner) is not list or not all(type(item) is str for item in inner):
-            raise _Unusual
+            raise Unusual
         return {kind: list(inner)}
     if kind == "B":
-        return {"B": _base64(inner)}
+        return {"B": binary(inner)}
     if kind == "BS":
         if type(inner) is not list:
-            raise _Unusual
-        return {"BS": [_base64(item) for item in inner]}
-    raise _Unusual
+            raise Unusual
+        return {"BS": [binary(item) for item in inner]}
+    raise Unusual
 
 
 def _base64(value: Any) -> str:
@@ -106,5 +114,5 @@ def _base64(value: Any) -> str:
     if type(value) is str:
         value = value.encode("utf-8")
     elif type(value) is not bytes:
-        raise _Unusual
+        raise Unusual
     return base64.b64encode(value).strip().decode("utf-8")

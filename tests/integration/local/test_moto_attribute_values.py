@@ -84,7 +84,7 @@ def test_values_not_in_wire_form_are_left_to_moto() -> None:
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     for unusual in ({"S": "a", "N": "1"}, {"X": "1"}, {"M": []}, {"B": 5}, DynamoType({"S": "a"})):
-        with pytest.raises(moto_attribute_values._Unusual):
+        with pytest.raises(moto_attribute_values.Unusual):
             wire_form(unusual)
     assert wire_form({"B": b"\xff"}) == {"B": "/w=="}
 
@@ -104,7 +104,7 @@ def test_a_request_s_values_parse_as_moto_s_own_parser_makes_them() -> None:
     assert parsed["Item"]["binary"] == {"B": b"\x00\xffbytes"}
     assert moto_form({"BS": ["AQ=="]}) == {"BS": [b"\x01"]}
     for unusual in ({"S": "a", "N": "1"}, {"X": "1"}, {"M": []}, {"B": 5}, {"S": 5}, []):
-        with pytest.raises(moto_attribute_values._Unusual):
+        with pytest.raises(moto_attribute_values.Unusual):
             moto_form(unusual)
 
 
