@@ -46,3 +46,5 @@ def execute(ctx: JobContext, printers: Printers, tuning: Tuning) -> None:
             reason="runner_error",
             messages=[message("error", f"The Runner failed: {type(exc).__name__}: {exc}")],
         )
+    finally:
+        ctx.send_held()  # a report held back for the final one is never left behind

@@ -44,12 +44,17 @@ class FakeService:
             self.status[job_id] = "cancelled"
 
     def statuses(self, job_id: str) -> list[str | None]:
-        with self._lock:
-            return [b.get("status") for j, b in self.reports if j == job_id and b.get("status")]
+        return [b.get("status") for b in self.bodies(job_id) if b.get("status")]
 
     def bodies(self, job_id: str) -> list[dict[str, Any]]:
+        """The reports as the service records them: held-back ones (`earlier`) first."""
         with self._lock:
-            return [b for j, b in self.reports if j == job_id]
+            requests = [b for j, b in self.reports if j == job_id]
+        return [each for b in requests for each in [*b.get("earlier", []), b]]
+
+    def requests(self, job_id: str) -> int:
+        with self._lock:
+            return sum(1 for j, _ in self.reports if j == job_id)
 
     def texts(self, job_id: str) -> list[str]:
         return [m["text"] for b in self.bodies(job_id) for m in b.get("messages", [])]

@@ -7,10 +7,11 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from etikett_runner import download, jobs, reach
+from etikett_runner import context, download, jobs, reach
 from etikett_runner.journal import DONE, SENT, STARTED
 from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.printers import Printers
@@ -62,8 +63,11 @@ def test_sent_then_confirmed_by_the_counter(harness: Harness, sim: PrinterSimula
     assert sim.odometer == 102 and len(sim.printed) == 1
     # Straight from the claim to the printer: no extra round trip before sending.
     assert harness.service.statuses("job_1") == ["sent", "confirmed"]
-    final = harness.service.bodies("job_1")[-1]
+    # Confirmed within the hold: `sent` rode on the final report, with the time it happened.
+    assert harness.service.requests("job_1") == 1
+    sent, final = harness.service.bodies("job_1")
     assert final["final"] is True and final["receipt"] == "r-1"
+    assert sent["at"] <= datetime.now(UTC).isoformat() and "Sent to" in sent["messages"][0]["text"]
     record = harness.journal.get("job_1")
     assert record is not None and record.state == DONE and record.odometer == 100
     assert harness.state.spool_read("job_1") is None  # the spooled bytes are gone
@@ -260,11 +264,29 @@ def test_print_jobs_of_the_print_pipeline_run_like_raw_jobs(
 
 
 def test_confirming_does_not_wait_for_the_sent_report_but_keeps_the_order(
-    harness: Harness, sim: PrinterSimulator
+    harness: Harness, sim: PrinterSimulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(context, "REPORT_HOLD_SECONDS", 0.0)  # `sent` goes alone, at once
     harness.service.delays["sent"] = 0.5  # a slow round trip for `sent`
     run(harness, "job_1", sim.port)
     assert harness.service.statuses("job_1") == ["sent", "confirmed"]  # never the other way
+    assert harness.service.requests("job_1") == 2
+
+
+def test_a_sent_report_held_back_is_delivered_when_the_runner_stops(
+    harness: Harness, sim: PrinterSimulator
+) -> None:
+    data = b"^XA^FO0,0^GFA,2,2,1,FF00^FS^XZ"  # one label, but five are expected: no confirmation
+    ctx = harness.context("job_1", "raw", payload(sim.port, expected=5), data)
+    thread = threading.Thread(target=jobs.execute, args=(ctx, Printers(), FAST), daemon=True)
+    thread.start()
+    wait_for(lambda: getattr(harness.journal.get("job_1"), "state", None) == SENT)
+    harness.stop.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    # Delivered as the job was left, not after the hold (a stopping process would lose it).
+    assert harness.service.statuses("job_1") == ["sent"]
+    assert harness.journal.get("job_1").state == SENT  # type: ignore[union-attr]
 
 
 def test_the_next_job_gets_the_printer_while_the_outcome_is_reported(

@@ -273,6 +273,53 @@ def test_print_outcomes_are_announced_once_each(aws: Aws) -> None:
     assert announced == [("print.held", "paper_out"), ("print.confirmed", None)]
 
 
+def test_a_report_held_back_on_the_runner_is_recorded_first_with_its_own_time(
+    aws: Aws,
+) -> None:
+    runner = build.runner()
+    job = _job(runner, "print")
+    (claimed,) = _claim(runner)
+    sent_at = clock.now()  # held back before this report was made
+    done = _report(
+        runner,
+        job.id,
+        receipt=claimed.receipt,
+        status="confirmed",
+        final=True,
+        messages=[{"level": "info", "text": "Printed 1 label(s)."}],
+        earlier=[{"status": "sent", "at": sent_at, "messages": [{"text": "Sent to p."}]}],
+    )
+    assert (done.status, done.outcome) == ("confirmed", "confirmed")
+    texts = [m.text for m in done.messages[-2:]]
+    assert texts == ["Sent to p.", "Printed 1 label(s)."]
+    announced = [(e.kind, e.at) for e in aws.events_about(job.id)]
+    assert [kind for kind, _ in announced] == ["print.sent", "print.confirmed"]
+    assert abs(announced[0][1] - sent_at) < timedelta(milliseconds=1)
+    assert announced[0][1] < announced[1][1]
+    assert operations(job.id) == ["postRunnerJob", "postRunnerJobReport"]  # one change, audited
+
+
+def test_a_held_back_report_s_time_stays_within_the_job_s_life(aws: Aws) -> None:
+    runner = build.runner()
+    job = _job(runner, "print")
+    (claimed,) = _claim(runner)
+    long_ago = clock.now() - timedelta(days=400)
+    _report(
+        runner,
+        job.id,
+        receipt=claimed.receipt,
+        status="sent",
+        earlier=[{"status": "held", "reason": "paper_out", "at": long_ago}],
+    )
+    held, sent = aws.events_about(job.id)
+    assert (held.kind, sent.kind) == ("print.held", "print.sent")
+    assert held.at < sent.at and sent.at - held.at < timedelta(seconds=30)  # clamped to the job
+    with pytest.raises(ValueError):
+        JobReport(earlier=[{"status": "confirmed"}])  # only non-final reports wait
+    with pytest.raises(ValueError):
+        JobReport(earlier=[{"status": "sent", "at": "2026-11-28T10:00:00"}])  # no zone
+
+
 def test_a_job_is_cancelled_only_before_its_bytes_left(aws: Aws) -> None:
     runner = build.runner()
     waiting = _job(runner, "print")

@@ -9,7 +9,13 @@ from etikett import clock
 from etikett.domain import activity
 from etikett.domain.actors import Invocation
 from etikett.domain.agent.admission import seen
-from etikett.domain.agent.runner_messages import Heartbeat, HeartbeatAnswer, JobReport, RunnerConfig
+from etikett.domain.agent.runner_messages import (
+    Heartbeat,
+    HeartbeatAnswer,
+    JobReport,
+    ReportedMessage,
+    RunnerConfig,
+)
 from etikett.domain.audit import audit
 from etikett.domain.deployments import bundles
 from etikett.domain.printers import printer_records
@@ -18,7 +24,8 @@ from etikett.domain.runners import runner_context, runner_records
 from etikett.store import events, runner_queues
 from etikett.store import jobs as job_store
 from etikett.store import printers as printer_store
-from etikett.store.jobs import JobRecord
+from etikett.store.events import EventRecord
+from etikett.store.jobs import JobMessage, JobRecord
 from etikett.store.runners import RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.errors import Conflict, Forbidden, ProblemCode
@@ -77,7 +84,11 @@ def report(
             status=record.status,
         )
     changes: dict[str, Any] = {"updated_at": now}
-    notes = [jobs.message(m.level, m.text) for m in report.messages]
+    steps = _Steps(record, now)
+    for earlier in report.earlier:  # held back on the Runner a moment: recorded first, in order
+        steps.take(changes, earlier.status, earlier.reason, earlier.messages, earlier.at)
+    steps.take(changes, report.status, report.reason, report.messages, None)
+    notes = steps.notes
     extend = bool(runner.queue_url and report.receipt) and not _hidden_long_enough(
         record, report.receipt, now
     )
@@ -94,39 +105,71 @@ def report(
             }
         elif report.result is not None:
             changes["result"] = report.result
-        changes["status"] = status
-        if status != "running":  # a status, not an outcome: the last outcome stays
-            changes |= {"outcome": status, "outcome_at": now, "outcome_reason": report.reason}
         if final:
             changes["finished_at"] = now
-        changed = status != record.status or report.reason != record.outcome_reason
-        if status == "held" and report.reason and changed:  # the Runner re-reports while held
-            notes.append(jobs.message("warning", f"Held: {report.reason}."))
     else:
         final = report.final
     if extend and not final and report.receipt == record.receipt:
         changes["receipt_at"] = now
-    event = None
-    if status is not None and (status != record.status or report.reason != record.outcome_reason):
-        event = jobs.outcome_event(record, status, report.reason)
     entry = None
     if final:
         details = {"outcome": status, "reason": report.reason, "runner_id": runner.id}
         entry = audit.record(invocation, job_id, details=details)
     with UnitOfWork(entry) as uow:
-        if event is not None:
+        for event in steps.events:
             events.add(uow, event)
         job_store.update(
             uow, record, changes, messages=notes, status_in={"queued", "running", "held", "sent"}
         )
-    if status is not None and (status != record.status or report.reason != record.outcome_reason):
-        activity.job_outcome(job_id, status, report.reason, runner.id)
+    for step_status, reason in steps.outcomes:
+        activity.job_outcome(job_id, step_status, reason, runner.id)
     if runner.queue_url and report.receipt:
         if final:
             runner_queues.acknowledge(runner.queue_url, report.receipt)
         elif extend:
             runner_queues.extend(runner.queue_url, report.receipt)
     return jobs.view(job_store.updated(record, changes, notes))
+
+
+class _Steps:
+    """The reports of one request applied in order (held-back ones first): the job's changes,
+    its notes, and an event and an activity entry for each change of status or reason."""
+
+    def __init__(self, record: JobRecord, now: datetime) -> None:
+        self.record = record
+        self.now = now
+        self.status = record.status
+        self.reason = record.outcome_reason
+        self.notes: list[JobMessage] = []
+        self.events: list[EventRecord] = []
+        self.outcomes: list[tuple[str, str | None]] = []
+
+    def take(
+        self,
+        changes: dict[str, Any],
+        status: str | None,
+        reason: str | None,
+        messages: list[ReportedMessage],
+        at: datetime | None,
+    ) -> None:
+        # A held-back report keeps its own time, within the job's life (a Runner's clock may
+        # be off): its event and notes say when it happened, not when it arrived.
+        when = self.now if at is None else min(max(at, self.record.created_at), self.now)
+        self.notes.extend(JobMessage(at=when, level=m.level, text=m.text) for m in messages)
+        if status is None:
+            return
+        changed = status != self.status or reason != self.reason
+        changes["status"] = status
+        if status != "running":  # a status, not an outcome: the last outcome stays
+            changes |= {"outcome": status, "outcome_at": when, "outcome_reason": reason}
+        if status == "held" and reason and changed:  # the Runner re-reports while held
+            self.notes.append(JobMessage(at=when, level="warning", text=f"Held: {reason}."))
+        if changed:
+            event = jobs.outcome_event(self.record, status, reason, at=when)
+            if event is not None:
+                self.events.append(event)
+            self.outcomes.append((status, reason))
+        self.status, self.reason = status, reason
 
 
 # A report extends its job's visibility only when the last extension (or the claim) is older

@@ -4,7 +4,7 @@ answers of heartbeats, claims, reports, releases and the configuration."""
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AwareDatetime, ConfigDict, Field
 
 from etikett_engine.model import Model
 
@@ -70,8 +70,25 @@ class ReportedMessage(Model):
     text: str = Field(max_length=2000)
 
 
+class EarlierReport(Model):
+    """A non-final report the Runner held back for a moment and sends with the next one (a
+    print whose printer confirms at once reports `sent` and `confirmed` in one request)."""
+
+    model_config = ConfigDict(extra="forbid")
+    status: Literal["running", "held", "sent"] | None = None
+    reason: str | None = Field(default=None, max_length=200)
+    at: AwareDatetime | None = Field(default=None, description="When the Runner made it.")
+    messages: list[ReportedMessage] = Field(default_factory=list, max_length=50)
+
+
 class JobReport(Model):
     model_config = ConfigDict(extra="forbid")
+    earlier: list[EarlierReport] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Reports made before this one and not sent yet, oldest first: recorded "
+        "before it, each with its own event, in the same transaction.",
+    )
     receipt: str | None = Field(default=None, max_length=4096)
     status: Literal["running", "held", "sent", "confirmed", "succeeded", "failed"] | None = None
     reason: str | None = Field(

@@ -2,6 +2,7 @@
 The Runner's side (claiming, reporting) is in `runner_agent`; raw jobs are in `raw_jobs`."""
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Literal, get_args
 
 from pydantic import Field
@@ -90,7 +91,9 @@ def message(level: str, text: str) -> JobMessage:
     return JobMessage(at=clock.now(), level=level, text=text[:2000])
 
 
-def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecord | None:
+def outcome_event(
+    job: JobRecord, status: str, reason: str | None, *, at: datetime | None = None
+) -> EventRecord | None:
     """The `print.<outcome>` event of a print job's new outcome (none for other kinds and
     statuses). Save it in the transaction that records the outcome (the outbox)."""
     if job.kind != "print" or status not in PRINT_OUTCOMES:
@@ -99,7 +102,7 @@ def outcome_event(job: JobRecord, status: str, reason: str | None) -> EventRecor
     return events.new_event(
         f"print.{status}",
         job.id,
-        at=clock.now(),
+        at=at or clock.now(),
         data={
             "job_id": job.id,
             "label_id": payload.get("label_id"),
