@@ -109,7 +109,10 @@ class AgentChannel:
 
     def claim_received(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Claim jobs received from the queue directly: [{receipt, delivery, body}]."""
-        answer = self._call("POST", "/jobs/claim-received", json={"messages": messages})
+        # The keeper reports each job within FIRST_EXTEND_AFTER_SECONDS (leases.py), well inside
+        # the 20 s it was received hidden for: the claim need not hide it longer.
+        body = {"messages": messages, "keeps_hidden": True}
+        answer = self._call("POST", "/jobs/claim-received", json=body)
         return list(answer.get("jobs", []))
 
     def release_claims(self) -> list[str]:

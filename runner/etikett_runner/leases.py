@@ -1,6 +1,9 @@
-"""Jobs in flight in this process and their queue receipts. The queue hides a claimed job for
-two minutes; every report extends that, and a keeper extends jobs that have been quiet for a
-while (waiting for a printer), so a job in progress is never delivered again meanwhile."""
+"""Jobs in flight in this process and their queue receipts. A job received from the queue is hidden
+for 20 s (queue.RECEIVE_VISIBILITY_SECONDS); a report 5 s or more after that, or after the last
+extension, hides it for the queue's two minutes. The keeper reports a job 8 s after its receipt
+if nothing was reported since, and then whenever it has been quiet for a while (waiting for a
+printer), so a job in progress is never delivered again meanwhile; most jobs end before the
+keeper's first report, and their claim costs no queue call."""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 EXTEND_AFTER_SECONDS = 40.0  # well inside the queue's 120 s visibility timeout
+FIRST_EXTEND_AFTER_SECONDS = 8.0  # well inside the 20 s a job was received hidden for
+KEEPER_EVERY_SECONDS = 2.0
 
 
 class Lease:
@@ -21,6 +26,7 @@ class Lease:
         self._receipt = receipt
         self._lock = threading.Lock()
         self.reported_at = time.monotonic()
+        self.kept = False  # extended by the keeper at least once
         self.cancelled = threading.Event()
 
     @property
@@ -65,16 +71,21 @@ class Leases:
         with self._lock:
             return len(self._leases)
 
-    def quiet(self, seconds: float) -> list[Lease]:
+    def quiet(self, seconds: float, first: float = FIRST_EXTEND_AFTER_SECONDS) -> list[Lease]:
+        """Leases quiet for `seconds`, or for `first` while the keeper never extended them."""
         now = time.monotonic()
         with self._lock:
-            return [lease for lease in self._leases.values() if now - lease.reported_at > seconds]
+            return [
+                lease
+                for lease in self._leases.values()
+                if now - lease.reported_at > (seconds if lease.kept else min(first, seconds))
+            ]
 
     def keep(
         self,
         stop: threading.Event,
         extend: Callable[[Lease], dict[str, Any] | None],
-        every: float = 5.0,
+        every: float = KEEPER_EVERY_SECONDS,
         after: float = EXTEND_AFTER_SECONDS,
     ) -> None:
         """Extend quiet jobs until `stop`."""
@@ -82,5 +93,6 @@ class Leases:
             for lease in self.quiet(after):
                 try:
                     lease.touched(extend(lease))
+                    lease.kept = True
                 except Exception:  # a keeper that dies would let jobs be delivered twice
                     log.exception("job %s: extending its visibility failed", lease.job_id)

@@ -13,6 +13,12 @@ import pytest
 from etikett_runner.agent import EXIT_OK, EXIT_REMOVED, Agent
 from etikett_runner.channel import RunnerRemoved
 from etikett_runner.journal import CLAIMED, DONE, Journal
+from etikett_runner.leases import (
+    EXTEND_AFTER_SECONDS,
+    FIRST_EXTEND_AFTER_SECONDS,
+    Lease,
+    Leases,
+)
 from etikett_runner.offline_prints import OfflinePrint, OfflinePrints, OfflineRecord, new_print_id
 from etikett_runner.printer_sim import PrinterSimulator
 from etikett_runner.state import StateDir
@@ -233,3 +239,29 @@ def test_heartbeats_report_offline_prints_until_they_are_synced(state: StateDir)
     finally:
         stop.set()
     eventually(lambda: status)
+
+
+def test_the_keeper_reports_a_job_soon_after_its_receipt_then_when_quiet_a_while() -> None:
+    """A job is received hidden for 20 s: the keeper's first report comes 8 s after the receipt
+    (its claim did not hide it longer), later ones after 40 quiet seconds."""
+    kept = Leases()
+    lease = kept.open("job_1", "r-1")
+    assert lease is not None
+    assert kept.quiet(EXTEND_AFTER_SECONDS) == []
+    lease.reported_at = time.monotonic() - (FIRST_EXTEND_AFTER_SECONDS + 1)
+    assert kept.quiet(EXTEND_AFTER_SECONDS) == [lease]
+    stop = threading.Event()
+    extended: list[str] = []
+
+    def extend(each: Lease) -> dict[str, str]:
+        extended.append(each.job_id)
+        stop.set()
+        return {"status": "running"}
+
+    kept.keep(stop, extend, every=0.01)
+    assert extended == ["job_1"] and lease.kept
+    assert kept.quiet(EXTEND_AFTER_SECONDS) == []  # reported just now
+    lease.reported_at = time.monotonic() - (FIRST_EXTEND_AFTER_SECONDS + 1)
+    assert kept.quiet(EXTEND_AFTER_SECONDS) == []  # extended for two minutes: 40 s of quiet
+    lease.reported_at = time.monotonic() - (EXTEND_AFTER_SECONDS + 1)
+    assert kept.quiet(EXTEND_AFTER_SECONDS) == [lease]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from etikett import clock
-from etikett.domain.agent import claims, runner_agent, runner_messages
+from etikett.domain.agent import claims, runner_agent, runner_messages, runner_queue_access
 from etikett.domain.agent.runner_messages import ClaimRequest, JobReport
 from etikett.domain.printers import printers
 from etikett.domain.printing import jobs, raw_jobs
@@ -224,6 +224,34 @@ def test_a_report_extends_the_claims_visibility_only_when_it_was_set_a_while_ago
     _report(runner, job.id, receipt=claimed.receipt, status="confirmed", final=True)
     assert jobs.get(job.id).status == "confirmed"
     assert _claim(runner) == []  # acknowledged: gone from the queue
+
+
+def test_a_claim_of_what_the_runner_received_hides_the_job_longer_only_if_asked(
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Runner whose keeper reports within the 20 s it received a job hidden for needs no
+    queue call at the claim; an older Runner's claim still hides the job for the timeout."""
+    extended: list[str] = []
+    real_extend = runner_queues.extend
+
+    def extend(queue_url: str, receipt: str) -> None:
+        extended.append(receipt)
+        real_extend(queue_url, receipt)
+
+    monkeypatch.setattr(runner_queues, "extend", extend)
+    runner = build.runner()
+    assert runner.queue_url is not None
+    sqs = aws.client("sqs")
+    for keeps_hidden in (True, False):
+        job = _job(runner)
+        (message,) = sqs.receive_message(QueueUrl=runner.queue_url, VisibilityTimeout=20)[
+            "Messages"
+        ]
+        received = {"receipt": message["ReceiptHandle"], "delivery": 1, "body": message["Body"]}
+        claim = runner_messages.ClaimReceived(messages=[received], keeps_hidden=keeps_hidden)
+        claimed = runner_queue_access.claim_received(runner, claim)
+        assert [c.job_id for c in claimed.jobs] == [job.id]
+        assert extended == ([] if keeps_hidden else [message["ReceiptHandle"]])
 
 
 def test_a_final_report_ends_the_job_once_and_is_audited() -> None:

@@ -172,11 +172,11 @@ class _Steps:
         self.status, self.reason = status, reason
 
 
-# A report extends its job's visibility only when the last extension (or the claim) is older
-# than this: a quarter of the queue's timeout. The Runner reports or extends a job at least every
-# 45 s (its keeper), so a job in progress stays hidden with more than half the timeout to spare,
-# and the `sent` report right after a claim costs no queue call.
-EXTEND_AFTER = timedelta(seconds=runner_queues.VISIBILITY_SECONDS / 4)
+# A report extends its job's visibility (to the queue's 120 s) only when the last extension, or
+# the claim, is older than this. A Runner receives a job hidden for 20 s; its keeper reports a job
+# within 10 s of its receipt and then at least every 40 s, so a job in progress stays hidden with
+# time to spare, and the `sent` report moments after a claim costs no queue call.
+EXTEND_AFTER = timedelta(seconds=5)
 
 
 def _hidden_long_enough(record: JobRecord, receipt: str | None, now: datetime) -> bool:

@@ -73,7 +73,10 @@ def claim_received(runner: RunnerRecord, request: ClaimReceived) -> runner_messa
             received.append(item)
     claimed = claims.claim_each(runner, clock.now(), received)
     # The Runner received them hidden for a short while only (a long poll of a process killed
-    # meanwhile gives its message back soon); claimed, they stay hidden for the queue's timeout.
-    for job in claimed.jobs:
-        runner_queues.extend(runner.queue_url, job.receipt)
+    # meanwhile gives its message back soon). A Runner whose keeper reports a job within that
+    # while has its reports extend it (runner_agent.EXTEND_AFTER); else the claim hides them for
+    # the queue's timeout.
+    if not request.keeps_hidden:
+        for job in claimed.jobs:
+            runner_queues.extend(runner.queue_url, job.receipt)
     return claimed
