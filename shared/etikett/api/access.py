@@ -274,11 +274,13 @@ class RunnerCertificateAccess(Access):
     """The agent channel: the caller is a Runner, identified by its client certificate as API
     Gateway's mutual TLS (or the local gateway's HTTPS port) passes it. User tokens never count."""
 
-    def __init__(self, job_parameter: str | None = None) -> None:
+    def __init__(self, job_parameter: str | None = None, checked_in_write: bool = False) -> None:
         """`job_parameter`: the path parameter naming the job the request is about, read with
-        the Runner (`request.state.job`: the job, or None when there is none)."""
+        the Runner (`request.state.job`: the job, or None when there is none).
+        `checked_in_write`: every write of the operation checks the Runner itself (admission)."""
         super().__init__(frozenset(), authenticated=True)
         self.job_parameter = job_parameter
+        self.checked_in_write = checked_in_write
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -314,7 +316,7 @@ class RunnerCertificateAccess(Access):
                 certificate, str(request.path_params.get(self.job_parameter, ""))
             )
         else:
-            runner = identify(certificate)
+            runner = identify(certificate, checked_in_write=self.checked_in_write)
         request.state.runner = runner
         caller = Caller(actor="service", subject=f"runner:{runner.id}", roles=frozenset())
         invocation = Invocation(caller, operation_id, request_id(request))
@@ -357,8 +359,8 @@ class EnrollmentReadAccess(Access):
         return await super().__call__(request)
 
 
-def runner_certificate(job_parameter: str | None = None) -> Any:
-    return Depends(RunnerCertificateAccess(job_parameter))
+def runner_certificate(job_parameter: str | None = None, checked_in_write: bool = False) -> Any:
+    return Depends(RunnerCertificateAccess(job_parameter, checked_in_write))
 
 
 def enrollment_token() -> Any:

@@ -25,6 +25,8 @@ from etikett.domain.printing import jobs
 routes = router(prefix="/api/v1/runner-agent", tags=["Runner agent channel"])
 RunnerCall = Annotated[Invocation, runner_certificate()]
 RunnerJobCall = Annotated[Invocation, runner_certificate(job_parameter="jobId")]
+# A claim's writes check the Runner (active, this certificate) themselves: no read first.
+RunnerClaimCall = Annotated[Invocation, runner_certificate(checked_in_write=True)]
 _HIDDEN = not_in_mcp()
 
 
@@ -79,7 +81,7 @@ def queue_access(request: Request, invocation: RunnerCall) -> runner_messages.Qu
     summary="Claim jobs the Runner received from its own queue",
 )
 def claim_received(
-    body: runner_messages.ClaimReceived, request: Request, invocation: RunnerCall
+    body: runner_messages.ClaimReceived, request: Request, invocation: RunnerClaimCall
 ) -> runner_messages.Claimed:
     return runner_queue_access.claim_received(request.state.runner, body)
 

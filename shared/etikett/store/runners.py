@@ -228,18 +228,23 @@ def touch_runner(runner_id: str, **fields: Any) -> bool:
 
 
 def check_process_since(
-    uow: UnitOfWork, runner_id: str, began: dt.datetime, *, name: ConditionName
+    uow: UnitOfWork,
+    runner_id: str,
+    began: dt.datetime,
+    *,
+    serial: str | None = None,
+    name: ConditionName,
 ) -> None:
     """In `uow`: the Runner's current process started no later than `began` (a long poll that
-    began then still speaks for it). A removed Runner passes: its queue went with it."""
+    began then still speaks for it), and with `serial` the Runner is active with that
+    certificate (else a removed Runner passes: its queue went with it)."""
     started = _RunnerItem.process_started_at
-    uow.check(
-        _RunnerItem,
-        runner_id,
-        RUNNER_SK,
-        started.does_not_exist() | (started <= began),
-        name=name,
-    )
+    condition = started.does_not_exist() | (started <= began)
+    if serial is not None:
+        condition = (
+            condition & (_RunnerItem.state == "active") & (_RunnerItem.certificate_serial == serial)
+        )
+    uow.check(_RunnerItem, runner_id, RUNNER_SK, condition, name=name)
 
 
 def discovery_schedule(runner_id: str) -> dt.datetime | None:

@@ -254,6 +254,33 @@ def test_a_claim_of_what_the_runner_received_hides_the_job_longer_only_if_asked(
         assert extended == ([] if keeps_hidden else [message["ReceiptHandle"]])
 
 
+def test_a_claim_checks_the_runner_s_certificate_in_its_own_write(aws: Aws) -> None:
+    """A claim of what the Runner received takes the Runner as admitted lately (no read): its
+    write checks that the Runner is still active with that certificate. A certificate replaced
+    or a Runner removed since is refused, and nothing is handed out."""
+    runner = build.runner()
+    assert runner.queue_url is not None and runner.certificate_serial
+    sqs = aws.client("sqs")
+    job = _job(runner)
+
+    def received() -> runner_messages.ClaimReceived:
+        (message,) = sqs.receive_message(QueueUrl=runner.queue_url, VisibilityTimeout=20)[
+            "Messages"
+        ]
+        body = {"receipt": message["ReceiptHandle"], "delivery": 1, "body": message["Body"]}
+        return runner_messages.ClaimReceived(messages=[body], keeps_hidden=True)
+
+    stale = runner._replace(certificate_serial="an-earlier-certificate")
+    _refused(
+        ProblemCode.RUNNER_CERTIFICATE_REVOKED,
+        lambda: runner_queue_access.claim_received(stale, received()),
+    )
+    assert jobs.get(job.id).status == "queued"  # handed back to the queue at once
+    claim = received()
+    runners.remove_runner(human("deleteRunner", "admin"), runner.id)
+    _refused(ProblemCode.RUNNER_REMOVED, lambda: runner_queue_access.claim_received(runner, claim))
+
+
 def test_a_final_report_ends_the_job_once_and_is_audited() -> None:
     runner = build.runner()
     job = _job(runner)

@@ -23,9 +23,44 @@ def removed() -> CertificateRefused:
 JOB_ID = re.compile(id_pattern("job"))
 
 
-def identify(certificate_pem: str) -> RunnerRecord:
+# The Runners this warm function admitted lately, by certificate serial. A request whose every
+# write checks its Runner (active, with this certificate) in the write's own transaction need not
+# read the Runner first: a claim of what the Runner received (claims.claim_each).
+_admitted_lately: dict[str, RunnerRecord] = {}
+ADMITTED_KEPT = 1_000
+
+
+def identify(certificate_pem: str, *, checked_in_write: bool = False) -> RunnerRecord:
+    """The Runner of a current certificate. `checked_in_write`: the caller's writes check the
+    Runner themselves, so one admitted lately is taken as it was read then."""
     presented = certificates.verify_client_certificate(certificate_pem)
-    return _admitted(presented, runner_store.get_runner(presented.runner_id))
+    if checked_in_write:
+        known = _admitted_lately.get(presented.serial)
+        if known is not None and known.id == presented.runner_id:
+            return known
+    return _remembered(_admitted(presented, runner_store.get_runner(presented.runner_id)))
+
+
+def still_admitted(runner: RunnerRecord) -> None:
+    """After a write that checked the Runner failed: refused if its certificate no longer is
+    the Runner's (revoked, removed); else the write failed for another reason."""
+    _admitted_lately.pop(runner.certificate_serial or "", None)
+    current = runner_store.get_runner(runner.id)
+    if current is None:
+        raise removed()
+    if current.state != "active" or current.certificate_serial != runner.certificate_serial:
+        raise CertificateRefused(
+            "This certificate is no longer the Runner's.", ProblemCode.RUNNER_CERTIFICATE_REVOKED
+        )
+    _remembered(current)
+
+
+def _remembered(runner: RunnerRecord) -> RunnerRecord:
+    if runner.certificate_serial:
+        if len(_admitted_lately) >= ADMITTED_KEPT:
+            _admitted_lately.pop(next(iter(_admitted_lately)))
+        _admitted_lately[runner.certificate_serial] = runner
+    return runner
 
 
 def identify_for_job(certificate_pem: str, job_id: str) -> tuple[RunnerRecord, JobRecord | None]:
@@ -34,7 +69,7 @@ def identify_for_job(certificate_pem: str, job_id: str) -> tuple[RunnerRecord, J
     if not JOB_ID.fullmatch(job_id):
         return _admitted(presented, runner_store.get_runner(presented.runner_id)), None
     runner, job = agent_reads.runner_with_job(presented.runner_id, job_id)
-    return _admitted(presented, runner), job
+    return _remembered(_admitted(presented, runner)), job
 
 
 def _admitted(

@@ -10,7 +10,7 @@ from typing import Any
 
 from etikett import clock
 from etikett.domain import activity
-from etikett.domain.agent.admission import removed, seen
+from etikett.domain.agent.admission import removed, seen, still_admitted
 from etikett.domain.agent.runner_messages import Claimed, ClaimedJob, ClaimRequest, Released
 from etikett.domain.printing import jobs
 from etikett.settings import get_settings
@@ -54,9 +54,11 @@ def claim_each(
             )
         except _Outlived:
             # The process that asked is gone (a newer one started meanwhile): nobody would read
-            # this answer, so the jobs go back to the queue for the new process at once.
+            # this answer, so the jobs go back to the queue for the new process at once. (Or
+            # the certificate was revoked or the Runner removed since it was admitted: refused.)
             for each in received:
                 runner_queues.release(runner.queue_url, each.receipt)
+            still_admitted(runner)
             return Claimed(jobs=[])
         except Exception:
             # The Runner will hear of none of this poll's claims (e.g. DynamoDB throttled an
@@ -95,7 +97,11 @@ def _claim_as_queued(
     try:
         with UnitOfWork(errors=refusals) as uow:
             runner_store.check_process_since(
-                uow, runner.id, began, name=ConditionName.RUNNER_OUTLIVED
+                uow,
+                runner.id,
+                began,
+                serial=runner.certificate_serial,
+                name=ConditionName.RUNNER_OUTLIVED,
             )
             job_store.update(
                 uow,
@@ -160,7 +166,13 @@ def _claim_one(
     elif record.status == "queued":
         changes["status"] = "running"
     with UnitOfWork(errors={ConditionName.RUNNER_OUTLIVED: _Outlived()}) as uow:
-        runner_store.check_process_since(uow, runner.id, began, name=ConditionName.RUNNER_OUTLIVED)
+        runner_store.check_process_since(
+            uow,
+            runner.id,
+            began,
+            serial=runner.certificate_serial,
+            name=ConditionName.RUNNER_OUTLIVED,
+        )
         job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
     activity.job_claimed(job_id, record.kind, runner.id, delivery)
     return _handed_out(job_id, record.kind, record.payload, receipt, delivery, carried)
