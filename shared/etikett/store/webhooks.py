@@ -1,9 +1,15 @@
 """Webhook receivers, a subscription item per (event kind, active receiver) for the fan-out, and
-per delivery its state and the log of its attempts."""
+per delivery its state and the log of its attempts.
+
+Subscriptions live in one partition (sort key "<kind>#<receiver id>"), so that the events
+publisher reads the receivers of every kind in a batch of events with one query. Until
+2026-11-28 each kind had its own partition ("sub#<kind>"); the first read copies those over
+once (`_copy_per_kind`), and removing a receiver removes both."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import (
@@ -97,6 +103,16 @@ class _SubscriptionItem(Model):
     webhook_id = UnicodeAttribute(range_key=True, attr_name="sk")
 
 
+SUBSCRIPTIONS = "subscriptions"
+COPIED = "#copied"  # in SUBSCRIPTIONS: every per-kind subscription was copied in
+
+
+class _SubscriptionsItem(Model):
+    Meta = _WEBHOOKS
+    key = UnicodeAttribute(hash_key=True, attr_name="pk")  # SUBSCRIPTIONS
+    entry = UnicodeAttribute(range_key=True, attr_name="sk")  # "<kind>#<receiver id>" or COPIED
+
+
 class _LogItem(Model):
     Meta = _DELIVERIES
     webhook_id = UnicodeAttribute(hash_key=True)
@@ -156,17 +172,66 @@ def page(limit: int, cursor: str | None) -> Page[WebhookRecord]:
     return read_page(query, {"kind", "pk", "sk"}, limit, cursor, _webhook)
 
 
-def subscribers(kind: str) -> list[str]:
-    """The ids of the active receivers subscribed to `kind`."""
-    items = _SubscriptionItem.query(_subscription_key(kind), page_size=100)
-    return [item.webhook_id for item in items]
+def subscribers_by_kind(kinds: Collection[str]) -> dict[str, list[str]]:
+    """The ids of the active receivers subscribed to each kind, in one query (every kind's:
+    the partition holds a few per receiver). `kinds`: every kind of the catalog, for the
+    one-time copy (after it, every kind's receivers are answered)."""
+    entries = [item.entry for item in _SubscriptionsItem.query(SUBSCRIPTIONS, page_size=1000)]
+    if COPIED not in entries:
+        _copy_per_kind(kinds)
+        entries = [item.entry for item in _SubscriptionsItem.query(SUBSCRIPTIONS)]
+    found: dict[str, list[str]] = {}
+    for entry in entries:
+        kind, _, webhook_id = entry.rpartition("#")
+        if kind:
+            found.setdefault(kind, []).append(webhook_id)
+    return found
+
+
+COPY_CHUNK = 50  # a transaction takes 100 writes: a check and a put per subscription
+
+
+def _copy_per_kind(kinds: Collection[str], attempts: int = 5) -> None:
+    """Copy the subscriptions of the per-kind partitions into the one partition, then mark it
+    copied. Each copy is written only while its original still exists, so a receiver removed
+    meanwhile is not brought back: that cancels the chunk, and the copy starts over."""
+    # Only this one-time copy writes a transaction here: not loaded at the publisher's start.
+    from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
+
+    for _ in range(attempts):
+        originals = [
+            (kind, item.webhook_id)
+            for kind in kinds
+            for item in _SubscriptionItem.query(_subscription_key(kind), page_size=100)
+        ]
+        try:
+            for start in range(0, len(originals), COPY_CHUNK):
+                with UnitOfWork() as uow:
+                    for kind, webhook_id in originals[start : start + COPY_CHUNK]:
+                        uow.check(
+                            _SubscriptionItem,
+                            _subscription_key(kind),
+                            webhook_id,
+                            _SubscriptionItem.webhook_id.exists(),
+                            name=ConditionName.WEBHOOK_EXISTS,
+                        )
+                        uow.put(_subscription(kind, webhook_id))
+        except ConditionFailed:
+            continue
+        _SubscriptionsItem(SUBSCRIPTIONS, COPIED).save()
+        return
+    raise RuntimeError("the subscriptions kept changing while they were copied; try again")
+
+
+def _subscription(kind: str, webhook_id: str) -> _SubscriptionsItem:
+    return _SubscriptionsItem(SUBSCRIPTIONS, f"{kind}#{webhook_id}")
 
 
 def add(uow: UnitOfWork, webhook: WebhookRecord) -> None:
     item = item_of(_WebhookItem, webhook, sk=WEBHOOK_SK, kind=KIND)
     uow.put(item, _WebhookItem.id.does_not_exist(), name=ConditionName.WEBHOOK_ABSENT)
     for kind in webhook.events:
-        uow.put(_SubscriptionItem(key=_subscription_key(kind), webhook_id=webhook.id))
+        uow.put(_subscription(kind, webhook.id))
 
 
 def delete(uow: UnitOfWork, webhook: WebhookRecord) -> None:
@@ -175,8 +240,7 @@ def delete(uow: UnitOfWork, webhook: WebhookRecord) -> None:
         _WebhookItem.id.exists(),
         name=ConditionName.WEBHOOK_EXISTS,
     )
-    for kind in webhook.events:
-        uow.delete(_SubscriptionItem(_subscription_key(kind), webhook.id))
+    _unsubscribe(uow, webhook)
 
 
 def disable(uow: UnitOfWork, webhook: WebhookRecord, reason: str, at: dt.datetime) -> None:
@@ -191,7 +255,13 @@ def disable(uow: UnitOfWork, webhook: WebhookRecord, reason: str, at: dt.datetim
         _WebhookItem.id.exists(),
         name=ConditionName.WEBHOOK_EXISTS,
     )
+    _unsubscribe(uow, webhook)
+
+
+def _unsubscribe(uow: UnitOfWork, webhook: WebhookRecord) -> None:
+    """Within `uow`: the receiver's subscriptions go, in both layouts (see the module note)."""
     for kind in webhook.events:
+        uow.delete(_subscription(kind, webhook.id))
         uow.delete(_SubscriptionItem(_subscription_key(kind), webhook.id))
 
 

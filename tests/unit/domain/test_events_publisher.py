@@ -115,7 +115,7 @@ def test_a_failed_fan_out_is_the_batch_item_failure_the_stream_retries_from(
     assert [task.event["id"] for task in _deliveries_of(aws, failed.id)] == [failed.id]
 
 
-def test_a_batch_reads_each_kind_s_receivers_once_and_the_next_batch_reads_them_again(
+def test_a_batch_reads_every_kind_s_receivers_at_once_and_the_next_batch_reads_them_again(
     aws: Aws, publisher: FunctionRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from etikett.store import webhooks as subscriptions
@@ -127,17 +127,17 @@ def test_a_batch_reads_each_kind_s_receivers_once_and_the_next_batch_reads_them_
         admin,
         NewWebhook(url="http://127.0.0.1:9/a", events=["print.sent", "print.failed"]),  # type: ignore[list-item]
     ).id
-    reads: list[str] = []
-    real = subscriptions.subscribers
+    reads: list[int] = []
+    real = subscriptions.subscribers_by_kind
 
-    def counted(kind: str) -> list[str]:
-        reads.append(kind)
-        return real(kind)
+    def counted(kinds: Any) -> dict[str, list[str]]:
+        reads.append(1)
+        return real(kinds)
 
-    monkeypatch.setattr(subscriptions, "subscribers", counted)
+    monkeypatch.setattr(subscriptions, "subscribers_by_kind", counted)
     batch = [_commit("print.sent"), _commit("print.failed"), _commit("print.sent")]
     assert publisher.invoke(PUBLISHER, _stream(aws, *batch)) == {"batchItemFailures": []}
-    assert sorted(reads) == ["print.failed", "print.sent"]
+    assert reads == [1]  # one query for both kinds
     tasks = _deliveries_of(aws, None)  # the queue read once: a read hides what it received
     for record in batch:
         assert [t.webhook_id for t in tasks if t.event["id"] == record.id] == [first]
@@ -149,4 +149,32 @@ def test_a_batch_reads_each_kind_s_receivers_once_and_the_next_batch_reads_them_
     later = _commit("print.sent")
     assert publisher.invoke(PUBLISHER, _stream(aws, later)) == {"batchItemFailures": []}
     assert sorted(t.webhook_id for t in _deliveries_of(aws, later.id)) == sorted([first, second])
-    assert reads.count("print.sent") == 2
+    assert reads == [1, 1]
+
+
+def test_subscriptions_kept_per_kind_before_are_copied_once_and_removed_with_their_receiver(
+    aws: Aws,
+) -> None:
+    """Before 2026-11-28 each kind's subscriptions had a partition of their own: the first
+    read copies them into the one partition, and removing the receiver removes both."""
+    from etikett.store import webhooks as subscriptions
+
+    admin = human("createWebhook", "admin")
+    kinds = ["print.held", "label.approved"]
+    kept = webhooks.create(
+        admin,
+        NewWebhook(url="http://127.0.0.1:9/k", events=kinds),  # type: ignore[arg-type]
+    )
+    # As a service before that day had it: per-kind items only, nothing copied yet.
+    old, new = subscriptions._SubscriptionItem, subscriptions._SubscriptionsItem
+    for kind in kinds:
+        new(subscriptions.SUBSCRIPTIONS, f"{kind}#{kept.id}").delete()
+        old(key=f"sub#{kind}", webhook_id=kept.id).save()
+    new(subscriptions.SUBSCRIPTIONS, subscriptions.COPIED).delete()
+    assert kept.id in receivers.subscribers("print.held")  # copied at the first read
+    for kind in kinds:
+        new.get(subscriptions.SUBSCRIPTIONS, f"{kind}#{kept.id}")  # raises if it is not there
+    webhooks.delete(human("deleteWebhook", "admin"), kept.id)
+    found = subscriptions.subscribers_by_kind(kinds)
+    assert all(kept.id not in found.get(kind, []) for kind in kinds)
+    assert [list(old.query(f"sub#{kind}")) for kind in kinds] == [[], []]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from etikett.domain.webhooks.events import EVENT_KINDS
 from etikett.store import queues, webhooks
 
 
@@ -35,17 +36,18 @@ class QueueError(RuntimeError):
 
 
 class Subscriptions:
-    """The receivers of each kind of event, read once for a batch of events: a batch is often
-    a hundred events of one kind (a sync of offline prints), and one read of a kind's receivers
-    serves them all. Made anew for each batch: a receiver subscribed since counts from the next."""
+    """The receivers of every kind of event, read once for a batch of events (one query): a
+    print's `print.sent` and `print.confirmed` often come in one batch, a sync of offline prints
+    a hundred events. Made anew for each batch: a receiver subscribed since counts from the
+    next."""
 
     def __init__(self) -> None:
-        self._receivers: dict[str, list[str]] = {}
+        self._receivers: dict[str, list[str]] | None = None
 
     def receivers(self, kind: str) -> list[str]:
-        if kind not in self._receivers:
-            self._receivers[kind] = webhooks.subscribers(kind)
-        return self._receivers[kind]
+        if self._receivers is None:
+            self._receivers = webhooks.subscribers_by_kind(EVENT_KINDS)
+        return self._receivers.get(kind, [])
 
 
 def fan_out(event: dict[str, Any], subscriptions: Subscriptions | None = None) -> int:

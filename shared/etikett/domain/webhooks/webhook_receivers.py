@@ -12,6 +12,7 @@ import base64
 import secrets
 
 from etikett import clock
+from etikett.domain.webhooks.events import EVENT_KINDS
 from etikett.settings import get_settings
 from etikett.store import keys, webhooks
 from etikett.store.unit_of_work import UnitOfWork
@@ -45,7 +46,7 @@ def find(webhook_id: str) -> WebhookRecord | None:
 
 def subscribers(kind: str) -> list[str]:
     """The ids of the active receivers subscribed to `kind`."""
-    return webhooks.subscribers(kind)
+    return webhooks.subscribers_by_kind(EVENT_KINDS).get(kind, [])
 
 
 def disable(uow: UnitOfWork, record: WebhookRecord, reason: str) -> None:
