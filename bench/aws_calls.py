@@ -9,6 +9,7 @@ idle window (heartbeats, the Runner's empty long polls, the stream pollers) and 
 rate, then sends `--prints` single-label prints, each after the previous job is `confirmed`, and
 waits until the last one's events are out. The answer is the calls of the print window less the
 idle rate over its length, per print; the table lists them by function, request and operation.
+The goal counts the calls as on AWS: local mode's stream reads (LOCAL_ONLY) are listed apart.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "tests")]
 
 GOAL = 8.0
+# Calls only local mode makes per print: its stream poller reads a shard when it has new
+# records. On AWS, Lambda's event source mapping polls each shard four times a second whether
+# or not anything printed (and those reads are free for Lambda triggers): no call per print.
+LOCAL_ONLY = {"dynamodbstreams.GetRecords"}
 
 Key = tuple[str, str, str]  # function, request, operation
 # The bench's own requests (waiting for each job to be confirmed) are not the print's.
@@ -73,10 +78,12 @@ def measure(prints: int, idle: float) -> dict[str, object]:
         share = (counted[key] - idle_rate[key] / idle_seconds * busy_seconds) / (prints + 3)
         if abs(share) >= 0.05:
             per_print[key] = share
+    local_only = sum(share for key, share in per_print.items() if key[2] in LOCAL_ONLY)
     return {
         "per_print": per_print,
         "idle_per_second": sum(idle_rate.values()) / idle_seconds,
-        "total": sum(per_print.values()),
+        "total": sum(per_print.values()) - local_only,
+        "local_only": local_only,
     }
 
 
@@ -91,10 +98,13 @@ def main() -> int:
     print(f"AWS calls per print ({arguments.prints} prints, each after the previous confirmed)")
     print(f"{'function':<26} {'request':<48} {'operation':<34} per print")
     for (function, request, operation), share in sorted(per_print.items()):
-        print(f"{function:<26} {request:<48} {operation:<34} {share:9.2f}")
+        where = "  (local mode only)" if operation in LOCAL_ONLY else ""
+        print(f"{function:<26} {request:<48} {operation:<34} {share:9.2f}{where}")
     total = float(result["total"])  # type: ignore[arg-type]
+    local_only = float(result["local_only"])  # type: ignore[arg-type]
     print(
-        f"total {total:.1f} per print (goal <= {GOAL:g}: {'PASS' if total <= GOAL else 'FAIL'}); "
+        f"total {total:.1f} per print as on AWS, {total + local_only:.1f} in local mode "
+        f"(goal <= {GOAL:g}: {'PASS' if total <= GOAL else 'FAIL'}); "
         f"idle rate subtracted: {result['idle_per_second']:.1f} calls/s"
     )
     return 0

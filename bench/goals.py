@@ -19,7 +19,8 @@
   the next print's path.
 - stream ≥ 600 labels/s: 1,000 records in one request → last label at the simulator.
 - AWS calls per print ≤ 8: every botocore call of `etikett dev` from `POST /print` to the
-  Runner's final report and the events that follow, less the idle rate (aws_calls.py).
+  Runner's final report and the events that follow, less the idle rate, as on AWS: local mode's
+  own stream reads are shown apart (aws_calls.py).
 - offline p50 ≤ 30 ms: a one-record file dropped in a watched folder → the 4 × 6 in label (three
   barcodes) at the simulator, printed by the Runner's flow host with the service away
   (offline.py).
@@ -157,7 +158,9 @@ def aws_calls_goal(prints: int) -> list[Goal]:
 
     result = aws_calls.measure(prints, idle=6.0)
     total = float(result["total"])  # type: ignore[arg-type]
-    return [Goal("AWS calls per print", f"{total:.1f}", total / aws_calls.GOAL, 1.0)]
+    local_only = float(result["local_only"])  # type: ignore[arg-type]
+    shown = f"{total:.1f} as on AWS ({total + local_only:.1f} with local stream reads)"
+    return [Goal("AWS calls per print", shown, total / aws_calls.GOAL, 1.0)]
 
 
 def print_goals(singles: int, stream: int) -> list[Goal]:
