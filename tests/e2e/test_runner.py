@@ -312,7 +312,9 @@ def test_a_rendered_label_prints_and_is_confirmed(
     label: Image.Image,
 ) -> None:
     zebra = printers[0]
-    zebra.set_condition(slow_seconds=1.5)  # long enough to see the job `sent` before `confirmed`
+    # Slower than the Runner holds a `sent` report for the final one to carry (2 s): the job is
+    # seen `sent` before `confirmed`.
+    zebra.set_condition(slow_seconds=3.5)
     before_total, before_odometer = zebra.engine.printed_total, zebra.odometer
     job_id = submit(admin, runner.runner_id, adopted["id"], encode_zpl(label), expected_labels=1)
     try:
