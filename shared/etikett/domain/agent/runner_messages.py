@@ -78,7 +78,8 @@ class EarlierReport(Model):
     status: Literal["running", "held", "sent"] | None = None
     reason: str | None = Field(default=None, max_length=200)
     at: AwareDatetime | None = Field(default=None, description="When the Runner made it.")
-    messages: list[ReportedMessage] = Field(default_factory=list, max_length=50)
+    # Fewer than a report's own 50: a request adds at most 90 messages to its job's item.
+    messages: list[ReportedMessage] = Field(default_factory=list, max_length=10)
 
 
 class JobReport(Model):
