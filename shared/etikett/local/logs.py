@@ -95,6 +95,12 @@ _function_handler = logging.StreamHandler(sys.stderr)
 _function_handler.addFilter(_RoutinePolls())
 
 
+def configured_format() -> LogFormat:
+    """The format `configure` was given ("text" before it was): local mode's other processes
+    write their lines in it too."""
+    return "json" if isinstance(_handler.formatter, JsonFormatter) else "text"
+
+
 def configure(log_format: LogFormat) -> None:
     """The root logger writes to stderr in `log_format`; the libraries keep quiet."""
     handler = _handler

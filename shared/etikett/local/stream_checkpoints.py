@@ -35,6 +35,15 @@ _JOURNAL_MAX = 256
 SNAPSHOT_MARGIN_SECONDS = 10.0
 
 
+def snapshot_time(snapshot: Path) -> float:
+    """When the local AWS state file was written (-inf: there is none, a fresh AWS state whose
+    streams are new ones anyway)."""
+    try:
+        return snapshot.stat().st_mtime
+    except FileNotFoundError:
+        return float("-inf")
+
+
 @dataclass
 class _Shard:
     position: str | None  # the last sequence number handed over; None: none yet
@@ -46,23 +55,29 @@ class Checkpoints:
     """The checkpoint file: per stream and shard, the last sequence number handed over.
 
     `snapshot` is the local AWS state file whose age decides how far to trust positions after an
-    unclean stop; None means the AWS state is durable, so positions are always exact."""
+    unclean stop, or `snapshot_taken` that age read earlier (`snapshot_time`: before local AWS
+    loaded the state, in another process); neither means the AWS state is durable, so positions
+    are always exact."""
 
     def __init__(
         self,
         path: Path,
         snapshot: Path | None = None,
         margin_seconds: float = SNAPSHOT_MARGIN_SECONDS,
+        *,
+        snapshot_taken: float | None = None,
     ) -> None:
         self._path = path
         self._lock = threading.Lock()
         self._streams: dict[str, dict[str, _Shard]] = {}
         self._advanced_at = 0.0
-        self._load(snapshot, margin_seconds)
+        if snapshot_taken is None and snapshot is not None:
+            snapshot_taken = snapshot_time(snapshot)
+        self._load(snapshot_taken, margin_seconds)
 
     # --- reading and writing the file ---------------------------------------------------------
 
-    def _load(self, snapshot: Path | None, margin: float) -> None:
+    def _load(self, taken: float | None, margin: float) -> None:
         try:
             data = json.loads(self._path.read_text())
             if data.get("format") != _FORMAT:
@@ -88,12 +103,8 @@ class Checkpoints:
             logger.warning("stream checkpoints unreadable (%s); moved to %s", error, aside)
             return
         self._streams = streams
-        if snapshot is None:
+        if taken is None:
             return
-        try:
-            taken = snapshot.stat().st_mtime
-        except FileNotFoundError:
-            taken = float("-inf")  # a fresh AWS state: its streams are new ones anyway
         # After a clean stop, the final snapshot was written after the checkpoints were closed.
         if data.get("clean") and taken > float(data.get("closed_at", float("inf"))):
             return
