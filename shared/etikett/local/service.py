@@ -1,6 +1,6 @@
 """The whole service on one machine: moto's server with saved state (in a process of its own),
 resources provisioned from template.yaml, the local gateway, and the pollers of the SQS and
-DynamoDB stream event sources."""
+DynamoDB stream event sources with the functions they invoke (in another process of their own)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,9 @@ from etikett.local.aws.process import LocalAwsProcess
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
 from etikett.local.settings import LocalSettings
-from etikett.local.sqs import SqsPoller
-from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
-from etikett.local.streams import StreamPoller
+from etikett.local.stream_checkpoints import snapshot_time
 from etikett.local.template import Template, load
+from etikett.local.workers import LocalWorkers, WorkersPlan
 
 logger = logging.getLogger("etikett.local")
 
@@ -42,6 +41,7 @@ class LocalService:
         port: int = 8000,
         agent_port: int | None = None,
     ) -> None:
+        self.template_path = template_path
         self.template: Template = load(template_path)
         self.home = home
         self.host = host
@@ -60,8 +60,11 @@ class LocalService:
         self._servers: list[Any] = []
         self._server_threads: list[threading.Thread] = []
         self.ca_file: Path | None = None
-        self._poller: SqsPoller | None = None
-        self._stream_poller: StreamPoller | None = None
+        # The event sources' pollers and the functions they invoke (the events publisher, the
+        # webhook sender, data streams' rendering): on AWS other Lambda instances than the API's,
+        # here another process than the gateway's, so that they do not hold its interpreter lock
+        # while the next request runs.
+        self.workers = LocalWorkers()
         self.functions: FunctionRegistry | None = None
 
     @property
@@ -96,8 +99,9 @@ class LocalService:
         import uvicorn  # loaded when the service starts serving, not by its other callers
 
         self.home.mkdir(parents=True, exist_ok=True)
-        # Read before the AWS state loads: how far to trust them depends on that state's age.
-        checkpoints = Checkpoints(self.home / CHECKPOINT_FILE, snapshot=self.home / STATE_FILE)
+        # Read before the AWS state loads: how far the stream checkpoints can be trusted depends
+        # on the age of that state.
+        snapshot_taken = snapshot_time(self.home / STATE_FILE)
         self.aws.start()
         self._configure_environment()
         resolver = provisioning.provision(
@@ -119,6 +123,17 @@ class LocalService:
         os.environ.update(provisioning.function_environment(self.template, resolver))
         os.environ["ETIKETT_AGENT_URL"] = self.agent_url
         settings.reload()  # the functions' environment is complete only now
+        # The child loads its functions while this process loads the gateway's, on another core.
+        self.workers.start(
+            WorkersPlan.of(
+                self.template_path,
+                self.home,
+                self.aws.endpoint_url,
+                resolver,
+                snapshot_taken,
+                logs.configured_format(),
+            )
+        )
         self.functions = FunctionRegistry(self.template.functions, LOCAL_REGION)
         self.functions.warm_all()
         # Before the first request: the functions' loggers write `etikett dev`'s lines.
@@ -160,32 +175,18 @@ class LocalService:
                         f"the local gateway could not listen on {self.url} and {self.agent_url}"
                     )
                 time.sleep(0.02)
-        self._poller = SqsPoller(
-            self.template.sqs_sources, resolver, self.functions, self.aws.endpoint_url, LOCAL_REGION
-        )
-        self._poller.start()
-        self._stream_poller = StreamPoller(
-            self.template.stream_sources,
-            resolver,
-            self.functions,
-            self.aws.endpoint_url,
-            LOCAL_REGION,
-            checkpoints,
-            shard_end=self.aws.shard_end(LOCAL_REGION),
-        )
-        self._stream_poller.start()
+        self.workers.ready()
 
     def stop(self) -> None:
         for server in self._servers:
             server.should_exit = True
         for thread in self._server_threads:
             thread.join(timeout=10)
-        # Stream pollers first: what their functions publish must be in the final snapshot.
-        if self._stream_poller is not None:
-            self._stream_poller.stop()
-        if self._poller is not None:
-            self._poller.stop()
-        self.aws.stop()
+        # The pollers before local AWS: what their functions publish must be in its final snapshot.
+        try:
+            self.workers.stop()
+        finally:
+            self.aws.stop()
 
 
 def _flag(variable: str, default: str) -> str:

@@ -1,0 +1,235 @@
+"""`LocalWorkers`: local mode's event-source work (the SQS and DynamoDB stream pollers and the
+functions they invoke) in a Python process of its own, as on AWS, where it runs in other Lambda
+instances than the API's.
+
+In the gateway's process that work (two events a print handed to the events publisher, webhook
+deliveries, data streams rendered) took about an eighth of its interpreter lock during prints back
+to back, just when the next print's request needed it. Here it runs beside the gateway, on another
+core. The child sees the functions' environment (`etikett dev`'s, inherited), reads its plan (the
+template, the provisioned resources' names, the state's age for the checkpoints) as one JSON line
+on its standard input, and prints `WORKING` once its pollers run.
+
+Like local AWS's process it belongs to its parent: it ignores Ctrl-C and SIGTERM, and stops (the
+stream pollers first, then the SQS pollers, each after the batch in hand) when its standard input
+closes, which also happens when the parent dies. It holds the checkpoint file from reading it to
+its final write, so a local mode started again at once waits for that write.
+
+    python -m etikett.local.workers   (started by `LocalWorkers`, not by hand)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from etikett.local.provision import Resolver
+
+__all__ = ["LocalWorkers", "WorkersPlan"]
+
+logger = logging.getLogger("etikett.local")
+
+READY = "WORKING"
+# Its functions load before it answers: on a loaded machine that takes a while.
+_START_TIMEOUT = 120.0
+# The stream pollers wait up to 60 s for a batch in hand, the SQS pollers a few seconds.
+_STOP_TIMEOUT = 90.0
+
+
+@dataclass(frozen=True)
+class WorkersPlan:
+    """What the child needs besides the environment, sent as one JSON line."""
+
+    template: str
+    home: str
+    region: str
+    endpoint_url: str
+    refs: dict[str, Any]
+    attributes: list[tuple[str, str, Any]]
+    # When the AWS state loaded was written (None: no state file): how far to trust the
+    # checkpoints after an unclean stop (stream_checkpoints.py).
+    snapshot_taken: float | None
+    log_format: str
+
+    @classmethod
+    def of(
+        cls,
+        template: Path,
+        home: Path,
+        endpoint_url: str,
+        resolver: Resolver,
+        snapshot_taken: float | None,
+        log_format: str,
+    ) -> WorkersPlan:
+        return cls(
+            template=str(template),
+            home=str(home),
+            region=resolver.region,
+            endpoint_url=endpoint_url,
+            refs=dict(resolver.refs),
+            attributes=[(name, key, value) for (name, key), value in resolver.attributes.items()],
+            snapshot_taken=snapshot_taken,
+            log_format=log_format,
+        )
+
+    def resolver(self) -> Resolver:
+        resolver = Resolver(self.region, {})
+        resolver.refs.update(self.refs)
+        resolver.attributes.update({(name, key): value for name, key, value in self.attributes})
+        return resolver
+
+
+class LocalWorkers:
+    """The event-source pollers and their functions in a child process, started by local mode
+    once local AWS is provisioned and stopped after the gateway, before local AWS."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[str] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self, plan: WorkersPlan) -> None:
+        """Start the child; it loads its functions meanwhile (see `ready`)."""
+        if self._process is not None:
+            raise RuntimeError("LocalWorkers is already started")
+        # The environment is `etikett dev`'s own, complete by now: endpoint, credentials, the
+        # functions' variables (provision.function_environment).
+        process = subprocess.Popen(
+            [sys.executable, "-m", "etikett.local.workers"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._process = process
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(asdict(plan)) + "\n")
+        process.stdin.flush()
+
+    def ready(self) -> None:
+        """Wait until the child's pollers run; if it cannot start, say why it did not."""
+        process = self._process
+        if process is None or process.stdout is None:
+            raise RuntimeError("LocalWorkers is not started")
+        line = _first_line(process.stdout, _START_TIMEOUT)
+        if line.strip() != READY:
+            self._process = None
+            process.kill()
+            process.wait()
+            raise RuntimeError(f"local workers did not start (exit {process.returncode}): {line!r}")
+
+    def stop(self) -> None:
+        """The pollers stop after the batches in hand; the checkpoints are marked exact."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        assert process.stdin is not None
+        try:
+            process.stdin.close()
+            process.wait(_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise RuntimeError("local workers did not stop in time") from None
+        finally:
+            if process.stdout is not None:
+                process.stdout.close()
+        if process.returncode != 0:
+            raise RuntimeError(f"local workers stopped with exit status {process.returncode}")
+
+
+def _first_line(stream: IO[str], timeout: float) -> str:
+    """The first line the child prints, or "" if it prints none within `timeout` seconds."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return lines[0] if lines else ""
+
+
+def main() -> int:
+    # Ctrl-C and systemd's SIGTERM reach the whole process group: the parent decides when the
+    # pollers stop (after the gateway, before local AWS's final snapshot).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    plan = WorkersPlan(**json.loads(sys.stdin.readline()))
+    # What the child needs loads only once its signals are set.
+    from etikett.local import logs
+    from etikett.local.aws.process import ShardEndOverHttp
+    from etikett.local.functions import FunctionRegistry
+    from etikett.local.sqs import SqsPoller
+    from etikett.local.stream_checkpoints import CHECKPOINT_FILE, Checkpoints
+    from etikett.local.streams import StreamPoller
+    from etikett.local.template import load
+
+    logs.configure("json" if plan.log_format == "json" else "text")
+    home = Path(plan.home)
+    template = load(Path(plan.template))
+    resolver = plan.resolver()
+    functions = FunctionRegistry(template.functions, plan.region)
+    sources = [s.function for s in template.sqs_sources] + [
+        s.function for s in template.stream_sources
+    ]
+    for function in sources:
+        functions.handler(function)  # warm, as the gateway's functions are
+    logs.adopt_function_loggers()
+    with _checkpoints_held(home / CHECKPOINT_FILE):
+        checkpoints = Checkpoints(home / CHECKPOINT_FILE, snapshot_taken=plan.snapshot_taken)
+        queues = SqsPoller(
+            template.sqs_sources, resolver, functions, plan.endpoint_url, plan.region
+        )
+        streams = StreamPoller(
+            template.stream_sources,
+            resolver,
+            functions,
+            plan.endpoint_url,
+            plan.region,
+            checkpoints,
+            shard_end=ShardEndOverHttp(plan.endpoint_url, plan.region),
+        )
+        queues.start()
+        streams.start()
+        try:
+            # Nobody reads this pipe after the first line: whatever a function prints goes where
+            # `etikett dev`'s log goes, never into a pipe that could fill and stall us.
+            sys.stdout.flush()
+            with os.fdopen(os.dup(sys.stdout.fileno()), "w") as pipe:
+                os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+                pipe.write(f"{READY}\n")
+            while sys.stdin.buffer.read(65536):  # until the parent closes it, or dies
+                pass
+        finally:
+            # Stream pollers first: what their functions send to the queues is then delivered
+            # after a restart, and their checkpoints are closed before local AWS's final snapshot.
+            streams.stop()
+            queues.stop()
+    return 0
+
+
+@contextmanager
+def _checkpoints_held(path: Path) -> Iterator[None]:
+    """The checkpoint file to this process alone: a local mode killed and started again at once
+    starts a second child while the first one still hands over its last batches."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"local workers: waiting for another to close {path} …", file=sys.stderr)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield
+
+
+if __name__ == "__main__":
+    sys.exit(main())
