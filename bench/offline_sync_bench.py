@@ -7,8 +7,8 @@ mutual-TLS agent channel) to `etikett dev`, which archives each print exactly on
 For each `--records` size: `--labels` archive entries journaled as prints of that many records
 (each label a value of a reserved counter block), then timed from the first upload to the
 journal empty: archive entries per second (goal ≥ 500), and the processor time the service's
-processes (`etikett dev`, local AWS) spent meanwhile, which a busy machine changes less than the
-rate. Everything runs on loopback and stops by itself.
+processes (`etikett dev`, local AWS, local workers) spent meanwhile, which a busy machine changes
+less than the rate. Everything runs on loopback and stops by itself.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ GOAL_RATE = 500.0  # archive entries a second
 
 
 def _service_cpu(pid: int) -> dict[str, float]:
-    """Processor seconds (user and system) of `etikett dev` (`pid`) and of local AWS, its child
-    process, read from /proc (Linux; nothing elsewhere)."""
+    """Processor seconds (user and system) of `etikett dev` (`pid`) and of its child processes,
+    local AWS and local workers (the event sources' pollers and functions), read from /proc
+    (Linux; nothing elsewhere)."""
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     used: dict[str, float] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -40,9 +41,17 @@ def _service_cpu(pid: int) -> dict[str, float]:
             continue
         own, parent = int(stat.parent.name), int(fields[1])
         if pid in (own, parent):
-            name = "etikett dev" if own == pid else "local AWS"
+            name = "etikett dev" if own == pid else _child_name(stat.parent / "cmdline")
             used[name] = used.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
     return used
+
+
+def _child_name(cmdline: Path) -> str:
+    try:
+        workers = b"etikett.local.workers" in cmdline.read_bytes()
+    except OSError:
+        workers = False
+    return "local workers" if workers else "local AWS"
 
 
 def _site(admin: Any, server: Any, folder: Path) -> dict[str, Any]:
