@@ -6,8 +6,9 @@
 1. Latency of single-label prints: from sending `POST /print` to the simulator having received
    and decoded the label (p50, p90, p99), twice: each print once the previous one has ended (its
    job `confirmed`), and back to back (the next print as soon as the label is out, while the
-   previous job's reports, events and webhooks still run — in local mode all in one Python
-   process, so they share one interpreter lock; goal: p50 ≤ 60 ms).
+   previous job's reports, events and webhooks still run — in local mode the reports in
+   `etikett dev`'s process, the events and webhooks in its local workers' process; goal: p50 ≤ 60
+   ms).
 2. Throughput of a data stream: `--stream` records in one request, from the request to the last
    label at the simulator (goal: ≥ 600 labels/s).
 
@@ -263,7 +264,7 @@ def main() -> int:
     )
     print(
         f"  CPU per print back to back (incl. 2 s of idle heartbeats and polls after the last): "
-        f"etikett dev with its local AWS process {result['cpu_service_ms']:.1f} ms, "
+        f"etikett dev with its local AWS and workers processes {result['cpu_service_ms']:.1f} ms, "
         f"the Runner {result['cpu_runner_ms']:.1f} ms"
     )
     rate = result["stream_rate"]
