@@ -17,6 +17,7 @@ from etikett.local import (
     moto_item_size,
     moto_sessions,
     moto_transactions,
+    moto_update_expressions,
 )
 from etikett.local.aws.gateway import LockingMotoApp
 from etikett.local.aws.locking import ReadWriteLock
@@ -99,6 +100,7 @@ class LocalAws:
         moto_item_size.install()
         moto_conditions.install()
         moto_sessions.install()
+        moto_update_expressions.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
             self._state_file.parent.mkdir(parents=True, exist_ok=True)
