@@ -12,6 +12,7 @@ from types import TracebackType
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from etikett.local import (
+    moto_actions,
     moto_attribute_values,
     moto_conditions,
     moto_item_size,
@@ -101,6 +102,7 @@ class LocalAws:
         moto_conditions.install()
         moto_sessions.install()
         moto_update_expressions.install()
+        moto_actions.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
             self._state_file.parent.mkdir(parents=True, exist_ok=True)
