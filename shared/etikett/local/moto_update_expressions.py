@@ -6,8 +6,8 @@ ten checkers, three of which look only at the expression, its names and the tabl
 half of local AWS's time in a print's transactions. `install()` keeps each text's tree (the
 callers only read it; the copy each validation changes is unpickled from the tree kept, the same
 tree as moto's deep copy, faster), runs the three expression-only checks once per text, names and
-table keys (an expression that fails them fails again, since nothing is kept for it), and lets
-each checker build its node map once per walk instead of twice per node.
+table keys (an expression that fails them fails again, since nothing is kept for it), and walks
+each tree with each node class's handler looked up once per walk, not twice per node.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import moto.dynamodb.models as dynamodb_models
 from moto.dynamodb import responses
-from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser  # type: ignore[attr-defined]
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.validators import (
     ActionCountValidator,
@@ -37,10 +37,7 @@ _KEPT = 512
 _EXPRESSION_ONLY = (ActionCountValidator, OverlappingPathsValidator, UpdateHashRangeKeyValidator)
 _installed = threading.Lock()
 # moto's own tree walk, for the tests that compare with it
-ORIGINAL = {
-    "nodes_to_be_processed": DepthFirstTraverser.nodes_to_be_processed,
-    "process": DepthFirstTraverser.process,
-}
+ORIGINAL = {"traverse_node_recursively": DepthFirstTraverser.traverse_node_recursively}
 _MARK = "_etikett_remembered_update_expressions"
 
 
@@ -162,25 +159,51 @@ def _checks_key(names: dict[str, str] | None, keys: list[str]) -> str | None:
         return None  # not a plain mapping of names: checked each time, as moto does
 
 
-def _nodes_to_be_processed(self: Any) -> tuple[type, ...]:
-    return tuple(_processing_map(self))
+def _traverse_node_recursively(self: Any, node: Any, child_id: int = -1) -> Any:
+    """moto's DepthFirstTraverser.traverse_node_recursively, line for line, with its two
+    isinstance checks against abstract classes (and the node map they rebuilt) looked up once
+    per node class."""
+    if _is_node(type(node)):
+        parent_node = node.parent
+        if node.children is not None:
+            for i, child_node in enumerate(node.children):
+                self.pre_processing_of_child(node, i)
+                self.traverse_node_recursively(child_node, i)
+        handler = _handler(self, type(node))
+        if handler is not None:
+            node = handler(node)
+            node.parent = parent_node
+            if parent_node:
+                parent_node.children[child_id] = node
+    return node
 
 
-def _process(self: Any, node: Any) -> Any:
-    for class_key, processor in _processing_map(self).items():
-        if isinstance(node, class_key):
-            return processor(node)
-    return None
+_node_classes: dict[type, bool] = {}
 
 
-def _processing_map(traverser: Any) -> dict[type, Any]:
-    """The traverser's map of node classes to its handlers, built once per traverser (moto's
-    maps are constant: the classes and bound methods of the traverser's own)."""
-    kept: dict[type, Any] | None = traverser.__dict__.get(_MARK)
-    if kept is None:
-        kept = traverser._processing_map()
-        traverser.__dict__[_MARK] = kept
-    return kept
+def _is_node(cls: type) -> bool:
+    found = _node_classes.get(cls)
+    if found is None:
+        found = _node_classes[cls] = issubclass(cls, Node)
+    return found
+
+
+def _handler(traverser: Any, cls: type) -> Any:
+    """The traverser's handler of a node class: the first of its map that the class is a subclass
+    of (moto's `process`), kept per traverser; moto's maps are constant (classes and the
+    traverser's own bound methods), and no class registers with its abstract classes."""
+    handlers: dict[type, Any] | None = traverser.__dict__.get(_MARK)
+    if handlers is None:
+        handlers = traverser.__dict__[_MARK] = {}
+    if cls in handlers:
+        return handlers[cls]
+    found = None
+    for class_key, processor in traverser._processing_map().items():
+        if issubclass(cls, class_key):
+            found = processor
+            break
+    handlers[cls] = found
+    return found
 
 
 def install() -> None:
@@ -192,5 +215,4 @@ def install() -> None:
         for module in (dynamodb_models, responses):
             setattr(module, "UpdateExpressionParser", _RememberingParser)  # noqa: B010
         setattr(dynamodb_models, "UpdateExpressionValidator", _RememberingValidator)  # noqa: B010
-        setattr(DepthFirstTraverser, "nodes_to_be_processed", _nodes_to_be_processed)  # noqa: B010
-        setattr(DepthFirstTraverser, "process", _process)  # noqa: B010
+        DepthFirstTraverser.traverse_node_recursively = _traverse_node_recursively

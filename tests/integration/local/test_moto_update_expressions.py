@@ -5,6 +5,7 @@ refusals every time the same expression comes again, in an UpdateItem and in a t
 from __future__ import annotations
 
 import copy
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import Table
-from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node
+from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
 from moto.dynamodb.parsing.validators import UpdateExpressionValidator
 
@@ -62,7 +63,7 @@ def dump(value: Any) -> Any:
 
 
 def _table() -> Table:
-    return Table(
+    return Table(  # type: ignore[abstract]
         "t",
         account_id="123456789012",
         region="eu-central-1",
@@ -99,8 +100,8 @@ def test_moto_and_local_mode_answer_alike_every_time(monkeypatch: pytest.MonkeyP
         for _ in range(2)
     ]
     with monkeypatch.context() as moto:
-        for name in ("process", "nodes_to_be_processed"):
-            moto.setattr(DepthFirstTraverser, name, moto_update_expressions.ORIGINAL[name])
+        for name, original in moto_update_expressions.ORIGINAL.items():
+            moto.setattr(DepthFirstTraverser, name, original)
         own = [_apply(UpdateExpressionValidator, case) for case in CASES]
     assert patched == [own, own]  # the second time: the kept tree, the checks skipped
     assert [answer[0] for answer in own] == ["applied"] * 2 + ["refused"] * 6
@@ -111,7 +112,7 @@ def test_the_copy_of_a_kept_tree_is_moto_s_deep_copy() -> None:
         tree = moto_update_expressions._RememberingParser.make(expression)
         kept = moto_update_expressions._trees.of_tree(tree)
         assert kept is not None
-        copied = moto_update_expressions.pickle.loads(kept.pickled)
+        copied = pickle.loads(kept.pickled)
         assert copied is not tree
         assert dump(copied) == dump(copy.deepcopy(tree)) == dump(tree)
 
