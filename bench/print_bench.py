@@ -198,6 +198,18 @@ def cpu_seconds(pid: int) -> float:
     return own + sum(cpu_seconds(child) for child in children(pid))
 
 
+def local_aws_pid(service: int) -> int | None:
+    """The local AWS process among `etikett dev`'s children (moto's server), if it runs apart."""
+    for child in children(service):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if b"etikett.local.aws.process" in command:
+            return child
+    return None
+
+
 def children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -213,18 +225,21 @@ def measure(singles: int, stream: int) -> dict[str, Any]:
         isolated = rig.singles(singles, wait_for_the_end=True)
         service = rig.server.process.pid
         runner = rig.runner.process.pid
-        cpu = cpu_seconds(service), cpu_seconds(runner)
+        aws = local_aws_pid(service)
+        cpu = cpu_seconds(service), cpu_seconds(runner), cpu_seconds(aws) if aws else 0.0
         back_to_back = rig.singles(singles, wait_for_the_end=False)
         # Until the last print's reports and events are done with (one heartbeat period at most).
         time.sleep(2.0)
         cpu_service = (cpu_seconds(service) - cpu[0]) / (singles + 3) * 1000
         cpu_runner = (cpu_seconds(runner) - cpu[1]) / (singles + 3) * 1000
+        cpu_aws = ((cpu_seconds(aws) if aws else 0.0) - cpu[2]) / (singles + 3) * 1000
         elapsed = rig.stream(stream)
     return {
         "isolated": isolated,
         "back_to_back": back_to_back,
         "cpu_service_ms": cpu_service,
         "cpu_runner_ms": cpu_runner,
+        "cpu_aws_ms": cpu_aws,
         "stream_s": elapsed,
         "stream_rate": stream / elapsed,
     }
@@ -264,7 +279,8 @@ def main() -> int:
     )
     print(
         f"  CPU per print back to back (incl. 2 s of idle heartbeats and polls after the last): "
-        f"etikett dev with its local AWS and workers processes {result['cpu_service_ms']:.1f} ms, "
+        f"etikett dev with its local AWS and workers processes {result['cpu_service_ms']:.1f} ms "
+        f"(local AWS alone {result['cpu_aws_ms']:.1f} ms), "
         f"the Runner {result['cpu_runner_ms']:.1f} ms"
     )
     rate = result["stream_rate"]

@@ -12,11 +12,13 @@ from types import TracebackType
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from etikett.local import (
+    moto_actions,
     moto_attribute_values,
     moto_conditions,
     moto_item_size,
     moto_sessions,
     moto_transactions,
+    moto_update_expressions,
 )
 from etikett.local.aws.gateway import LockingMotoApp
 from etikett.local.aws.locking import ReadWriteLock
@@ -99,6 +101,8 @@ class LocalAws:
         moto_item_size.install()
         moto_conditions.install()
         moto_sessions.install()
+        moto_update_expressions.install()
+        moto_actions.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
             self._state_file.parent.mkdir(parents=True, exist_ok=True)
