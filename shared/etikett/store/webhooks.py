@@ -21,11 +21,12 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
-from pynamodb.exceptions import UpdateError
+from pynamodb.exceptions import TransactWriteError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
+from pynamodb.transactions import TransactWrite
 
-from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.base import connection, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -195,9 +196,6 @@ def _copy_per_kind(kinds: Collection[str], attempts: int = 5) -> None:
     """Copy the subscriptions of the per-kind partitions into the one partition, then mark it
     copied. Each copy is written only while its original still exists, so a receiver removed
     meanwhile is not brought back: that cancels the chunk, and the copy starts over."""
-    # Only this one-time copy writes a transaction here: not loaded at the publisher's start.
-    from etikett.store.unit_of_work import ConditionFailed, UnitOfWork
-
     for _ in range(attempts):
         originals = [
             (kind, item.webhook_id)
@@ -206,17 +204,16 @@ def _copy_per_kind(kinds: Collection[str], attempts: int = 5) -> None:
         ]
         try:
             for start in range(0, len(originals), COPY_CHUNK):
-                with UnitOfWork() as uow:
+                with TransactWrite(connection=connection()) as copy:
                     for kind, webhook_id in originals[start : start + COPY_CHUNK]:
-                        uow.check(
+                        copy.condition_check(
                             _SubscriptionItem,
                             _subscription_key(kind),
                             webhook_id,
-                            _SubscriptionItem.webhook_id.exists(),
-                            name=ConditionName.WEBHOOK_EXISTS,
+                            condition=_SubscriptionItem.webhook_id.exists(),
                         )
-                        uow.put(_subscription(kind, webhook_id))
-        except ConditionFailed:
+                        copy.save(_subscription(kind, webhook_id))
+        except TransactWriteError:
             continue
         _SubscriptionsItem(SUBSCRIPTIONS, COPIED).save()
         return
