@@ -19,20 +19,17 @@ its final write, so a local mode started again at once waits for that write.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
 import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from etikett.local import children
 from etikett.local.provision import Resolver
 
 __all__ = ["LocalWorkers", "WorkersPlan"]
@@ -122,7 +119,7 @@ class LocalWorkers:
         process = self._process
         if process is None or process.stdout is None:
             raise RuntimeError("LocalWorkers is not started")
-        line = _first_line(process.stdout, _START_TIMEOUT)
+        line = children.first_line(process.stdout, _START_TIMEOUT)
         if line.strip() != READY:
             self._process = None
             process.kill()
@@ -132,30 +129,8 @@ class LocalWorkers:
     def stop(self) -> None:
         """The pollers stop after the batches in hand; the checkpoints are marked exact."""
         process, self._process = self._process, None
-        if process is None:
-            return
-        assert process.stdin is not None
-        try:
-            process.stdin.close()
-            process.wait(_STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise RuntimeError("local workers did not stop in time") from None
-        finally:
-            if process.stdout is not None:
-                process.stdout.close()
-        if process.returncode != 0:
-            raise RuntimeError(f"local workers stopped with exit status {process.returncode}")
-
-
-def _first_line(stream: IO[str], timeout: float) -> str:
-    """The first line the child prints, or "" if it prints none within `timeout` seconds."""
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    return lines[0] if lines else ""
+        if process is not None:
+            children.stop(process, _STOP_TIMEOUT, "local workers")
 
 
 def main() -> int:
@@ -184,7 +159,9 @@ def main() -> int:
     for function in sources:
         functions.handler(function)  # warm, as the gateway's functions are
     logs.adopt_function_loggers()
-    with _checkpoints_held(home / CHECKPOINT_FILE):
+    # A local mode killed and started again at once starts a second child while the first one
+    # still hands over its last batches.
+    with children.held(home / CHECKPOINT_FILE, "local workers", "close"):
         checkpoints = Checkpoints(home / CHECKPOINT_FILE, snapshot_taken=plan.snapshot_taken)
         queues = SqsPoller(
             template.sqs_sources, resolver, functions, plan.endpoint_url, plan.region
@@ -215,20 +192,6 @@ def main() -> int:
             streams.stop()
             queues.stop()
     return 0
-
-
-@contextmanager
-def _checkpoints_held(path: Path) -> Iterator[None]:
-    """The checkpoint file to this process alone: a local mode killed and started again at once
-    starts a second child while the first one still hands over its last batches."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"local workers: waiting for another to close {path} …", file=sys.stderr)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ prints `LISTENING <endpoint URL>` once it serves.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import gc
 import http.client
 import json
@@ -35,9 +34,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import IO
 from urllib.parse import urlencode, urlsplit
 
+from etikett.local import children
 from etikett.local.aws.gateway import STREAM_END_PATH
 from etikett.local.aws.options import check_options
 
@@ -84,7 +83,7 @@ class LocalAwsProcess:
         )
         self._process = process
         assert process.stdout is not None
-        line = _first_line(process.stdout, _START_TIMEOUT)
+        line = children.first_line(process.stdout, _START_TIMEOUT)
         if not line.startswith(READY):
             self._process = None
             process.kill()
@@ -101,21 +100,8 @@ class LocalAwsProcess:
     def stop(self) -> None:
         """Local AWS stops serving, writes its final snapshot and exits."""
         process, self._process = self._process, None
-        if process is None:
-            return
-        assert process.stdin is not None
-        try:
-            process.stdin.close()
-            process.wait(_STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise RuntimeError("local AWS did not stop in time; its last snapshot stays") from None
-        finally:
-            if process.stdout is not None:
-                process.stdout.close()
-        if process.returncode != 0:
-            raise RuntimeError(f"local AWS stopped with exit status {process.returncode}")
+        if process is not None:
+            children.stop(process, _STOP_TIMEOUT, "local AWS", left="; its last snapshot stays")
 
     def shard_end(self, region: str) -> ShardEndOverHttp:
         """For the stream poller: a table's last stream sequence number, from the child."""
@@ -170,15 +156,6 @@ class ShardEndOverHttp:
             connection = http.client.HTTPConnection(self._host, self._port, timeout=10)
             self._local.connection = connection
         return connection
-
-
-def _first_line(stream: IO[str], timeout: float) -> str:
-    """The first line the child prints, or "" if it prints none within `timeout` seconds."""
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    return lines[0] if lines else ""
 
 
 # moto keeps each item as a tree of small objects (half a million for a state of ten thousand
@@ -249,14 +226,8 @@ def _state_held(state_file: Path | None) -> Iterator[None]:
     if state_file is None:
         yield
         return
-    state_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(state_file.with_name(state_file.name + ".lock"), "a") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"local AWS: waiting for another to save {state_file} …", file=sys.stderr)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield  # the lock goes with the file's closing, or with the process
+    with children.held(state_file, "local AWS", "save"):
+        yield
 
 
 if __name__ == "__main__":
