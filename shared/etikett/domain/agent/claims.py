@@ -96,13 +96,7 @@ def _claim_as_queued(
     }
     try:
         with UnitOfWork(errors=refusals) as uow:
-            runner_store.check_process_since(
-                uow,
-                runner.id,
-                began,
-                serial=runner.certificate_serial,
-                name=ConditionName.RUNNER_OUTLIVED,
-            )
+            _check_claimant(uow, runner, began)
             job_store.update(
                 uow,
                 item.job_id,
@@ -166,16 +160,23 @@ def _claim_one(
     elif record.status == "queued":
         changes["status"] = "running"
     with UnitOfWork(errors={ConditionName.RUNNER_OUTLIVED: _Outlived()}) as uow:
-        runner_store.check_process_since(
-            uow,
-            runner.id,
-            began,
-            serial=runner.certificate_serial,
-            name=ConditionName.RUNNER_OUTLIVED,
-        )
+        _check_claimant(uow, runner, began)
         job_store.update(uow, record, changes, messages=[jobs.message("info", note)])
     activity.job_claimed(job_id, record.kind, runner.id, delivery)
     return _handed_out(job_id, record.kind, record.payload, receipt, delivery, carried)
+
+
+def _check_claimant(uow: UnitOfWork, runner: RunnerRecord, began: datetime) -> None:
+    """In `uow`: the claim is made for the Runner's current process (its poll began at
+    `began`), and the Runner is still active with the certificate it was admitted by (which may
+    have been admitted moments ago without a read: admission.identify)."""
+    runner_store.check_process_since(
+        uow,
+        runner.id,
+        began,
+        serial=runner.certificate_serial,
+        name=ConditionName.RUNNER_OUTLIVED,
+    )
 
 
 def _handed_out(
