@@ -5,6 +5,8 @@ at a time."""
 from __future__ import annotations
 
 import fcntl
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -54,3 +56,26 @@ def held(path: Path, name: str, doing: str) -> Iterator[None]:
             print(f"{name}: waiting for another to {doing} {path} …", file=sys.stderr)
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         yield  # the lock goes with the file's closing, or with the process
+
+
+# --- the child's side ---------------------------------------------------------------------------
+
+
+def leave_stopping_to_the_parent() -> None:
+    """Ctrl-C and SIGTERM reach the whole process group: the parent decides when and in which
+    order its children stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def ready_until_the_parent_closes(line: str) -> None:
+    """Print `line` for the parent (`first_line`), then wait until the parent closes our input
+    (it stops us, or it died). Nobody reads our output after that line: whatever is printed
+    from now on goes where errors go, never into a pipe that could fill and stall us. Redirected
+    before the line is written, so it is so once the parent has read it."""
+    sys.stdout.flush()
+    with os.fdopen(os.dup(sys.stdout.fileno()), "w") as pipe:
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        pipe.write(f"{line}\n")
+    while sys.stdin.buffer.read(65536):
+        pass

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -136,8 +134,7 @@ class LocalWorkers:
 def main() -> int:
     # Ctrl-C and systemd's SIGTERM reach the whole process group: the parent decides when the
     # pollers stop (after the gateway, before local AWS's final snapshot).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    children.leave_stopping_to_the_parent()
     plan = WorkersPlan(**json.loads(sys.stdin.readline()))
     # What the child needs loads only once its signals are set.
     from etikett.local import logs
@@ -178,14 +175,7 @@ def main() -> int:
         queues.start()
         streams.start()
         try:
-            # Nobody reads this pipe after the first line: whatever a function prints goes where
-            # `etikett dev`'s log goes, never into a pipe that could fill and stall us.
-            sys.stdout.flush()
-            with os.fdopen(os.dup(sys.stdout.fileno()), "w") as pipe:
-                os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-                pipe.write(f"{READY}\n")
-            while sys.stdin.buffer.read(65536):  # until the parent closes it, or dies
-                pass
+            children.ready_until_the_parent_closes(READY)
         finally:
             # Stream pollers first: what their functions send to the queues is then delivered
             # after a restart, and their checkpoints are closed before local AWS's final snapshot.

@@ -25,8 +25,6 @@ import argparse
 import gc
 import http.client
 import json
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -185,8 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     # Ctrl-C reaches the whole process group, and so does the SIGTERM with which systemd (or a
     # container) stops a service: the parent stops this process when it is time, after its
     # pollers, so that what they write is in the final snapshot.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    children.leave_stopping_to_the_parent()
     # moto loads in this child only, once its signals are set: the parent never loads it.
     from etikett.local.aws.server import LocalAws
 
@@ -201,15 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         aws.start()
         tune_collector()
         try:
-            # Nobody reads this pipe after the first line: whatever moto or a library prints
-            # from now on goes where errors go, never into a pipe that could fill and stall us.
-            # Redirected before the line is written, so it is so once the parent has read it.
-            sys.stdout.flush()
-            with os.fdopen(os.dup(sys.stdout.fileno()), "w") as pipe:
-                os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-                pipe.write(f"{READY}{aws.endpoint_url}\n")
-            while sys.stdin.buffer.read(65536):  # until the parent closes it, or dies
-                pass
+            children.ready_until_the_parent_closes(f"{READY}{aws.endpoint_url}")
         finally:
             aws.stop()
     return 0
