@@ -13,7 +13,7 @@ import pytest
 
 from etikett import clock
 from etikett.domain.agent import claims, runner_agent, runner_messages, runner_queue_access
-from etikett.domain.agent.runner_messages import ClaimRequest, JobReport
+from etikett.domain.agent.runner_messages import ClaimReceived, ClaimRequest, JobReport
 from etikett.domain.printers import printers
 from etikett.domain.printing import jobs, raw_jobs
 from etikett.domain.runners import runners
@@ -51,6 +51,16 @@ def _claim(runner: RunnerRecord) -> list[runner_messages.ClaimedJob]:
 
 def _report(runner: RunnerRecord, job_id: str, **fields: Any) -> jobs.Job:
     return runner_agent.report(human("postRunnerJobReport"), runner, job_id, JobReport(**fields))
+
+
+def _received(aws: Aws, runner: RunnerRecord, *, keeps_hidden: bool) -> ClaimReceived:
+    """The Runner's next message, received at its queue as the Runner does (hidden 20 s)."""
+    assert runner.queue_url is not None
+    (message,) = aws.client("sqs").receive_message(QueueUrl=runner.queue_url, VisibilityTimeout=20)[
+        "Messages"
+    ]
+    received = {"receipt": message["ReceiptHandle"], "delivery": 1, "body": message["Body"]}
+    return ClaimReceived(messages=[received], keeps_hidden=keeps_hidden)  # type: ignore[list-item]
 
 
 def test_a_job_for_an_online_runner_is_queued_with_its_audit_entry() -> None:
@@ -241,17 +251,12 @@ def test_a_claim_of_what_the_runner_received_hides_the_job_longer_only_if_asked(
     monkeypatch.setattr(runner_queues, "extend", extend)
     runner = build.runner()
     assert runner.queue_url is not None
-    sqs = aws.client("sqs")
     for keeps_hidden in (True, False):
         job = _job(runner)
-        (message,) = sqs.receive_message(QueueUrl=runner.queue_url, VisibilityTimeout=20)[
-            "Messages"
-        ]
-        received = {"receipt": message["ReceiptHandle"], "delivery": 1, "body": message["Body"]}
-        claim = runner_messages.ClaimReceived(messages=[received], keeps_hidden=keeps_hidden)
+        claim = _received(aws, runner, keeps_hidden=keeps_hidden)
         claimed = runner_queue_access.claim_received(runner, claim)
         assert [c.job_id for c in claimed.jobs] == [job.id]
-        assert extended == ([] if keeps_hidden else [message["ReceiptHandle"]])
+        assert extended == ([] if keeps_hidden else [claim.messages[0].receipt])
 
 
 def test_a_claim_checks_the_runner_s_certificate_in_its_own_write(aws: Aws) -> None:
@@ -260,15 +265,10 @@ def test_a_claim_checks_the_runner_s_certificate_in_its_own_write(aws: Aws) -> N
     or a Runner removed since is refused, and nothing is handed out."""
     runner = build.runner()
     assert runner.queue_url is not None and runner.certificate_serial
-    sqs = aws.client("sqs")
     job = _job(runner)
 
     def received() -> runner_messages.ClaimReceived:
-        (message,) = sqs.receive_message(QueueUrl=runner.queue_url, VisibilityTimeout=20)[
-            "Messages"
-        ]
-        body = {"receipt": message["ReceiptHandle"], "delivery": 1, "body": message["Body"]}
-        return runner_messages.ClaimReceived(messages=[body], keeps_hidden=True)
+        return _received(aws, runner, keeps_hidden=True)
 
     stale = runner._replace(certificate_serial="an-earlier-certificate")
     _refused(
