@@ -138,12 +138,13 @@ class JobContext:
         `confirmed` in one request), else sent on a thread of its own. The job's next report
         goes after it, keeping the order."""
         self._settle()
-        body = _body(self.lease.receipt, status, None, messages)
-        body.pop("receipt")
-        body.pop("final")
-        body["at"] = datetime.now(UTC).isoformat(timespec="milliseconds")
+        held: dict[str, Any] = {"at": datetime.now(UTC).isoformat(timespec="milliseconds")}
+        if status is not None:
+            held["status"] = status
+        if messages:
+            held["messages"] = messages
         with self._held_lock:
-            self._held = body
+            self._held = held
         self._sending = threading.Timer(
             REPORT_HOLD_SECONDS if hold is None else hold, self._send_held
         )
