@@ -21,10 +21,9 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
-from pynamodb.exceptions import TransactWriteError, UpdateError
+from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
-from pynamodb.transactions import TransactWrite
 
 from etikett.store.base import connection, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
@@ -196,6 +195,11 @@ def _copy_per_kind(kinds: Collection[str], attempts: int = 5) -> None:
     """Copy the subscriptions of the per-kind partitions into the one partition, then mark it
     copied. Each copy is written only while its original still exists, so a receiver removed
     meanwhile is not brought back: that cancels the chunk, and the copy starts over."""
+    # Only this one-time copy writes a transaction here: not loaded at the events publisher's
+    # (or the webhook functions') cold start.
+    from pynamodb.exceptions import TransactWriteError
+    from pynamodb.transactions import TransactWrite
+
     for _ in range(attempts):
         originals = [
             (kind, item.webhook_id)
