@@ -23,7 +23,8 @@ class LocalSettings(BaseSettings):
     snapshot_seconds: float = Field(
         default=1.0,
         validation_alias="ETIKETT_SNAPSHOT_SECONDS",
-        description="How often changed local state is saved at most.",
+        description="Changed local state is saved once changes pause this long (at most every "
+        "30 s while they go on).",
     )
     build: str = Field(default="local", validation_alias="ETIKETT_BUILD")
     log_format: Literal["text", "json"] = Field(

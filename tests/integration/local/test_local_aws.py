@@ -782,7 +782,7 @@ def test_a_long_snapshot_spaces_out_the_next_while_writes_go_on(
 
     monkeypatch.setattr(local_aws_server, "dump_backends", slow_dump)
     state_file = tmp_path / "aws.bin"
-    with LocalAws(state_file, snapshot_interval=0.05) as aws:
+    with LocalAws(state_file, snapshot_interval=0.05, busy_snapshot_seconds=0.05) as aws:
         ddb = client("dynamodb", aws.endpoint_url)
         ddb.create_table(
             TableName="paced",
@@ -799,4 +799,49 @@ def test_a_long_snapshot_spaces_out_the_next_while_writes_go_on(
     assert len(periodic) == 1, periodic  # every 0.35 s (five or more) without the pacing
     with LocalAws(state_file, snapshot_interval=3600) as again:
         count = client("dynamodb", again.endpoint_url).scan(TableName="paced", Select="COUNT")
+        assert count["Count"] == writes
+
+
+def test_snapshots_wait_for_a_pause_in_the_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While writes go on without a pause, no snapshot holds them before the busy bound (1 s
+    here); once they pause for the interval, one comes, with every write."""
+    from etikett.local.aws import server as local_aws_server
+
+    taken: list[float] = []
+    real_dump = local_aws_server.dump_backends
+
+    def counted_dump() -> bytes:
+        taken.append(time.monotonic())
+        return real_dump()
+
+    monkeypatch.setattr(local_aws_server, "dump_backends", counted_dump)
+    state_file = tmp_path / "aws.bin"
+    with LocalAws(state_file, snapshot_interval=0.2, busy_snapshot_seconds=1.0) as aws:
+        ddb = client("dynamodb", aws.endpoint_url)
+        ddb.create_table(
+            TableName="bulk",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        )
+        time.sleep(0.6)  # the table's snapshot
+        taken.clear()
+        started = time.monotonic()
+        writes = 0
+        while time.monotonic() - started < 1.6:  # never 0.2 s without a write
+            ddb.put_item(TableName="bulk", Item={"pk": {"S": f"item-{writes}"}})
+            writes += 1
+        during = [t - started for t in taken]
+        paused = time.monotonic()
+        deadline = paused + 5.0
+        while len(taken) == len(during) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        after = [t - paused for t in taken[len(during) :]]
+    # One, at the busy bound, not one every 0.2 s (eight without the rule).
+    assert len(during) == 1 and 0.9 <= during[0] <= 1.5, during
+    assert after and 0.15 <= after[0] <= 1.0, after
+    with LocalAws(state_file, snapshot_interval=3600) as again:
+        count = client("dynamodb", again.endpoint_url).scan(TableName="bulk", Select="COUNT")
         assert count["Count"] == writes

@@ -1,5 +1,5 @@
 """`LocalAws`: the moto server of local mode, started with the state file's state and snapshotting
-it (on a timer while requests change state, and on `stop()`)."""
+it (once changes pause, at most every half minute while they go on, and on `stop()`)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,13 @@ _PERIODIC_LOCK_TIMEOUT = 5.0
 # the time, also while a bulk of writes (a sync of offline prints, an import) keeps the state
 # dirty. (At a tenth, snapshots still took a sixth of local AWS's processor time in a sync.)
 _WAIT_PER_HOLD = 19.0
+# A snapshot comes once changes pause for the snapshot interval: pickling the state during a
+# bulk of writes (a sync of offline prints, a stream of prints) took a fifth to a quarter of
+# local AWS's processor time and held each request meanwhile (0.2-0.4 s a snapshot with a few
+# thousand prints in the tables). While changes go on without a pause, one comes at most this
+# often. What a crash can lose is that much: `etikett dev` killed is not such a crash, since
+# this process still writes its final snapshot when its parent goes.
+BUSY_SNAPSHOT_SECONDS = 30.0
 _EXPLICIT_LOCK_TIMEOUT = 30.0
 
 
@@ -67,16 +74,20 @@ class LocalAws:
         *,
         snapshot_interval: float = 1.0,
         max_wait_seconds: int = 1,
+        busy_snapshot_seconds: float = BUSY_SNAPSHOT_SECONDS,
     ) -> None:
         check_options(snapshot_interval, max_wait_seconds)
         self._state_file = Path(state_file) if state_file is not None else None
         self._host = host
         self._port = port
         self._snapshot_interval = snapshot_interval
+        self._busy_snapshot_seconds = max(busy_snapshot_seconds, snapshot_interval)
         self._max_wait_seconds = max_wait_seconds
         self._lock = ReadWriteLock()
         self._snapshot_mutex = threading.Lock()
         self._dirty = False
+        self._dirty_since = 0.0  # monotonic: the first change since the last snapshot
+        self._changed_at = 0.0  # monotonic: the last change
         self._stopping = threading.Event()
         self._server: BaseWSGIServer | None = None
         self._app: LockingMotoApp | None = None
@@ -84,6 +95,7 @@ class LocalAws:
         self._snapshot_thread: threading.Thread | None = None
         self._last_snapshot_error: str | None = None
         self._last_hold = 0.0  # seconds the last snapshot held requests
+        self._last_taken = 0.0  # monotonic: when the last snapshot released the requests
 
     def start(self) -> None:
         """Replace moto's process-wide state with the state file's (or with nothing), then
@@ -188,11 +200,15 @@ class LocalAws:
         self.stop()
 
     def _mark_dirty(self) -> None:
-        self._dirty = True
+        now = time.monotonic()
+        if not self._dirty:
+            self._dirty_since = now
+            self._dirty = True
+        self._changed_at = now
 
     def _snapshot_loop(self) -> None:
-        while not self._stopping.wait(self._next_snapshot_wait()):
-            if not self._dirty:
+        while not self._stopping.wait(self._next_check()):
+            if not self._snapshot_due(time.monotonic()):
                 continue
             try:
                 if not self._take_snapshot(_PERIODIC_LOCK_TIMEOUT):
@@ -204,9 +220,18 @@ class LocalAws:
                     logger.exception("snapshot of local AWS state failed")
                     self._last_snapshot_error = repr(exc)
 
-    def _next_snapshot_wait(self) -> float:
-        """The interval, or longer after a long snapshot (`_WAIT_PER_HOLD`)."""
-        return max(self._snapshot_interval, _WAIT_PER_HOLD * self._last_hold)
+    def _next_check(self) -> float:
+        return min(self._snapshot_interval, 0.5) / 2
+
+    def _snapshot_due(self, now: float) -> bool:
+        """Changed, and either quiet for the interval or changing for `busy_snapshot_seconds`;
+        never sooner after the last snapshot than `_WAIT_PER_HOLD` times its hold."""
+        if not self._dirty:
+            return False
+        if now - self._last_taken < max(self._snapshot_interval, _WAIT_PER_HOLD * self._last_hold):
+            return False
+        quiet = now - self._changed_at >= self._snapshot_interval
+        return quiet or now - self._dirty_since >= self._busy_snapshot_seconds
 
     def _take_snapshot(self, lock_timeout: float) -> bool:
         assert self._state_file is not None
@@ -224,7 +249,8 @@ class LocalAws:
                     self._dirty = True
                     raise
                 finally:
-                    self._last_hold = time.monotonic() - held
+                    self._last_taken = time.monotonic()
+                    self._last_hold = self._last_taken - held
             try:
                 write_state_file(self._state_file, payload)
             except BaseException:
