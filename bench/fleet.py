@@ -17,7 +17,8 @@ signed; or, with `--wait channel`, the agent channel's long poll as before issue
    of a random Runner: the same latencies under fleet load, p50/p99, and errors (0 expected).
 
 A simulated printer is an asyncio TCP server that takes the label bytes and answers `~HS`; a
-simulated Runner reports `sent` and `confirmed` after its printer took the bytes.
+simulated Runner reports `sent` and `confirmed` in one request after its printer took the bytes
+(as the Runner does when its printer confirms within its 2 s hold).
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent / "tests")]
+
+from etikett_runner.queue import RENEW_BEFORE  # noqa: E402 - after the path
 
 PASSWORD = "bench password 1"
 GOAL_REQUESTS_PER_MINUTE = 3.0  # AWS requests an idle Runner causes
@@ -52,6 +56,11 @@ STATUS_ANSWER = (  # ~HS of a ready printer: three STX…ETX lines
 
 
 BUSY_RETRIES = 5
+# Calls not made in a function invocation: local mode's event-source pollers (on AWS, Lambda's
+# event source mappings), which poll whatever the fleet does. Listed apart, not per Runner.
+POLLERS = "-"
+HEARTBEAT = "POST_/api/v1/runner-agent/heartbeat"
+QUEUE_ACCESS = "POST_/api/v1/runner-agent/queue-access"
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -122,6 +131,7 @@ class SimulatedRunner:
         self.printers: dict[str, Printer] = {}  # uri → printer
         self.held: dict[str, float] = {}  # job id → when the claimed job reached the Runner
         self.access: dict[str, Any] = {}
+        self.beat_seconds = self.renewal_seconds = 0.0  # as the Runner: from its queue access
         self.polling = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -177,6 +187,9 @@ class SimulatedRunner:
         await self.call("POST", "/jobs/release")
         if wait == "queue":
             self.access = await self.call("POST", "/queue-access")
+            self.beat_seconds = float(self.access["heartbeat_seconds"])
+            life = datetime.fromisoformat(self.access["expires_at"]) - datetime.now(UTC)
+            self.renewal_seconds = (life - RENEW_BEFORE).total_seconds()
         while not stop.is_set():
             try:
                 self.polling.set()
@@ -227,7 +240,10 @@ class SimulatedRunner:
             )
         if not received:
             return []
-        answer = await self.call("POST", "/jobs/claim-received", json={"messages": received})
+        # As the Runner: its keeper would report a job still printing after 8 s (these end
+        # within a second), so the claim need not hide it for the queue's 120 s.
+        claim = {"messages": received, "keeps_hidden": True}
+        answer = await self.call("POST", "/jobs/claim-received", json=claim)
         jobs = list(answer["jobs"])
         for job in jobs:
             job["data_base64"] = job.get("data_base64") or carried.get(job["job_id"])
@@ -246,11 +262,11 @@ class SimulatedRunner:
             if printer is not None:
                 printer.arrived[job["job_id"]] = time.perf_counter()
             writer.close()
-            receipt = job["receipt"]
-            path = f"/jobs/{job['job_id']}/report"
-            await self.call("POST", path, json={"receipt": receipt, "status": "sent"})
-            final = {"receipt": receipt, "status": "confirmed", "final": True}
-            await self.call("POST", path, json=final)
+            # As the Runner: `sent` held back and carried by the final report, one request.
+            sent = {"status": "sent", "at": datetime.now(UTC).isoformat()}
+            final = {"receipt": job["receipt"], "status": "confirmed", "final": True}
+            final["earlier"] = [sent]
+            await self.call("POST", f"/jobs/{job['job_id']}/report", json=final)
         except Exception as error:
             self.counts.errors.append(f"{self.name} job {job.get('job_id')}: {error!r}")
 
@@ -370,13 +386,15 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         setup_seconds = time.monotonic() - started
         print(f"{args.runners} Runners, {len(printers)} printers set up in {setup_seconds:.0f} s")
 
-        # The service's own AWS calls without Runners waiting (stream and queue pollers).
+        # The service's own AWS calls without Runners waiting: its functions' (scheduled work)
+        # apart from the pollers'.
         await asyncio.sleep(3)
         _, offset = read_calls(log, 0)
         base_started = time.monotonic()
         await asyncio.sleep(args.baseline)
         base_calls, offset = read_calls(log, offset)
-        base_rate = len(base_calls) / (time.monotonic() - base_started)
+        base_seconds = time.monotonic() - base_started
+        base_rate = sum(1 for f, _ in base_calls if f != POLLERS) / base_seconds
 
         client = httpx.AsyncClient(base_url=f"{server.url}/api/v1", timeout=120, trust_env=False)
         client.headers["Authorization"] = api.headers["Authorization"]
@@ -439,7 +457,7 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(min(5.0, args.idle / 4))  # first polls and their answers are done
         channel_before, sqs_before = Counter(counts.channel), Counter(counts.sqs)
         busy_before = counts.channel_seconds
-        _, offset = read_calls(log, 0)
+        started_calls, offset = read_calls(log, 0)
         idle_started = time.monotonic()
         await asyncio.sleep(args.idle)
         idle_calls, offset = read_calls(log, offset)
@@ -447,7 +465,18 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         minutes = idle_seconds / 60 * len(runners)
         channel = sum((counts.channel - channel_before).values()) / minutes
         sqs = sum((counts.sqs - sqs_before).values()) / minutes
-        service_calls = (len(idle_calls) - base_rate * idle_seconds) / minutes
+        in_functions = sum(1 for f, _ in idle_calls if f != POLLERS)
+        service_calls = (in_functions - base_rate * idle_seconds) / minutes
+        pollers = sum(1 for f, _ in idle_calls if f == POLLERS) / (idle_seconds / 60)
+        # A window of a minute or two holds none of the beats (every 10 min) and credential
+        # renewals (50 min) an idle Runner makes: their share of a minute is what each Runner's
+        # first beat and queue access cost, at the intervals the service hands out.
+        per_beat = sum(1 for _, r in started_calls if r == HEARTBEAT) / counts.channel["/heartbeat"]
+        per_renewal = sum(1 for _, r in started_calls if r == QUEUE_ACCESS) / max(
+            1, counts.channel["/queue-access"]
+        )
+        beats = per_beat * 60 / runners[0].beat_seconds if args.wait == "queue" else 0.0
+        renewals = per_renewal * 60 / runners[0].renewal_seconds if args.wait == "queue" else 0.0
         busy_seconds = counts.channel_seconds - busy_before
         # The agent function's busy time for these requests (on AWS: Lambda-seconds).
         lambda_seconds = busy_seconds / minutes
@@ -483,9 +512,12 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         "channel_per_runner_minute": channel,
         "sqs_per_runner_minute": sqs,
         "service_aws_per_runner_minute": service_calls,
-        # The service's share is its rate less its rate without Runners: noise can make it
-        # slightly negative; it counts as 0 then.
-        "aws_per_runner_minute": sqs + max(0.0, service_calls),
+        "beats_aws_per_runner_minute": beats,
+        "renewals_aws_per_runner_minute": renewals,
+        "pollers_aws_per_minute": pollers,
+        # The service's share is its functions' rate less their rate without Runners: noise can
+        # make it slightly negative; it counts as 0 then.
+        "aws_per_runner_minute": sqs + max(0.0, service_calls) + beats + renewals,
         "lambda_seconds_per_runner_minute": lambda_seconds,
         "service_base_rate": base_rate,
         "reference_hold_p50": statistics.median([r[0] for r in reference]),
@@ -519,8 +551,11 @@ def report(result: dict[str, Any]) -> bool:
         ("idle: agent-channel requests / Runner / min", result["channel_per_runner_minute"]),
         ("idle: SQS requests by the Runner / Runner / min", result["sqs_per_runner_minute"]),
         ("idle: the service's AWS calls / Runner / min", result["service_aws_per_runner_minute"]),
+        ("idle: its beats' AWS calls / Runner / min", result["beats_aws_per_runner_minute"]),
+        ("idle: its renewals' AWS calls / Runner / min", result["renewals_aws_per_runner_minute"]),
         ("idle: AWS requests in all / Runner / min (goal <= 3)", result["aws_per_runner_minute"]),
         ("idle: agent function busy s / Runner / min", result["lambda_seconds_per_runner_minute"]),
+        ("idle: local pollers' AWS calls / min (not per Runner)", result["pollers_aws_per_minute"]),
         ("one Runner: POST /print -> Runner holds job, p50 ms", result["reference_hold_p50"]),
         ("one Runner: POST /print -> bytes at printer, p50 ms", result["reference_printer_p50"]),
         ("fleet load: -> Runner holds job, p50 ms", result["load_hold_p50"]),
