@@ -174,14 +174,29 @@ def test_undecodable_images_are_a_422(content):
     assert raised.value.params["object_id"] == "img"
 
 
-def test_the_png_preview_is_the_raster_in_one_bit():
-    image = render(logistics_label(203), {})
+@pytest.mark.parametrize(
+    "document",
+    [
+        logistics_label(203),  # 812 dots: rows end within a byte
+        label([text("t", "Etikett", x_mm=2, y_mm=2, size_pt=9)], width_mm=57.3, height_mm=20.1),
+    ],
+    ids=["812-dots", "458-dots"],
+)
+def test_the_png_preview_is_the_raster_in_one_bit(document):
+    image = render(document, {})
     png = to_png(image)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height, depth, color = struct.unpack(">IIBB", png[16:26])
-    assert (width, height, depth, color) == (812, 1218, 1, 0)
+    assert struct.unpack(">IIBB", png[16:26]) == (*image.size, 1, 0)
     again = Image.open(io.BytesIO(png))
     assert again.mode == "1" and again.tobytes() == image.tobytes()
+
+
+def test_a_png_row_as_wide_as_whole_bytes_has_no_padding():
+    image = Image.new("1", (16, 3), 1)
+    image.putpixel((0, 0), 0)
+    image.putpixel((15, 2), 0)
+    again = Image.open(io.BytesIO(to_png(image)))
+    assert again.size == (16, 3) and again.tobytes() == image.tobytes()
 
 
 def test_importing_the_label_model_does_not_load_the_renderer():
