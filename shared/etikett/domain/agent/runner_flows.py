@@ -18,7 +18,6 @@ from etikett.domain.printers import printer_records
 from etikett.domain.printing.print_limits import MAX_RECORDS
 from etikett.domain.runners import runner_context
 from etikett.store.runners import RunnerRecord
-from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.errors import Conflict, EtikettError, Forbidden, NotFound, ProblemCode
 from etikett_engine.model import Model
 
@@ -361,6 +360,7 @@ def counters_in_use(runner: RunnerRecord) -> set[str]:
     reserve blocks of (counter_blocks)."""
     # Loaded here, not at the runner_agent function's cold start.
     from etikett.domain.flows import flows
+    from etikett_engine.dsl.label import LabelDocument
 
     names: set[str] = set()
     for target in _targets(runner):

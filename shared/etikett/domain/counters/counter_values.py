@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from etikett import clock
 from etikett.store import counters
 from etikett.store.counters import CounterRecord
-from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.errors import Conflict, NotFound, ProblemCode
+
+if TYPE_CHECKING:  # the label model (8 ms to import) is no concern of the Runner agent's claims
+    from etikett_engine.dsl.label import LabelDocument
 
 WIDTH_FORMAT = re.compile(r"^0{1,20}$")
 COUNTER_REFERENCE = re.compile(r"\bcounters\.([A-Za-z_][A-Za-z0-9_]*)")
