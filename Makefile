@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml engine/pyproject.toml runner/pyproject.toml layers/deps
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]' -e engine -e runner
+	$(BIN)/python -c 'from etikett_engine.cel import parser_tables; parser_tables.write()'
 	@touch $(STAMP)
 
 dev: $(STAMP)

@@ -92,6 +92,8 @@ py -3.11 -m venv "$prefix\venv"
 # The engine by its file, never by name from an index: the Runner runs the service's own engine.
 $engine = (Get-ChildItem -Path "$here\packages" -Filter "etikett_engine-*.whl" | Select-Object -First 1).FullName
 & "$prefix\venv\Scripts\pip.exe" install --quiet $engine "$here\runner" pywin32
+# celpy's parser tables, made once here: the Runner's service account may not write into the venv.
+& "$prefix\venv\Scripts\python.exe" -c "from etikett_engine.cel import parser_tables; parser_tables.write()"
 Copy-Item "$here\ca.pem", "$here\config.json" $prefix -Force
 
 # The enrollment token only now, into the folder as checked: a new file (never through a link,

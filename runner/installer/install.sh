@@ -108,6 +108,8 @@ install -d -m 0700 -o etikett-runner "$state"
 python3 -m venv "$prefix/venv"
 # The engine by its file, never by name from an index: the Runner runs the service's own engine.
 "$prefix/venv/bin/pip" install --quiet "$here"/packages/etikett_engine-*.whl "$here/runner"
+# celpy's parser tables, made once here: the Runner's user may not write into the venv.
+"$prefix/venv/bin/python" -c 'from etikett_engine.cel import parser_tables; parser_tables.write()'
 install -m 0644 "$here/ca.pem" "$prefix/ca.pem"
 install -m 0644 "$here/config.json" "$prefix/config.json"
 install -m 0600 -o etikett-runner "$here/enrollment-token" "$state/enrollment-token"

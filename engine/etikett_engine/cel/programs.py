@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from etikett_engine.cel import charged, conversions, limits
+from etikett_engine.cel import charged, conversions, limits, parser_tables
 from etikett_engine.cel.errors import CelInvalid, CelLimitExceeded, parse_message
 from etikett_engine.cel.helpers import HELPERS
 from etikett_engine.cel.library import celpy
@@ -43,6 +43,7 @@ class Runtime:
         evaluation = loaded.celpy.evaluation
         # The CompiledRunner's parser makes the trees the transpiler needs (celpy shares one
         # parser per process, shaped by the first Environment; see _compile for the other case).
+        parser_tables.install(self.celpy.CompiledRunner.tree_node_class)
         self.environment: Any = self.celpy.Environment(runner_class=self.celpy.CompiledRunner)
         # celpy's operations that build or scan values, charged to the evaluation's budget, and
         # the label helpers (which charge too).
