@@ -455,6 +455,11 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.sleep(args.ramp / max(1, len(runners)))
         await asyncio.gather(*(r.polling.wait() for r in runners))
         await asyncio.sleep(min(5.0, args.idle / 4))  # first polls and their answers are done
+        # A beat as every beat after a Runner's first (the agent function admitted it lately):
+        # what the idle share of beats is counted from.
+        _, offset = read_calls(log, 0)
+        await asyncio.gather(*(r.call("POST", "/heartbeat", json={}) for r in runners))
+        beat_calls, _ = read_calls(log, offset)
         channel_before, sqs_before = Counter(counts.channel), Counter(counts.sqs)
         busy_before = counts.channel_seconds
         started_calls, offset = read_calls(log, 0)
@@ -469,9 +474,9 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         service_calls = (in_functions - base_rate * idle_seconds) / minutes
         pollers = sum(1 for f, _ in idle_calls if f == POLLERS) / (idle_seconds / 60)
         # A window of a minute or two holds none of the beats (every 10 min) and credential
-        # renewals (50 min) an idle Runner makes: their share of a minute is what each Runner's
-        # first beat and queue access cost, at the intervals the service hands out.
-        per_beat = sum(1 for _, r in started_calls if r == HEARTBEAT) / counts.channel["/heartbeat"]
+        # renewals (50 min) an idle Runner makes: their share of a minute is what a later beat
+        # and each Runner's queue access cost, at the intervals the service hands out.
+        per_beat = sum(1 for _, r in beat_calls if r == HEARTBEAT) / len(runners)
         per_renewal = sum(1 for _, r in started_calls if r == QUEUE_ACCESS) / max(
             1, counts.channel["/queue-access"]
         )

@@ -25,7 +25,8 @@ from etikett.domain.printing import jobs
 routes = router(prefix="/api/v1/runner-agent", tags=["Runner agent channel"])
 RunnerCall = Annotated[Invocation, runner_certificate()]
 RunnerJobCall = Annotated[Invocation, runner_certificate(job_parameter="jobId")]
-# A claim's writes check the Runner (active, this certificate) themselves: no read first.
+# A claim's writes, and an online Runner's beat, check the Runner (active, this certificate)
+# themselves: no read first.
 RunnerClaimCall = Annotated[Invocation, runner_certificate(checked_in_write=True)]
 _HIDDEN = not_in_mcp()
 
@@ -38,9 +39,9 @@ _HIDDEN = not_in_mcp()
     summary="The Runner is alive; reports its host, version and printer states",
 )
 def heartbeat(
-    body: runner_messages.Heartbeat, request: Request, invocation: RunnerCall
+    body: runner_messages.Heartbeat, request: Request, invocation: RunnerClaimCall
 ) -> runner_messages.HeartbeatAnswer:
-    return runner_agent.heartbeat(request.state.runner, body)
+    return runner_agent.heartbeat(request.state.runner, body, checked=True)
 
 
 @routes.post(

@@ -227,6 +227,27 @@ def touch_runner(runner_id: str, **fields: Any) -> bool:
     return True
 
 
+def beat_while_online(
+    runner_id: str, serial: str, online_after: dt.datetime, **fields: Any
+) -> bool:
+    """Set `fields` on a Runner that is active with certificate `serial` and was last seen no
+    earlier than `online_after` (online), in one conditional write; False if it is not so (or
+    gone): the caller reads it then."""
+    actions = [getattr(_RunnerItem, name).set(value) for name, value in fields.items()]
+    condition = (
+        (_RunnerItem.state == "active")
+        & (_RunnerItem.certificate_serial == serial)
+        & (_RunnerItem.last_seen_at >= online_after)
+    )
+    try:
+        _RunnerItem(runner_id, RUNNER_SK).update(actions=actions, condition=condition)
+    except UpdateError as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
+
+
 def check_process_since(
     uow: UnitOfWork,
     runner_id: str,

@@ -325,6 +325,52 @@ def test_a_removed_runner_s_heartbeat_does_not_bring_it_back() -> None:
     assert runner_store.get_runner(runner.id) is None
 
 
+def test_an_online_runner_s_beat_is_one_write_that_checks_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A warm function's Runner as admitted minutes ago: its beat is one conditional write (no
+    read), and its "online since" stays."""
+    admitted = build.runner(build.group().id)  # online by a beat
+    since = runners.get_runner(admitted.id).status_since
+    _later(monkeypatch, 600)
+    calls = aws_calls.recorded(monkeypatch)
+    beat = runner_messages.Heartbeat(hostname="halle-2", version="2.1")
+    assert runner_agent.heartbeat(admitted, beat, checked=True).status == "online"
+    assert calls == ["UpdateItem"]
+    now = runners.get_runner(admitted.id)
+    assert (now.hostname, now.version, now.status_since) == ("halle-2", "2.1", since)
+    assert now.last_seen_at != admitted.last_seen_at
+
+
+def test_a_checked_beat_of_a_runner_offline_meanwhile_marks_its_return(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    admitted = build.runner(build.group().id)
+    _later(monkeypatch, get_settings().runner_offline_seconds + 1)
+    assert runners.get_runner(admitted.id).status == "offline"
+    runner_agent.heartbeat(admitted, runner_messages.Heartbeat(), checked=True)
+    back = runners.get_runner(admitted.id)
+    assert back.status == "online" and back.status_since == back.last_seen_at
+
+
+def test_a_checked_beat_of_a_replaced_certificate_or_a_removed_runner_is_refused() -> None:
+    admitted = build.runner(build.group().id)
+    before = runners.get_runner(admitted.id).last_seen_at
+    runner_store.touch_runner(admitted.id, certificate_serial="a-newer-certificate")
+    _refused(
+        ProblemCode.RUNNER_CERTIFICATE_REVOKED,
+        lambda: runner_agent.heartbeat(admitted, runner_messages.Heartbeat(), checked=True),
+    )
+    assert runners.get_runner(admitted.id).last_seen_at == before
+    other = build.runner(build.group().id)
+    runners.remove_runner(human("deleteRunner", "admin"), other.id)
+    _refused(
+        ProblemCode.RUNNER_REMOVED,
+        lambda: runner_agent.heartbeat(other, runner_messages.Heartbeat(), checked=True),
+    )
+    assert runner_store.get_runner(other.id) is None
+
+
 # --- context parameters ---------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from etikett import clock
 from etikett.domain import activity
 from etikett.domain.actors import Invocation
-from etikett.domain.agent.admission import seen
+from etikett.domain.agent.admission import seen, still_admitted
 from etikett.domain.agent.runner_messages import (
     Heartbeat,
     HeartbeatAnswer,
@@ -21,9 +21,11 @@ from etikett.domain.deployments import bundles
 from etikett.domain.printers import printer_records
 from etikett.domain.printing import jobs
 from etikett.domain.runners import runner_context, runner_records
+from etikett.settings import get_settings
 from etikett.store import events, runner_queues
 from etikett.store import jobs as job_store
 from etikett.store import printers as printer_store
+from etikett.store import runners as runner_store
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobMessage, JobRecord
 from etikett.store.runners import RunnerRecord
@@ -32,20 +34,27 @@ from etikett_engine.errors import Conflict, Forbidden, ProblemCode
 from etikett_engine.printer_reach import PRINTER_PORTS
 
 
-def heartbeat(runner: RunnerRecord, beat: Heartbeat) -> HeartbeatAnswer:
+def heartbeat(runner: RunnerRecord, beat: Heartbeat, *, checked: bool = False) -> HeartbeatAnswer:
     """Recorded at least every 10 minutes (see runner_queue_access) and when printer states
-    change; what it says is the Runner's "online since"."""
+    change; what it says is the Runner's "online since". `checked`: `runner` may be as a warm
+    function admitted it a while ago, and an online Runner's beat is one write that checks it
+    (active, this certificate, online); else it is read first."""
     now = clock.now()
     fields: dict[str, Any] = {"last_seen_at": now}
     if beat.hostname:
         fields["hostname"] = beat.hostname
     if beat.version:
         fields["version"] = beat.version
-    if runner_records.status_of(runner, now) != "online":
-        fields["online_since"] = now  # back after being offline (or for the first time)
     if beat.offline is not None:
         fields["offline_report"] = beat.offline.model_dump(mode="json")
-    seen(runner, **fields)
+    online_after = now - timedelta(seconds=get_settings().runner_offline_seconds)
+    serial = runner.certificate_serial or ""
+    if not (checked and runner_store.beat_while_online(runner.id, serial, online_after, **fields)):
+        if checked:
+            runner = still_admitted(runner)  # revoked or removed: refused
+        if runner_records.status_of(runner, now) != "online":
+            fields["online_since"] = now  # back after being offline (or for the first time)
+        seen(runner, **fields)
     if beat.printers:
         printer_records.update_status(runner.id, beat.printers)
     return HeartbeatAnswer(runner_id=runner.id, server_time=clock.rfc3339(now), status="online")
