@@ -16,7 +16,8 @@ from pynamodb.attributes import (
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store import wire_items
+from etikett.store.base import get_item, item_of, record_of, table_meta, values_of
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def _item(entry: ArchiveRecord) -> _ArchiveItem:
 def add(uow: UnitOfWork, entries: list[ArchiveRecord]) -> None:
     """Entries written with their job, in its transaction."""
     for entry in entries:
-        uow.put(_item(entry))
+        uow.put_request(wire_items.put(_ArchiveItem, values_of(entry, stream=STREAM)))
 
 
 def add_all(entries: list[ArchiveRecord]) -> None:

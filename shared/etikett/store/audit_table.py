@@ -10,7 +10,8 @@ from pynamodb.attributes import MapAttribute, UnicodeAttribute, UTCDateTimeAttri
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import item_of, table_meta
+from etikett.store import wire_items
+from etikett.store.base import item_of, table_meta, values_of
 
 STREAM = "audit"
 
@@ -87,3 +88,8 @@ class AuditItem(Model):
 
 def item(record: AuditRecord) -> AuditItem:
     return item_of(AuditItem, record, stream=STREAM)
+
+
+def put(record: AuditRecord) -> dict[str, Any]:
+    """The transaction's put of `record`'s item (as of `item(record)`, without the model)."""
+    return wire_items.put(AuditItem, values_of(record, stream=STREAM))

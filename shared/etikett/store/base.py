@@ -217,8 +217,13 @@ def record_of(kind: type[R], item: Model) -> R:
 
 def item_of(model: type[M], record: Any, **extra: Any) -> M:
     """The stored item of `record`, with `extra` attributes (keys, index attributes) beside."""
+    return model(**values_of(record, **extra))
+
+
+def values_of(record: Any, **extra: Any) -> dict[str, Any]:
+    """What `item_of` makes the item of `record` from (`wire_items.put` writes it without one)."""
     values = {name: _stored(value) for name, value in zip(record._fields, record, strict=True)}
-    return model(**values, **extra)
+    return {**values, **extra}
 
 
 _CONVERTERS: dict[type[Any], list[tuple[str, Any]]] = {}

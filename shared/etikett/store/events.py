@@ -11,7 +11,8 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.ids import new_id
-from etikett.store.base import item_of, record_of, table_meta
+from etikett.store import wire_items
+from etikett.store.base import item_of, record_of, table_meta, values_of
 
 if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
@@ -55,7 +56,7 @@ def new_event(kind: str, subject_id: str, data: dict[str, Any], *, at: dt.dateti
 
 def add(uow: UnitOfWork, event: EventRecord) -> None:
     """Into the outbox, with the change that caused it."""
-    uow.put(item_of(_EventItem, event, stream=STREAM))
+    uow.put_request(wire_items.put(_EventItem, values_of(event, stream=STREAM)))
 
 
 def from_stream_image(image: dict[str, Any]) -> EventRecord:

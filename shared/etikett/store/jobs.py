@@ -21,7 +21,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.settings import get_settings
-from etikett.store import clients
+from etikett.store import clients, wire_items
 from etikett.store.base import get_item, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
@@ -122,8 +122,9 @@ def _record(item: _JobItem) -> JobRecord:
     )
 
 
-def _item(job: JobRecord) -> _JobItem:
-    return _JobItem(
+def _values(job: JobRecord) -> dict[str, Any]:
+    """What the job's item is made of (`_JobItem(**values)`; `add` writes it without one)."""
+    return dict(
         id=job.id,
         kind=job.kind,
         status=job.status,
@@ -175,7 +176,8 @@ def of_runner(runner_id: str) -> list[JobRecord]:
 
 
 def add(uow: UnitOfWork, job: JobRecord) -> None:
-    uow.put(_item(job), _JobItem.id.does_not_exist(), name=ConditionName.JOB_ABSENT)
+    request = wire_items.put(_JobItem, _values(job), _JobItem.id.does_not_exist())
+    uow.put_request(request, name=ConditionName.JOB_ABSENT)
 
 
 def update(

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 from pynamodb.models import Model
-from pynamodb.transactions import TransactWrite
 
 from etikett.store.base import connection, item_too_large, too_large
 from etikett.store.conditions import ConditionName
@@ -30,12 +29,14 @@ from etikett_engine.errors import Conflict, EtikettError, ProblemCode
 if TYPE_CHECKING:
     from etikett.store.audit_table import AuditRecord
 
-Write = Callable[[TransactWrite], None]
+# A write's request (pynamodb's operation kwargs: TableName, Item or Key, the condition), made
+# when the transaction commits.
+Write = Callable[[], dict[str, Any]]
 
 # DynamoDB takes at most 100 items per transaction.
 MAX_WRITES = 100
-# pynamodb sends a transaction's items grouped by kind in this order, whatever order they were
-# added in; a cancellation reason's index counts in the order sent.
+# A transaction's items are sent grouped by kind in this order (pynamodb's), whatever order they
+# were added in; a cancellation reason's index counts in the order sent.
 _SENT_ORDER = {"check": 0, "delete": 1, "put": 2, "update": 3}
 
 
@@ -70,7 +71,12 @@ class UnitOfWork:
     def put(
         self, item: Model, condition: Condition | None = None, *, name: ConditionName | None = None
     ) -> None:
-        self._add("put", name, lambda tx: tx.save(item, condition=condition))
+        self._add("put", name, lambda: item.get_save_kwargs_from_instance(condition=condition))
+
+    def put_request(self, request: dict[str, Any], *, name: ConditionName | None = None) -> None:
+        """A put whose request the repository built itself (`store.wire_items.put`: the same
+        request as `put` of its model, without building the model)."""
+        self._add("put", name, lambda: request)
 
     def update(
         self,
@@ -80,12 +86,16 @@ class UnitOfWork:
         *,
         name: ConditionName | None = None,
     ) -> None:
-        self._add("update", name, lambda tx: tx.update(item, actions=actions, condition=condition))
+        self._add(
+            "update",
+            name,
+            lambda: item.get_update_kwargs_from_instance(actions=actions, condition=condition),
+        )
 
     def delete(
         self, item: Model, condition: Condition | None = None, *, name: ConditionName | None = None
     ) -> None:
-        self._add("delete", name, lambda tx: tx.delete(item, condition=condition))
+        self._add("delete", name, lambda: item.get_delete_kwargs_from_instance(condition=condition))
 
     def check(
         self,
@@ -100,8 +110,8 @@ class UnitOfWork:
         self._add(
             "check",
             name,
-            lambda tx: tx.condition_check(
-                model, hash_key, range_key=range_key, condition=condition
+            lambda: model.get_operation_kwargs_from_class(
+                hash_key, range_key=range_key, condition=condition
             ),
         )
 
@@ -111,7 +121,7 @@ class UnitOfWork:
         # and need not load its table.
         from etikett.store import audit_table
 
-        self.put(audit_table.item(audit))
+        self.put_request(audit_table.put(audit))
 
     def after_commit(self, action: Callable[[], None]) -> None:
         """Run `action` once the transaction has committed (e.g. refresh a cached view)."""
@@ -129,10 +139,17 @@ class UnitOfWork:
         if len(self._writes) > MAX_WRITES:
             raise ValueError(f"{len(self._writes)} writes; a transaction takes {MAX_WRITES}")
         writes = sorted(self._writes, key=lambda write: _SENT_ORDER[write[0]])  # as sent
+        requests: dict[str, list[dict[str, Any]]] = {kind: [] for kind in _SENT_ORDER}
         try:
-            with TransactWrite(connection=connection()) as tx:
-                for _, _, write in writes:
-                    write(tx)
+            for kind, _, write in writes:
+                requests[kind].append(write())
+            # What pynamodb's TransactWrite sends (none of our items has a version attribute).
+            connection().transact_write_items(
+                condition_check_items=requests["check"],
+                delete_items=requests["delete"],
+                put_items=requests["put"],
+                update_items=requests["update"],
+            )
         except TransactWriteError as error:
             raise self._refusal(error, [name for _, name, _ in writes]) from None
         finally:

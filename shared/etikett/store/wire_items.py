@@ -1,0 +1,115 @@
+"""A record's item, and the transaction's put of it, in DynamoDB's wire form without building its
+pynamodb model: the same attribute values, in the same order, as `model(**values).serialize()`
+and pynamodb's put would send (tests/unit/test_store_wire_items.py), for items written in bulk.
+
+Building a model (its attribute descriptors, defaults, then `serialize` reading each one back)
+cost more than serializing its values: a quarter of the service's time in a sync of offline
+prints. Each value still goes through its attribute's own `serialize`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from pynamodb.attributes import (
+    Attribute,
+    BooleanAttribute,
+    JSONAttribute,
+    ListAttribute,
+    MapAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+    UTCDateTimeAttribute,
+)
+from pynamodb.exceptions import AttributeNullError
+from pynamodb.expressions.condition import Condition
+from pynamodb.models import Model
+
+__all__ = ["item", "put"]
+
+# Attribute classes whose value is stored as given (their descriptors change nothing on the
+# way in); a model with any other is refused, not served something that could differ.
+_PLAIN = (
+    UnicodeAttribute,
+    NumberAttribute,
+    UTCDateTimeAttribute,
+    BooleanAttribute,
+    JSONAttribute,
+    ListAttribute,
+)
+_NO_DEFAULT = object()
+
+
+class _Shape:
+    """What serializing an item of one model needs, worked out once per model."""
+
+    def __init__(self, model: type[Model]) -> None:
+        self.attributes: list[tuple[str, Attribute[Any], Any]] = []
+        for name, attribute in model.get_attributes().items():
+            raw_map = type(attribute) is MapAttribute
+            if not raw_map and type(attribute) not in _PLAIN:
+                raise TypeError(f"{model.__name__}.{name}: {type(attribute).__name__} not supported")
+            default = attribute.default_for_new
+            if default is None:
+                default = attribute.default
+            self.attributes.append((name, attribute, _NO_DEFAULT if default is None else default))
+        self.names = frozenset(name for name, _, _ in self.attributes)
+        self.hash_key = model._hash_key_attribute().attr_name
+        range_key = model._range_key_attribute()
+        self.range_key = range_key.attr_name if range_key is not None else None
+
+
+@functools.cache
+def _shape(model: type[Model]) -> _Shape:
+    return _Shape(model)
+
+
+def item(model: type[Model], values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The attribute values of `model(**values)` as its `serialize()` gives them."""
+    shape = _shape(model)
+    unknown = values.keys() - shape.names
+    if unknown:
+        raise ValueError(f"{model.__name__} has no attribute {sorted(unknown)[0]!r}")
+    serialized: dict[str, dict[str, Any]] = {}
+    for name, attribute, default in shape.attributes:
+        value = values.get(name, _NO_DEFAULT)
+        if value is _NO_DEFAULT:
+            value = None if default is _NO_DEFAULT else default() if callable(default) else default
+        if value is None:
+            if not attribute.null:
+                raise AttributeNullError(name)
+            continue
+        if isinstance(attribute, (ListAttribute, MapAttribute)):
+            stored = attribute.serialize(value, null_check=True)
+        else:
+            stored = attribute.serialize(value)
+        if stored is not None:
+            serialized[attribute.attr_name] = {attribute.attr_type: stored}
+    return serialized
+
+
+def put(
+    model: type[Model], values: Mapping[str, Any], condition: Condition | None = None
+) -> dict[str, Any]:
+    """The transaction's put of `model(**values)` on `condition`, as pynamodb's
+    `get_save_kwargs_from_instance` makes it: the table, the item with its keys first, then
+    the condition with its names and values."""
+    shape = _shape(model)
+    attributes = item(model, values)
+    stored = {shape.hash_key: attributes.pop(shape.hash_key)}
+    if shape.range_key is not None:
+        stored[shape.range_key] = attributes.pop(shape.range_key)
+    stored.update(attributes)
+    # The table's name is read each time: tests and local mode re-aim the models (base.bind).
+    request: dict[str, Any] = {"TableName": model.Meta.table_name, "Item": stored}
+    if condition is not None:
+        names: dict[str, str] = {}
+        condition_values: dict[str, Any] = {}
+        request["ConditionExpression"] = condition.serialize(names, condition_values)
+        if names:
+            request["ExpressionAttributeNames"] = {v: k for k, v in names.items()}
+        if condition_values:
+            request["ExpressionAttributeValues"] = condition_values
+    return request
