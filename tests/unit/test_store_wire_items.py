@@ -155,6 +155,18 @@ def test_a_put_is_what_pynamodb_sends(
     assert _exactly(wire_items.put(model, values, condition)) == _exactly(expected)
 
 
+@pytest.mark.parametrize("condition", CONDITIONS[1:], ids=["absent", "with values"])
+def test_a_condition_prepared_once_is_sent_as_made_each_time(condition: Condition) -> None:
+    values = JOB_VALUES(JOB)
+    prepared = wire_items.prepared(condition)
+    for _ in range(2):
+        once = wire_items.put(JOB_MODEL, values, prepared)
+        assert _exactly(once) == _exactly(wire_items.put(JOB_MODEL, values, condition))
+    assert _exactly(once) == _exactly(
+        JOB_MODEL(**values).get_save_kwargs_from_instance(condition=condition)
+    )
+
+
 def test_the_table_is_the_one_the_model_is_aimed_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
     values = values_of(EVENT)
     wire_items.put(EVENT_MODEL, values)  # the model's shape is worked out once

@@ -175,8 +175,12 @@ def of_runner(runner_id: str) -> list[JobRecord]:
 # --- writing --------------------------------------------------------------------------------------
 
 
+# Every new job's condition, serialized once (a sync of offline prints writes thousands).
+_NEW = wire_items.prepared(_JobItem.id.does_not_exist())
+
+
 def add(uow: UnitOfWork, job: JobRecord) -> None:
-    request = wire_items.put(_JobItem, _values(job), _JobItem.id.does_not_exist())
+    request = wire_items.put(_JobItem, _values(job), _NEW)
     uow.put_request(request, name=ConditionName.JOB_ABSENT)
 
 

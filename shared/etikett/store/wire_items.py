@@ -27,7 +27,7 @@ from pynamodb.exceptions import AttributeNullError
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
-__all__ = ["item", "put"]
+__all__ = ["WireCondition", "item", "prepared", "put"]
 
 # Attribute classes whose value is stored as given (their descriptors change nothing on the
 # way in); a model with any other is refused, not served something that could differ.
@@ -40,6 +40,11 @@ _PLAIN = (
     ListAttribute,
 )
 _NO_DEFAULT = object()
+
+
+class WireCondition(dict[str, Any]):
+    """A condition as a put's request carries it (`prepared`): serialized once, for a
+    condition every put of a kind repeats."""
 
 
 class _Shape:
@@ -90,8 +95,22 @@ def item(model: type[Model], values: Mapping[str, Any]) -> dict[str, dict[str, A
     return serialized
 
 
+def prepared(of: Condition) -> WireCondition:
+    """`of` as pynamodb writes it into a request: the expression, its names, its values."""
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    serialized = WireCondition(ConditionExpression=of.serialize(names, values))
+    if names:
+        serialized["ExpressionAttributeNames"] = {v: k for k, v in names.items()}
+    if values:
+        serialized["ExpressionAttributeValues"] = values
+    return serialized
+
+
 def put(
-    model: type[Model], values: Mapping[str, Any], condition: Condition | None = None
+    model: type[Model],
+    values: Mapping[str, Any],
+    condition: Condition | WireCondition | None = None,
 ) -> dict[str, Any]:
     """The transaction's put of `model(**values)` on `condition`, as pynamodb's
     `get_save_kwargs_from_instance` makes it: the table, the item with its keys first, then
@@ -105,11 +124,5 @@ def put(
     # The table's name is read each time: tests and local mode re-aim the models (base.bind).
     request: dict[str, Any] = {"TableName": model.Meta.table_name, "Item": stored}
     if condition is not None:
-        names: dict[str, str] = {}
-        condition_values: dict[str, Any] = {}
-        request["ConditionExpression"] = condition.serialize(names, condition_values)
-        if names:
-            request["ExpressionAttributeNames"] = {v: k for k, v in names.items()}
-        if condition_values:
-            request["ExpressionAttributeValues"] = condition_values
+        request.update(condition if isinstance(condition, WireCondition) else prepared(condition))
     return request
