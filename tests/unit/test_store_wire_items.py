@@ -17,7 +17,7 @@ from pynamodb.models import Model
 from etikett.store import archive, audit_table, events, jobs, wire_items
 from etikett.store.archive import ArchiveRecord
 from etikett.store.audit_table import AuditRecord
-from etikett.store.base import values_of
+from etikett.store.base import item_of, record_of, values_of
 from etikett.store.events import EventRecord
 from etikett.store.jobs import JobMessage, JobRecord
 
@@ -202,3 +202,29 @@ def test_a_model_with_an_attribute_it_does_not_know_is_refused() -> None:
     # A set attribute's descriptor turns what it is given into a set: not written as given.
     with pytest.raises(TypeError, match="UnicodeSetAttribute"):
         wire_items.item(_WithSet, {"id": "x", "names": {"a"}})
+
+
+# --- and back: a stream's records -----------------------------------------------------------
+
+
+IMAGES: list[tuple[str, dict[str, Any]]] = [
+    ("every value", events.stream_image(EVENT)),
+    ("plain data", events.stream_image(EVENT._replace(data={"job_id": "job_1", "labels": 2}))),
+    ("no data", {k: v for k, v in events.stream_image(EVENT).items() if k != "data"}),
+    ("data null", {**events.stream_image(EVENT), "data": {"NULL": True}}),
+    ("no stream", {k: v for k, v in events.stream_image(EVENT).items() if k != "stream"}),
+]
+
+
+@pytest.mark.parametrize("image", [image for _, image in IMAGES], ids=[name for name, _ in IMAGES])
+def test_a_stream_image_reads_back_as_through_its_model(image: dict[str, Any]) -> None:
+    expected = record_of(EventRecord, EVENT_MODEL.from_raw_data(image))
+    read = events.from_stream_image(image)
+    assert read == expected
+    assert _exactly(read) == _exactly(expected)
+
+
+def test_a_stream_image_is_what_the_model_serializes() -> None:
+    expected = item_of(EVENT_MODEL, EVENT, stream=events.STREAM).serialize()
+    assert _exactly(events.stream_image(EVENT)) == _exactly(expected)
+    assert events.from_stream_image(events.stream_image(EVENT)) == EVENT

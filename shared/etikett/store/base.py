@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from pynamodb.attributes import MapAttribute
@@ -213,6 +213,11 @@ def record_of(kind: type[R], item: Model) -> R:
     for name, convert in _converters_of(kind):
         values[name] = convert(getattr(item, name))
     return kind(**values)
+
+
+def record_from(kind: type[R], values: Mapping[str, Any]) -> R:
+    """As `record_of`, from an item's values by name (`wire_items.values`)."""
+    return kind(**{name: convert(values.get(name)) for name, convert in _converters_of(kind)})
 
 
 def item_of(model: type[M], record: Any, **extra: Any) -> M:

@@ -12,7 +12,7 @@ from pynamodb.models import Model
 
 from etikett.ids import new_id
 from etikett.store import wire_items
-from etikett.store.base import item_of, record_of, table_meta, values_of
+from etikett.store.base import record_from, table_meta, values_of
 
 if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
@@ -61,10 +61,9 @@ def add(uow: UnitOfWork, event: EventRecord) -> None:
 
 def from_stream_image(image: dict[str, Any]) -> EventRecord:
     """An outbox item as the table's DynamoDB stream shows it (typed attributes)."""
-    return record_of(EventRecord, _EventItem.from_raw_data(image))
+    return record_from(EventRecord, wire_items.values(_EventItem, image))
 
 
 def stream_image(event: EventRecord) -> dict[str, Any]:
     """The item's attributes in DynamoDB's typed JSON, as a stream record's NEW_IMAGE carries."""
-    image: dict[str, Any] = item_of(_EventItem, event, stream=STREAM).serialize()
-    return image
+    return wire_items.item(_EventItem, values_of(event, stream=STREAM))

@@ -1,6 +1,7 @@
 """A record's item, and the transaction's put of it, in DynamoDB's wire form without building its
 pynamodb model: the same attribute values, in the same order, as `model(**values).serialize()`
-and pynamodb's put would send (tests/unit/test_store_wire_items.py), for items written in bulk.
+and pynamodb's put would send (tests/unit/test_store_wire_items.py), for items written in bulk;
+and back, an item's values as `model.from_raw_data(item)` holds them (a stream's records).
 
 Building a model (its attribute descriptors, defaults, then `serialize` reading each one back)
 cost more than serializing its values: a quarter of the service's time in a sync of offline
@@ -27,7 +28,7 @@ from pynamodb.exceptions import AttributeNullError
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
-__all__ = ["WireCondition", "item", "prepared", "put"]
+__all__ = ["WireCondition", "item", "prepared", "put", "values"]
 
 # Attribute classes whose value is stored as given (their descriptors change nothing on the
 # way in); a model with any other is refused, not served something that could differ.
@@ -52,6 +53,8 @@ class _Shape:
 
     def __init__(self, model: type[Model]) -> None:
         self.attributes: list[tuple[str, Attribute[Any], Any]] = []
+        # A stored item read back gets `default`, a new one `default_for_new` first.
+        self.read_defaults: list[Any] = []
         for name, attribute in model.get_attributes().items():
             raw_map = type(attribute) is MapAttribute
             if not raw_map and type(attribute) not in _PLAIN:
@@ -60,6 +63,7 @@ class _Shape:
             if default is None:
                 default = attribute.default
             self.attributes.append((name, attribute, _NO_DEFAULT if default is None else default))
+            self.read_defaults.append(attribute.default)
         self.names = frozenset(name for name, _, _ in self.attributes)
         self.hash_key = model._hash_key_attribute().attr_name
         range_key = model._range_key_attribute()
@@ -105,6 +109,20 @@ def prepared(of: Condition) -> WireCondition:
     if values:
         serialized["ExpressionAttributeValues"] = values
     return serialized
+
+
+def values(model: type[Model], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """The attribute values `model.from_raw_data(stored)` holds, by attribute name; a raw map's
+    as a dict (the model holds a MapAttribute of it)."""
+    read: dict[str, Any] = {}
+    shape = _shape(model)
+    for (name, attribute, _), default in zip(shape.attributes, shape.read_defaults, strict=True):
+        value = stored.get(attribute.attr_name)
+        if value and "NULL" not in value:
+            read[name] = attribute.deserialize(attribute.get_value(value))
+        else:
+            read[name] = default() if callable(default) else default
+    return read
 
 
 def put(
