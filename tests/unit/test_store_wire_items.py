@@ -132,7 +132,9 @@ def _exactly(value: Any) -> str:
     return json.dumps(value, default=repr, ensure_ascii=False)
 
 
-@pytest.mark.parametrize(("model", "values"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("model", "values"), [case[1:] for case in CASES], ids=[c[0] for c in CASES]
+)
 def test_an_item_is_what_its_model_serializes(model: type[Model], values: dict[str, Any]) -> None:
     assert _exactly(wire_items.item(model, values)) == _exactly(model(**values).serialize())
 
@@ -145,7 +147,9 @@ CONDITIONS: list[Condition | None] = [
 
 
 @pytest.mark.parametrize("condition", CONDITIONS, ids=["none", "absent", "with values"])
-@pytest.mark.parametrize(("model", "values"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("model", "values"), [case[1:] for case in CASES], ids=[c[0] for c in CASES]
+)
 def test_a_put_is_what_pynamodb_sends(
     model: type[Model], values: dict[str, Any], condition: Condition | None
 ) -> None:

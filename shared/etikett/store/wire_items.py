@@ -58,7 +58,9 @@ class _Shape:
         for name, attribute in model.get_attributes().items():
             raw_map = type(attribute) is MapAttribute
             if not raw_map and type(attribute) not in _PLAIN:
-                raise TypeError(f"{model.__name__}.{name}: {type(attribute).__name__} not supported")
+                raise TypeError(
+                    f"{model.__name__}.{name}: {type(attribute).__name__} not supported"
+                )
             default = attribute.default_for_new
             if default is None:
                 default = attribute.default
