@@ -169,6 +169,8 @@ def test_a_condition_prepared_once_is_sent_as_made_each_time(condition: Conditio
     assert _exactly(once) == _exactly(
         JOB_MODEL(**values).get_save_kwargs_from_instance(condition=condition)
     )
+    once["ExpressionAttributeNames"]["#changed"] = "by a caller"
+    assert "#changed" not in wire_items.put(JOB_MODEL, values, prepared)["ExpressionAttributeNames"]
 
 
 def test_the_table_is_the_one_the_model_is_aimed_at_now(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -144,5 +144,13 @@ def put(
     # The table's name is read each time: tests and local mode re-aim the models (base.bind).
     request: dict[str, Any] = {"TableName": model.Meta.table_name, "Item": stored}
     if condition is not None:
-        request.update(condition if isinstance(condition, WireCondition) else prepared(condition))
+        if isinstance(condition, WireCondition):
+            # Its names and values copied: no request shares a dict another could change.
+            request.update({key: _copied(value) for key, value in condition.items()})
+        else:
+            request.update(prepared(condition))
     return request
+
+
+def _copied(value: Any) -> Any:
+    return dict(value) if isinstance(value, dict) else value
