@@ -23,6 +23,7 @@ from werkzeug.wsgi import get_input_stream
 
 from etikett.local.aws.locking import ReadWriteLock
 from etikett.local.faults import Faults
+from etikett.local.moto_json_protocol import DirectJsonApp
 from etikett.local.moto_sessions import SIGNED_BODY
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class LockingMotoApp:
     def __init__(
         self, lock: ReadWriteLock, mark_dirty: Callable[[], None], max_wait_seconds: int
     ) -> None:
-        self._app: WSGIApplication = _Dispatcher()
+        # JSON-protocol calls of DynamoDB, its streams and SQS skip Flask (moto_json_protocol).
+        self._app: WSGIApplication = DirectJsonApp(_Dispatcher())
         self._lock = lock
         self._mark_dirty = mark_dirty
         self._max_wait_seconds = max_wait_seconds
