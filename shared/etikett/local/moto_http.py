@@ -6,7 +6,8 @@ connection, a new server thread and the teardown of both: about a tenth of the l
 CPU while prints run back to back. botocore keeps its connections for reuse; this handler lets
 it. It answers each request with its full length (our moto app answers with one body, read whole
 beforehand), keeps the connection open when the client does (HTTP/1.1), and closes it otherwise,
-after an idle minute, or when a request body may not have been read to its end.
+after an idle minute, or when a request body may not have been read to its end. Head and body
+go out in one write, and the request line is not formatted for a log that drops it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from moto.moto_server.werkzeug_app import MotoRequestHandler
 
 logger = logging.getLogger(__name__)
+_requests_log = logging.getLogger("werkzeug")  # where werkzeug logs each request, at INFO
 
 IDLE_SECONDS = 60.0  # an idle connection's thread ends after this
 
@@ -27,9 +29,10 @@ class KeepAliveMotoRequestHandler(MotoRequestHandler):
 
     protocol_version = "HTTP/1.1"
     timeout = IDLE_SECONDS
-    # Head and body go out as two writes: without this, the body would wait for the client's
-    # (delayed) acknowledgement of the head.
+    # Without this, the last segment of a long answer could wait for the client's (delayed)
+    # acknowledgement of those before it.
     disable_nagle_algorithm = True
+    _headers_buffer: list[bytes]  # http.server's head of the answer, made by send_response
 
     def run_wsgi(self) -> None:
         if self.headers.get("Expect", "").lower().strip(" \t") == "100-continue":
@@ -72,6 +75,17 @@ class KeepAliveMotoRequestHandler(MotoRequestHandler):
             self.send_header("Content-Length", str(len(body)))
         if self.close_connection:
             self.send_header("Connection", "close")
-        self.end_headers()
+        # end_headers() would send the head alone: one system call less per answer.
+        parts: list[bytes] = getattr(self, "_headers_buffer", [])
+        if self.request_version != "HTTP/0.9":
+            parts.append(b"\r\n")
         if environ["REQUEST_METHOD"] != "HEAD" and body:
-            self.wfile.write(body)
+            parts.append(body)
+        self._headers_buffer = []
+        self.wfile.write(b"".join(parts))
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        # werkzeug formats the line (date, path, colours) before its logger drops it; local AWS
+        # sets that logger to WARNING. (Unset, werkzeug's first log sets it to INFO.)
+        if _requests_log.level == logging.NOTSET or _requests_log.isEnabledFor(logging.INFO):
+            super().log_request(code, size)
