@@ -1,14 +1,15 @@
 """A direct path to moto's DynamoDB, DynamoDB Streams and SQS handlers for JSON-protocol calls.
 
-moto's server answers every request through a Flask app per service: an app and a request
-context, URL routing, a CORS hook and a Flask response, around one call of the service's handler
-(`convert_to_flask_response`). That was about a quarter of local AWS's processor time in a print,
-though the calls local mode makes most — DynamoDB (`DynamoDB_20120810.*`), its streams and SQS's
-JSON protocol (`AmazonSQS.*`), all POSTs to `/` — reach one handler per service whatever they ask.
-`DirectJsonApp` calls that handler as moto's view does and gives the same answer (status, headers
-with CORS's, body); it finds the handler with moto's own dispatch and routing, once per service
-and target prefix. Everything else (S3, STS, KMS, IAM, the query protocol, browsers' requests with
-an `Origin`, other paths and methods) goes through moto's app as before.
+moto's server answers every request through a Flask app per service (an app and a request
+context, URL routing, a CORS hook, a Flask response) around one call of the service's handler
+(`convert_to_flask_response`): with werkzeug's handler, a quarter of local AWS's processor time
+in a print. The calls local mode makes most, DynamoDB (`DynamoDB_20120810.*`), its streams and
+SQS's JSON protocol (`AmazonSQS.*`), are POSTs to `/` that reach one handler per service
+whatever they ask. `DirectJsonApp` calls that handler as moto's view does and gives the same
+answer (status, headers with CORS's, body); it finds the handler with moto's own dispatch and
+routing, once per service, region and target prefix. Everything else (S3, STS, KMS, IAM, the
+query protocol, unsigned requests, browsers' requests with an `Origin`, other paths and
+methods) goes through moto's app as before.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ class DirectJsonApp:
     def __init__(self, moto_app: DomainDispatcherApplication) -> None:
         self._moto_app = moto_app
         self._lock = threading.Lock()
-        # (signing name, target prefix) -> the handler moto's routing finds, or None.
-        self._handlers: dict[tuple[str, str], _Handler | None] = {}
+        # (signing name, region, target prefix) -> the handler moto's routing finds, or None.
+        self._handlers: dict[tuple[str, str, str], _Handler | None] = {}
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         handler = self._handler(environ) if self.enabled else None
@@ -64,15 +65,16 @@ class DirectJsonApp:
             environ.get("REQUEST_METHOD") != "POST"
             or environ.get("PATH_INFO") != "/"
             or "HTTP_ORIGIN" in environ
+            or "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" in environ  # flask-cors answers it
         ):
             return None
         target: str = environ.get("HTTP_X_AMZ_TARGET", "")
         if "." not in target:
             return None
-        signing_name = _signing_name(environ.get("HTTP_AUTHORIZATION", ""))
-        if signing_name is None:
+        scope = _scope(environ.get("HTTP_AUTHORIZATION", ""))
+        if scope is None:
             return None  # unsigned: moto guesses the service from the body and the path
-        key = (signing_name, target.partition(".")[0])
+        key = (*scope, target.partition(".")[0])
         try:
             return self._handlers[key]
         except KeyError:
@@ -96,14 +98,15 @@ class DirectJsonApp:
         return callback
 
 
-def _signing_name(authorization: str) -> str | None:
-    """The service of a SigV4 credential scope, parsed as moto's dispatch does."""
+def _scope(authorization: str) -> tuple[str, str] | None:
+    """The service and region of a SigV4 credential scope, parsed as moto's dispatch does (the
+    service, the region and the target are all it routes these requests by)."""
     try:
         scope = authorization.split(",")[0].split()[1]
-        _, _, _, service, _ = scope.split("/")
+        _, _, region, service, _ = scope.split("/")
     except (IndexError, ValueError):
         return None
-    return service.lower()
+    return service.lower(), region
 
 
 def _answer(handler: _Handler, environ: WSGIEnvironment) -> BaseResponse:

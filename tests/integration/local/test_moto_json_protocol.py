@@ -422,8 +422,11 @@ def test_json_calls_skip_moto_s_app_and_the_rest_go_through_it(
         s3 = _client(aws, seen, "s3")
         s3.list_buckets()
         _client(aws, seen, "sts").get_caller_identity()
-        db.meta.events.register(
-            "before-sign.dynamodb.*", lambda request, **_: request.headers.add_header("Origin", "x")
-        )
-        db.list_tables()
-    assert reached == ["GET", "POST", "DynamoDB_20120810.ListTables"]
+        for header in ("Origin", "Access-Control-Request-Private-Network"):  # flask-cors's
+            browser = _client(aws, seen, "dynamodb")
+            browser.meta.events.register(
+                "before-sign.dynamodb.*",
+                lambda request, header=header, **_: request.headers.add_header(header, "true"),
+            )
+            browser.list_tables()
+    assert reached == ["GET", "POST", *["DynamoDB_20120810.ListTables"] * 2]
