@@ -25,9 +25,12 @@ from etikett.local.moto_json_protocol import DirectJsonApp
 
 REGION = "eu-central-1"
 ACCOUNT = "123456789012"
-# Values that hold the time of the request (the two paths run seconds apart), and the stream's
-# ARN and label, made of the table's creation time.
-_TIMED = re.compile(r"(Time|Date|Timestamp|Expiration|StreamLabel|StreamArn|ShardIterator)$")
+# Values that hold the time of the request (the two paths run seconds apart), the stream's ARN
+# and label, made of the table's creation time, and a stream record's size, which counts the
+# digits of its creation time.
+_TIMED = re.compile(
+    r"(Time|Date|Timestamp|Expiration|StreamLabel|StreamArn|ShardIterator|^SizeBytes)$"
+)
 _TIMED_IN_TEXT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?")
 _ENDPOINT = re.compile(rb"http://127\.0\.0\.1:\d+")  # each local AWS its own port
 _Exchange = tuple[str, int, dict[str, str], bytes]
