@@ -1,0 +1,60 @@
+"""Many archive entries (a long data stream, an offline print's records) written in batches,
+several at once: every entry lands, and a batch that fails fails the call."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from etikett.store import archive
+from etikett.store.archive import ArchiveRecord
+from unit.domain import aws_calls
+
+pytestmark = pytest.mark.usefixtures("aws")
+
+AT = dt.datetime(2026, 11, 28, 12, 0, tzinfo=dt.UTC)
+
+
+def _entries(job_id: str, count: int) -> list[ArchiveRecord]:
+    return [
+        ArchiveRecord(
+            id=f"arc_{job_id}_{index:04d}",
+            job_id=job_id,
+            record_index=index,
+            label_id="lbl_1",
+            label_version=1,
+            printer="Line 1",
+            printer_id="prn_1",
+            copies=1,
+            variables={"serial": index},
+            serials={},
+            actor="service",
+            subject="usr_1",
+            created_at=AT,
+        )
+        for index in range(count)
+    ]
+
+
+def test_every_entry_of_many_batches_lands(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = _entries("job_many", 130)  # six batches: five of 25, one of 5
+    calls = aws_calls.recorded(monkeypatch)
+    archive.add_all(entries)
+    assert calls.count("BatchWriteItem") == 6
+    page = archive.page(200, None, label_id=None, job_id="job_many")
+    assert [entry.id for entry in page.items] == [entry.id for entry in entries]
+    assert page.items[129].variables == {"serial": 129}
+
+
+def test_a_batch_that_fails_fails_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    write = vars(archive)["_write"]
+
+    def failing(entries: list[ArchiveRecord]) -> None:
+        if entries[0].record_index == 50:
+            raise RuntimeError("throttled beyond the retries")
+        write(entries)
+
+    monkeypatch.setattr(archive, "_write", failing)
+    with pytest.raises(RuntimeError, match="throttled"):
+        archive.add_all(_entries("job_failing", 100))
