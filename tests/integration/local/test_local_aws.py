@@ -764,32 +764,43 @@ def test_calls_share_one_connection_and_a_body_ends_where_its_length_says() -> N
         connection.close()
 
 
+def _snapshots_taken(monkeypatch: pytest.MonkeyPatch, holding: float = 0.0) -> list[float]:
+    """When each snapshot's pickling ended (monotonic), each taking `holding` seconds longer."""
+    from etikett.local.aws import server as local_aws_server
+
+    taken: list[float] = []
+    real_dump = local_aws_server.dump_backends
+
+    def dump() -> bytes:
+        time.sleep(holding)
+        taken.append(time.monotonic())
+        return real_dump()
+
+    monkeypatch.setattr(local_aws_server, "dump_backends", dump)
+    return taken
+
+
+def _table(aws: LocalAws, name: str) -> Any:
+    ddb = client("dynamodb", aws.endpoint_url)
+    ddb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )
+    return ddb
+
+
 def test_a_long_snapshot_spaces_out_the_next_while_writes_go_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A snapshot holds every request while it pickles: after one that held 0.3 s, the next
     periodic one waits nineteen times as long (not the 0.05 s interval), and requests wait for
     snapshots at most a twentieth of the time. The final one still has every write."""
-    from etikett.local.aws import server as local_aws_server
-
-    taken: list[float] = []
-    real_dump = local_aws_server.dump_backends
-
-    def slow_dump() -> bytes:
-        time.sleep(0.3)
-        taken.append(time.monotonic())
-        return real_dump()
-
-    monkeypatch.setattr(local_aws_server, "dump_backends", slow_dump)
+    taken = _snapshots_taken(monkeypatch, holding=0.3)
     state_file = tmp_path / "aws.bin"
     with LocalAws(state_file, snapshot_interval=0.05, busy_snapshot_seconds=0.05) as aws:
-        ddb = client("dynamodb", aws.endpoint_url)
-        ddb.create_table(
-            TableName="paced",
-            BillingMode="PAY_PER_REQUEST",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        )
+        ddb = _table(aws, "paced")
         writes = 0
         until = time.monotonic() + 2.0
         while time.monotonic() < until:  # the state is dirty all along
@@ -807,25 +818,10 @@ def test_snapshots_wait_for_a_pause_in_the_writes(
 ) -> None:
     """While writes go on without a pause, no snapshot holds them before the busy bound (1 s
     here); once they pause for the interval, one comes, with every write."""
-    from etikett.local.aws import server as local_aws_server
-
-    taken: list[float] = []
-    real_dump = local_aws_server.dump_backends
-
-    def counted_dump() -> bytes:
-        taken.append(time.monotonic())
-        return real_dump()
-
-    monkeypatch.setattr(local_aws_server, "dump_backends", counted_dump)
+    taken = _snapshots_taken(monkeypatch)
     state_file = tmp_path / "aws.bin"
     with LocalAws(state_file, snapshot_interval=0.2, busy_snapshot_seconds=1.0) as aws:
-        ddb = client("dynamodb", aws.endpoint_url)
-        ddb.create_table(
-            TableName="bulk",
-            BillingMode="PAY_PER_REQUEST",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        )
+        ddb = _table(aws, "bulk")
         time.sleep(0.6)  # the table's snapshot
         taken.clear()
         started = time.monotonic()
