@@ -71,3 +71,32 @@ def test_a_condition_failing_without_a_named_error_is_a_resource_conflict() -> N
         label_store.release(uow, stale, stale._replace(released_version=4), "label")
     assert refused.value.code == ProblemCode.RESOURCE_CONFLICT
     assert getattr(refused.value, "name", None) == ConditionName.LABEL_RELEASED_UNCHANGED
+
+
+def test_no_stored_model_has_a_version_attribute() -> None:
+    """The unit of work sends a transaction's requests itself (no pynamodb `TransactWrite`,
+    which would add a version attribute's optimistic check): so no model may have one."""
+    import importlib
+    import pkgutil
+
+    from pynamodb.attributes import VersionAttribute
+    from pynamodb.models import Model
+
+    import etikett.store
+
+    for module in pkgutil.iter_modules(etikett.store.__path__):
+        importlib.import_module(f"etikett.store.{module.name}")
+    models: list[type[Model]] = []
+    pending: list[type[Model]] = [Model]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            models.append(subclass)
+            pending.append(subclass)
+    stored = [m for m in models if m.__module__.startswith("etikett.store.")]
+    assert len(stored) >= 10, stored
+    versioned = [
+        m.__name__
+        for m in stored
+        if any(isinstance(a, VersionAttribute) for a in m.get_attributes().values())
+    ]
+    assert versioned == []
