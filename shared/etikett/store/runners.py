@@ -15,6 +15,7 @@ from pynamodb.attributes import (
     UTCDateTimeAttribute,
 )
 from pynamodb.exceptions import UpdateError
+from pynamodb.expressions.condition import Condition
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
@@ -217,14 +218,7 @@ def update_runner(uow: UnitOfWork, before: RunnerRecord, after: RunnerRecord) ->
 def touch_runner(runner_id: str, **fields: Any) -> bool:
     """Set `fields` (last seen, hostname, version) on the Runner, never bringing back a removed
     one; False if it is gone."""
-    actions = [getattr(_RunnerItem, name).set(value) for name, value in fields.items()]
-    try:
-        _RunnerItem(runner_id, RUNNER_SK).update(actions=actions, condition=_RunnerItem.id.exists())
-    except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
+    return _set_if(runner_id, _RunnerItem.id.exists(), fields)
 
 
 def beat_while_online(
@@ -233,12 +227,17 @@ def beat_while_online(
     """Set `fields` on a Runner that is active with certificate `serial` and was last seen no
     earlier than `online_after` (online), in one conditional write; False if it is not so (or
     gone): the caller reads it then."""
-    actions = [getattr(_RunnerItem, name).set(value) for name, value in fields.items()]
     condition = (
         (_RunnerItem.state == "active")
         & (_RunnerItem.certificate_serial == serial)
         & (_RunnerItem.last_seen_at >= online_after)
     )
+    return _set_if(runner_id, condition, fields)
+
+
+def _set_if(runner_id: str, condition: Condition, fields: dict[str, Any]) -> bool:
+    """Set `fields` on the Runner if `condition` holds; False if it does not."""
+    actions = [getattr(_RunnerItem, name).set(value) for name, value in fields.items()]
     try:
         _RunnerItem(runner_id, RUNNER_SK).update(actions=actions, condition=condition)
     except UpdateError as error:
