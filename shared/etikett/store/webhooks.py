@@ -217,7 +217,11 @@ def _copy_per_kind(kinds: Collection[str], attempts: int = 5) -> None:
                             condition=_SubscriptionItem.webhook_id.exists(),
                         )
                         copy.save(_subscription(kind, webhook_id))
-        except TransactWriteError:
+        except TransactWriteError as error:
+            reasons = getattr(error, "cancellation_reasons", None) or []
+            codes = {reason.code for reason in reasons if reason is not None}
+            if not codes & {"ConditionalCheckFailed", "TransactionConflict"}:
+                raise  # not a receiver removed or changed meanwhile: no reason to start over
             continue
         _SubscriptionsItem(SUBSCRIPTIONS, COPIED).save()
         return
