@@ -1,5 +1,7 @@
 """Resource identifiers: a type prefix and a ULID, so ids sort by creation time."""
 
+import datetime as dt
+
 from ulid import ULID
 
 ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}"  # 26 characters of Crockford's base 32, as minted
@@ -10,8 +12,9 @@ def id_pattern(prefix: str) -> str:
     return f"{prefix}_{ULID_PATTERN}"
 
 
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{ULID()}"
+def new_id(prefix: str, *, at: dt.datetime | None = None) -> str:
+    """A new id; `at` makes its time the same millisecond as a time recorded with it."""
+    return f"{prefix}_{ULID() if at is None else ULID.from_datetime(at)}"
 
 
 def ulid_bound(at_ms: int, *, upper: bool = False) -> str:

@@ -117,6 +117,21 @@ def test_a_time_range_selects_the_entries_made_within_it(empty: Aws) -> None:
     assert "since" in error.params
 
 
+def test_an_entry_is_found_by_the_millisecond_it_shows(
+    empty: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time an entry shows and the time its id sorts by are one reading of the clock, so a
+    range starting at an entry's own time holds it even when a millisecond passed meanwhile."""
+    shown = dt.datetime(2026, 1, 2, 3, 4, 5, 678_000, tzinfo=dt.UTC)  # not now: ids mint now
+    monkeypatch.setattr(clock, "now", lambda: shown)
+    made = _label(human("createLabel", subject="clocked"), "t")
+    monkeypatch.undo()
+    (entry,) = _all(actor="clocked")
+    assert clock.parse_rfc3339(entry.at) == shown
+    assert [e.target_id for e in _all(since=shown, until=shown)] == [made]
+    assert _all(until=shown - dt.timedelta(milliseconds=1)) == []
+
+
 def test_a_filtered_list_pages_through_entries_the_filter_drops(empty: Aws) -> None:
     """The operation filter on the actor's index: pages must not end at a filtered-out stretch."""
     ada = "ada"

@@ -26,9 +26,10 @@ def record(
 ) -> AuditRecord:
     """The audit entry of `invocation`, to be written with the change (`UnitOfWork(entry)`)."""
     caller = invocation.caller
+    at = clock.now()  # the id's time is the entry's: a time range selects it by its id
     return AuditRecord(
-        id=new_id("aud"),
-        at=clock.now(),
+        id=new_id("aud", at=at),
+        at=at,
         actor=caller.actor if caller else "anonymous",
         subject=subject or (caller.subject if caller else "anonymous"),
         operation_id=invocation.operation_id,
@@ -46,9 +47,10 @@ SYSTEM_SUBJECT = "etikett"
 def system(operation_id: str, target_id: str, details: dict[str, Any]) -> AuditRecord:
     """The entry of a step the service takes on its own (a stage that became active, a
     deployment superseded): actor `system`, written with the change like any other."""
+    at = clock.now()
     return AuditRecord(
-        id=new_id("aud"),
-        at=clock.now(),
+        id=new_id("aud", at=at),
+        at=at,
         actor="system",
         subject=SYSTEM_SUBJECT,
         operation_id=operation_id,
