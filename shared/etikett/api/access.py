@@ -15,7 +15,8 @@ not browser-borne and only meet the last rule.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Request, params
@@ -23,6 +24,12 @@ from fastapi import Depends, Request, params
 from etikett.domain.actors import ROLES, Caller, Invocation
 from etikett.store.numbers import refuse_unstorable
 from etikett_engine.errors import Forbidden, ProblemCode, Unauthenticated, UnsupportedMediaType
+
+if TYPE_CHECKING:
+    from etikett.store.base import ReadAlong
+
+# Names, from its request, what an operation will read (`requires(read_along=…)`); None: nothing.
+ReadAhead = Callable[[Request], Awaitable["ReadAlong | None"]]
 
 SESSION_COOKIE = "etikett_session"
 CSRF_HEADER = "X-Etikett-CSRF"
@@ -41,7 +48,12 @@ class Access:
     """The access rule of one operation, callable as its FastAPI dependency."""
 
     def __init__(
-        self, roles: frozenset[str] | None, *, human: bool = False, authenticated: bool = True
+        self,
+        roles: frozenset[str] | None,
+        *,
+        human: bool = False,
+        authenticated: bool = True,
+        read_along: ReadAhead | None = None,
     ) -> None:
         unknown = (roles or frozenset()) - set(ROLES)
         if unknown:
@@ -49,6 +61,7 @@ class Access:
         self.roles = roles  # None: any authenticated caller
         self.human = human
         self.authenticated = authenticated
+        self.read_along = read_along
 
     def describe(self) -> dict[str, Any]:
         if not self.authenticated:
@@ -95,7 +108,9 @@ class Access:
         )
         refuse_foreign_origin(request)
         if self.authenticated:
-            caller = authenticate(request)
+            along = await self.read_along(request) if self.read_along is not None else None
+            request.state.read_along = along
+            caller = authenticate(request, along=along)
             invocation = Invocation(caller, operation_id, invocation.request_id)
             request.state.invocation = invocation
             refused = self.refusal(caller, operation_id)
@@ -107,7 +122,9 @@ class Access:
         return invocation
 
 
-def authenticate(request: Request) -> Caller:
+def authenticate(request: Request, *, along: ReadAlong | None = None) -> Caller:
+    """The caller of `request`; `along`: items the operation reads next, read in the same round
+    trip as the caller's token (not when the MCP endpoint authenticated the caller already)."""
     # Loaded here, not at the ai, audit, counters and 10 more functions' cold start.
     from etikett.domain.users.tokens import authenticate as resolve
 
@@ -131,7 +148,7 @@ def authenticate(request: Request) -> Caller:
             require_csrf_header(request)
     if not token:
         raise Unauthenticated("A bearer token is required.", ProblemCode.AUTH_UNAUTHENTICATED)
-    caller = resolve(token)
+    caller = resolve(token, along=along)
     return caller.as_service() if via_mcp else caller
 
 
@@ -255,9 +272,11 @@ def request_id(request: Request) -> str:
     return request.headers.get("x-request-id") or uuid.uuid4().hex
 
 
-def requires(*roles: str, human: bool = False) -> Any:
-    """Dependency for an operation open to `roles` (admin always included)."""
-    return Depends(Access(frozenset(roles), human=human))
+def requires(*roles: str, human: bool = False, read_along: ReadAhead | None = None) -> Any:
+    """Dependency for an operation open to `roles` (admin always included). `read_along`: the
+    items the operation will read, named from its request, to be read with the caller's token
+    (the operation finds them in `request.state.read_along`)."""
+    return Depends(Access(frozenset(roles), human=human, read_along=read_along))
 
 
 def any_caller(*, human: bool = False) -> Any:

@@ -4,15 +4,33 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from etikett.api.access import requires
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
 from etikett.domain.actors import Invocation
-from etikett.domain.printing import print_archive, printing
+from etikett.domain.printing import print_archive, print_targets, printing
 
 routes = router(prefix="/api/v1", tags=["Printing"])
+
+
+async def _print_targets(request: Request) -> Any:
+    """The label version, printer and Runner an earlier print found for the names this request
+    gives, to be read with the caller's token: a print's reads in one round trip."""
+    try:
+        body = await request.json()  # parsed already, for the body parameter: not parsed again
+    except ValueError:
+        return None  # refused with its reason once the caller is known
+    if not isinstance(body, dict):
+        return None
+    label, printer = body.get("label_id"), body.get("printer")
+    if isinstance(label, str) and isinstance(printer, str):
+        return print_targets.read_ahead(label, printer)
+    return None
+
+
 Reviewer = Annotated[Invocation, requires("operator", "approver")]
 
 
@@ -45,9 +63,11 @@ Reviewer = Annotated[Invocation, requires("operator", "approver")]
 )
 def post_print(
     body: printing.PrintRequest,
-    invocation: Annotated[Invocation, requires("operator")],
+    invocation: Annotated[Invocation, requires("operator", read_along=_print_targets)],
+    request: Request,
 ) -> Any:
-    return JSONResponse(printing.print_request(invocation, body), status_code=202)
+    ahead = getattr(request.state, "read_along", None)
+    return JSONResponse(printing.print_request(invocation, body, ahead=ahead), status_code=202)
 
 
 @routes.get(

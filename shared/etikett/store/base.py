@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+from typing import Any, Protocol, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from pynamodb.attributes import MapAttribute
 from pynamodb.connection import Connection
@@ -80,6 +80,13 @@ def _connection(region: str, host: str | None) -> Connection:
 def reads() -> TransactGet:
     """Several items, from any tables, in one round trip (one consistent read)."""
     return TransactGet(connection=connection())
+
+
+class ReadAlong(Protocol):
+    """Items asked for in another read's round trip (a request's own reads, with its caller's
+    session): one consistent read of both, one call instead of two."""
+
+    def ask(self, batch: TransactGet) -> None: ...
 
 
 def found(future: _ModelFuture[M]) -> M | None:

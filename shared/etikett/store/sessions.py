@@ -3,18 +3,23 @@ names its user, so every request signed in by a person needs one read, not two."
 
 from __future__ import annotations
 
-from etikett.store.base import found, reads
+from etikett.store.base import ReadAlong, found, reads
 from etikett.store.tokens import TokenRecord, _TokenItem
 from etikett.store.tokens import _record as token_of
 from etikett.store.users import UserRecord, _UserItem
 from etikett.store.users import _record as user_of
 
 
-def with_user(token_hash: str, user_id: str) -> tuple[TokenRecord | None, UserRecord | None]:
-    """The session stored under `token_hash` and the user `user_id` (each None if absent)."""
+def with_user(
+    token_hash: str, user_id: str, *, along: ReadAlong | None = None
+) -> tuple[TokenRecord | None, UserRecord | None]:
+    """The session stored under `token_hash` and the user `user_id` (each None if absent), and
+    the items `along` asks for, in the same round trip."""
     with reads() as batch:
         token = batch.get(_TokenItem, token_hash)
         user = batch.get(_UserItem, user_id)
+        if along is not None:
+            along.ask(batch)
     token_item, user_item = found(token), found(user)
     return (
         token_of(token_item) if token_item is not None else None,

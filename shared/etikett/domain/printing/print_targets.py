@@ -45,11 +45,23 @@ _printers: dict[str, tuple[str, str | None]] = {}
 _REMEMBERED = 1000
 
 
-def resolve(reference: str, printer_name: str) -> Target:
+def read_ahead(reference: str, printer_name: str) -> print_targets.TargetsAhead | None:
+    """The items an earlier print found for these names, for the caller's session read to take
+    along (`resolve(…, ahead)` then reads nothing); None when there is nothing to guess."""
+    try:
+        label_id, named_version = parse_reference(reference)
+    except InvalidRequest:
+        return None  # refused by `resolve`, after the caller was checked
+    return _ahead(label_id, named_version, printer_name)
+
+
+def resolve(
+    reference: str, printer_name: str, ahead: print_targets.TargetsAhead | None = None
+) -> Target:
     """The label version and the printer: in one round trip when an earlier print found them and
-    they are unchanged, else in two."""
+    they are unchanged (none when `ahead` was read with the caller's session), else in two."""
     label_id, named_version = parse_reference(reference)
-    target = _as_before(label_id, named_version, printer_name)
+    target = _as_before(label_id, named_version, printer_name, ahead)
     if target is None:
         target = _read(label_id, named_version, printer_name)
     for remembered in (_released, _printers):
@@ -61,15 +73,35 @@ def resolve(reference: str, printer_name: str) -> Target:
     return target
 
 
-def _as_before(label_id: str, named_version: int | None, printer_name: str) -> Target | None:
-    """The target as an earlier print found it, read again in one round trip; None when there
-    was none or anything changed since (a newer release, a renamed or moved printer)."""
+def _ahead(
+    label_id: str, named_version: int | None, printer_name: str
+) -> print_targets.TargetsAhead | None:
     version = named_version if named_version is not None else _released.get(label_id)
     printer = _printers.get(printer_name.casefold())
     if version is None or printer is None:
         return None
     printer_id, runner_id = printer
-    read = print_targets.at_once(label_id, named_version is None, version, printer_id, runner_id)
+    return print_targets.TargetsAhead(
+        label_id, named_version is None, version, printer_id, runner_id
+    )
+
+
+def _as_before(
+    label_id: str,
+    named_version: int | None,
+    printer_name: str,
+    ahead: print_targets.TargetsAhead | None,
+) -> Target | None:
+    """The target as an earlier print found it, read again in one round trip (or taken from
+    `ahead`, read already); None when there was none or anything changed since (a newer
+    release, a renamed or moved printer)."""
+    expected = _ahead(label_id, named_version, printer_name)
+    if expected is None:
+        return None
+    _, _, version, _, runner_id = expected.key
+    read = ahead.result() if ahead is not None and ahead.key == expected.key else None
+    if read is None:
+        read = print_targets.at_once(*expected.key)
     if named_version is None and (read.label is None or read.label.released_version != version):
         return None
     if read.version is None or read.printer is None:

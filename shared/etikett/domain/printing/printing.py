@@ -26,6 +26,7 @@ from etikett.ids import new_id
 from etikett.store import archive, print_work
 from etikett.store.archive import ArchiveRecord
 from etikett.store.jobs import JobRecord
+from etikett.store.print_targets import TargetsAhead
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.dsl.label import LabelDocument
 from etikett_engine.errors import (
@@ -131,16 +132,20 @@ def _validate_records(document: LabelDocument, records: list[dict[str, Any]]) ->
 # --- one print request ------------------------------------------------------------------------
 
 
-def print_request(invocation: Invocation, request: PrintRequest) -> dict[str, Any]:
+def print_request(
+    invocation: Invocation, request: PrintRequest, *, ahead: TargetsAhead | None = None
+) -> dict[str, Any]:
     """`POST /print` (and a Runner's flow print): the request printed once. With an
-    `idempotency_key`, a retry answers the first answer and prints nothing more."""
+    `idempotency_key`, a retry answers the first answer and prints nothing more. `ahead`: its
+    targets as an earlier print found them, read with the caller's token
+    (`print_targets.read_ahead`)."""
     if request.idempotency_key is None:
-        return submit(invocation, request).model_dump()
+        return submit(invocation, request, ahead=ahead).model_dump()
     return print_idempotency.once(
         invocation,
         request.idempotency_key,
         request.model_dump(mode="json", exclude={"idempotency_key"}),
-        lambda: submit(invocation, request).model_dump(),
+        lambda: submit(invocation, request, ahead=ahead).model_dump(),
     )
 
 
@@ -152,12 +157,13 @@ def submit(
     request: PrintRequest,
     *,
     now: datetime | None = None,
+    ahead: TargetsAhead | None = None,
 ) -> PrintAccepted:
     """Check the whole request, take counter values, write the job with its archive entries
     and audit entry, and render: at once for a few records, in the print-render function for
     more."""
     records = _records_of(request)
-    target = print_targets.resolve(request.label_id, request.printer)
+    target = print_targets.resolve(request.label_id, request.printer, ahead)
     _check_density(target)
     _validate_records(target.document, records)
     serials, ranges = _take_serials(target.document, len(records))

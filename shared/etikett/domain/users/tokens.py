@@ -17,6 +17,7 @@ from etikett.domain.audit import audit
 from etikett.ids import id_pattern, new_id
 from etikett.settings import get_settings
 from etikett.store import sessions, tokens, users
+from etikett.store.base import ReadAlong
 from etikett.store.pages import Page
 from etikett.store.tokens import SERVICE_OWNER, TokenRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -88,17 +89,18 @@ def _token_view(record: TokenRecord) -> ApiToken:
     )
 
 
-def authenticate(token: str) -> Caller:
-    """Resolve a presented bearer token or session cookie to its caller, or refuse with 401."""
+def authenticate(token: str, *, along: ReadAlong | None = None) -> Caller:
+    """Resolve a presented bearer token or session cookie to its caller, or refuse with 401.
+    `along`: items the request will read next, read in the same round trip as the token."""
     if not token.startswith((SERVICE_PREFIX, SESSION_PREFIX)):
         raise Unauthenticated("The token is not an Etikett token.", ProblemCode.AUTH_INVALID_TOKEN)
     token_hash = hash_token(token)
     named_user = session_user_id(token)
     user: UserRecord | None = None
     if named_user is not None:
-        record, user = sessions.with_user(token_hash, named_user)
+        record, user = sessions.with_user(token_hash, named_user, along=along)
     else:
-        record = tokens.get(token_hash)
+        record = tokens.get(token_hash, along=along)
     if record is None:
         raise Unauthenticated(
             "The token is unknown or was revoked.", ProblemCode.AUTH_INVALID_TOKEN
