@@ -107,9 +107,10 @@ def test_a_refused_caller_reads_along_but_prints_nothing(
     body = {"label_id": label, "printer": name, "variables": {"name": "a"}}
     assert client.post("/api/v1/print", json=body, headers=operator).status_code == 202
     request = tokens.NewApiToken(subject="designer-bot", role="designer")
-    auditor = tokens.issue_api_token(human("createApiToken", "admin"), request).token
+    designer = tokens.issue_api_token(human("createApiToken", "admin"), request).token
     calls = aws_calls.recorded(monkeypatch)
-    refused = client.post("/api/v1/print", json=body, headers={"Authorization": f"Bearer {auditor}"})
+    headers = {"Authorization": f"Bearer {designer}"}
+    refused = client.post("/api/v1/print", json=body, headers=headers)
     assert refused.status_code == 403 and refused.json()["code"] == "auth.forbidden"
     assert label not in refused.text and name not in refused.text
     assert "TransactWriteItems" not in calls and "SendMessage" not in calls
