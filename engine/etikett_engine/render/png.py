@@ -5,7 +5,8 @@ smaller: bilevel label rows compress best unfiltered. PNG's 1-bit gray is 0 = bl
 
 PNG wants each row behind its filter type byte (0). Packed with 8 black dots in front, a row of the
 raster is exactly that: the 8 dots are the 0 byte, and the raster's own bits follow byte-aligned.
-So one `tobytes` of the widened raster gives the scanlines, with no pass over the rows in Python.
+So one packing of the widened raster (`bits.black_is_zero`) gives the scanlines, with no pass over
+the rows in Python. A row's padding bits are 1s, which PNG ignores.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import zlib
 
 from PIL import Image
 
+from etikett_engine.render.bits import black_is_zero
 from etikett_engine.render.deflate import zlib_stream
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -31,7 +33,7 @@ def to_png(image: Image.Image) -> bytes:
         (
             SIGNATURE,
             _chunk(b"IHDR", header),
-            _chunk(b"IDAT", zlib_stream(rows.tobytes())),
+            _chunk(b"IDAT", zlib_stream(black_is_zero(rows))),
             _chunk(b"IEND", b""),
         )
     )
