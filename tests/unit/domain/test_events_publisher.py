@@ -178,3 +178,45 @@ def test_subscriptions_kept_per_kind_before_are_copied_once_and_removed_with_the
     found = subscriptions.subscribers_by_kind(kinds)
     assert all(kept.id not in found.get(kind, []) for kind in kinds)
     assert [list(old.query(f"sub#{kind}")) for kind in kinds] == [[], []]
+
+
+def test_a_receiver_removed_while_the_subscriptions_are_copied_is_not_brought_back(
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy's transaction writes each subscription only while its original still exists: a
+    receiver removed between the copy's read and its write cancels the chunk, and the copy
+    starts over from what is there now."""
+    from etikett.store import webhooks as subscriptions
+
+    admin = human("createWebhook", "admin")
+    kind = "print.failed"
+    kept, removed = (
+        webhooks.create(
+            admin,
+            NewWebhook(url=f"http://127.0.0.1:9/{name}", events=[kind]),  # type: ignore[list-item]
+        )
+        for name in ("kept", "removed")
+    )
+    old, new = subscriptions._SubscriptionItem, subscriptions._SubscriptionsItem
+    for receiver in (kept, removed):  # the layout before 2026-11-28, nothing copied yet
+        new(subscriptions.SUBSCRIPTIONS, f"{kind}#{receiver.id}").delete()
+        old(key=f"sub#{kind}", webhook_id=receiver.id).save()
+    new(subscriptions.SUBSCRIPTIONS, subscriptions.COPIED).delete()
+
+    reads: list[list[str]] = []
+    query = old.query
+
+    def read_then_remove(*args: Any, **kwargs: Any) -> Any:
+        found = list(query(*args, **kwargs))
+        reads.append([item.webhook_id for item in found])
+        if len(reads) == 1:  # removed after the copy read it, before its transaction
+            old(key=f"sub#{kind}", webhook_id=removed.id).delete()
+        return iter(found)
+
+    monkeypatch.setattr(old, "query", read_then_remove)
+    found = subscriptions.subscribers_by_kind([kind])
+    ours = {kept.id, removed.id}
+    assert [receiver for receiver in found[kind] if receiver in ours] == [kept.id]
+    assert [sorted(ours & set(ids)) for ids in reads] == [sorted(ours), [kept.id]]
+    entries = {item.entry for item in new.query(subscriptions.SUBSCRIPTIONS)}
+    assert subscriptions.COPIED in entries and f"{kind}#{removed.id}" not in entries
