@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar, Union, cast, get_args, get_origin, ge
 
 from pynamodb.attributes import MapAttribute
 from pynamodb.connection import Connection
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, PutError
 from pynamodb.models import MetaProtocol, Model, _ModelFuture
 from pynamodb.transactions import TransactGet
 
@@ -95,6 +95,19 @@ def found(future: _ModelFuture[M]) -> M | None:
         return future.get()
     except DoesNotExist:
         return None
+
+
+def save_once(item: Model) -> bool:
+    """Save `item` unless an item with its key exists: False when one did (another instance
+    stored it first: use that one). Any other failure (throttling, a refused value) is raised
+    as it is, never taken for the other instance's item."""
+    try:
+        item.save(condition=type(item)._hash_key_attribute().does_not_exist())
+    except PutError as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True
 
 
 def get_item(model: type[M], hash_key: str, range_key: str | None = None) -> M | None:

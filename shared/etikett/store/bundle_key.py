@@ -7,10 +7,9 @@ import datetime as dt
 from typing import NamedTuple
 
 from pynamodb.attributes import BinaryAttribute, UnicodeAttribute, UTCDateTimeAttribute
-from pynamodb.exceptions import PutError
 from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of
+from etikett.store.base import get_item, item_of, record_of, save_once
 from etikett.store.runners import META
 
 BUNDLE_KEY = "bundle-key"
@@ -40,10 +39,4 @@ def get() -> BundleKeyRecord | None:
 
 def add_once(record: BundleKeyRecord) -> bool:
     """False when another instance stored a key first (use that one)."""
-    try:
-        item_of(_BundleKeyItem, record, pk=BUNDLE_KEY, sk=BUNDLE_KEY).save(
-            condition=_BundleKeyItem.pk.does_not_exist()
-        )
-    except PutError:
-        return False
-    return True
+    return save_once(item_of(_BundleKeyItem, record, pk=BUNDLE_KEY, sk=BUNDLE_KEY))

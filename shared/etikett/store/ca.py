@@ -7,10 +7,9 @@ import datetime as dt
 from typing import NamedTuple
 
 from pynamodb.attributes import BinaryAttribute, UnicodeAttribute, UTCDateTimeAttribute
-from pynamodb.exceptions import PutError
 from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of
+from etikett.store.base import get_item, item_of, record_of, save_once
 from etikett.store.runners import META
 
 CA_KEY = "ca"
@@ -40,8 +39,4 @@ def get() -> CaRecord | None:
 
 def add_once(ca: CaRecord) -> bool:
     """False when another instance stored a CA first (use that one)."""
-    try:
-        item_of(_CaItem, ca, pk=CA_KEY, sk=CA_KEY).save(condition=_CaItem.pk.does_not_exist())
-    except PutError:
-        return False
-    return True
+    return save_once(item_of(_CaItem, ca, pk=CA_KEY, sk=CA_KEY))
