@@ -114,3 +114,14 @@ def test_a_refused_caller_reads_along_but_prints_nothing(
     assert refused.status_code == 403 and refused.json()["code"] == "auth.forbidden"
     assert label not in refused.text and name not in refused.text
     assert "TransactWriteItems" not in calls and "SendMessage" not in calls
+
+
+@pytest.mark.parametrize("media_type", ["text/plain", "application/json"])
+def test_a_hostile_body_is_refused_not_read_along(client: TestClient, media_type: str) -> None:
+    """What the route names from its body before the caller is known never fails the request:
+    a body nested too deep to parse is refused with its reason, as without the read along."""
+    nested = "[" * 100_000 + "]" * 100_000
+    headers = {"Authorization": f"Bearer {_service_token()}", "Content-Type": media_type}
+    answer = client.post("/api/v1/print", content=nested, headers=headers)
+    assert answer.status_code in (400, 415), answer.text
+    assert answer.headers["content-type"] == "application/problem+json"
