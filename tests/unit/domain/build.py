@@ -95,6 +95,21 @@ def released_label(document: dict[str, Any], *, name: str = "Versand") -> str:
     return created.id
 
 
+def release_taller(label_id: str) -> int:
+    """A second version of a released label (30 mm tall), approved: now the released one."""
+    label_versions.patch_document(
+        human("patch"),
+        label_id,
+        label_versions.DocumentPatch(
+            operations=[{"op": "replace", "path": "/size/height_mm", "value": 30}]
+        ),
+    )
+    label_versions.set_status(
+        human("postLabelStatus", "approver"), label_id, StatusChange(version=2, status="approved")
+    )
+    return 2
+
+
 TICKING: dict[str, Any] = {  # a flow without lint errors: a schedule that logs
     "nodes": [
         {"id": "tick", "type": "trigger.schedule", "every_s": 60, "wires": ["note"]},

@@ -11,8 +11,6 @@ from fastapi.testclient import TestClient
 
 from etikett.api import printing as printing_routes
 from etikett.api.app import create_app
-from etikett.domain.labels import label_versions
-from etikett.domain.labels.label_versions import StatusChange
 from etikett.domain.printing import jobs, print_archive
 from etikett.domain.users import auth, tokens, users
 from etikett.domain.users.auth import SetupRequest
@@ -81,16 +79,7 @@ def test_a_print_like_an_earlier_one_makes_one_read(
     assert jobs.get(again).runner_id == runner_id
 
     # A release made since is read with the token, seen, and printed.
-    label_versions.patch_document(
-        human("patch"),
-        label,
-        label_versions.DocumentPatch(
-            operations=[{"op": "replace", "path": "/size/height_mm", "value": 30}]
-        ),
-    )
-    label_versions.set_status(
-        human("postLabelStatus", "approver"), label, StatusChange(version=2, status="approved")
-    )
+    build.release_taller(label)
     newer = print_one("c")
     (entry,) = print_archive.list_entries(10, None, job_id=newer).items
     assert entry.label_version == 2

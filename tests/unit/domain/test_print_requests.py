@@ -186,16 +186,7 @@ def test_a_print_like_an_earlier_one_reads_its_targets_at_once_and_sees_every_ch
     ]
     assert jobs.get(first.job_id).runner_id == jobs.get(second.job_id).runner_id == runner.id
 
-    label_versions.patch_document(
-        human("patch"),
-        label,
-        label_versions.DocumentPatch(
-            operations=[{"op": "replace", "path": "/size/height_mm", "value": 30}]
-        ),
-    )
-    label_versions.set_status(
-        human("postLabelStatus", "approver"), label, StatusChange(version=2, status="approved")
-    )
+    build.release_taller(label)
     newer = print_one("c")
     (entry,) = print_archive.list_entries(10, None, job_id=newer.job_id).items
     assert entry.label_version == 2
