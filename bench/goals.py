@@ -30,7 +30,7 @@
 - designer p50 ≤ 80 ms: from the end of a drag to the new raster painted, in Chromium against
   `etikett dev`, a 4 × 6 in label at 203 dpi with 20 objects (designer_bench.py).
 - cold start ≤ 1.15× floor: each function's handler import ÷ its modules outside etikett alone,
-  the median of five rounds (of three while 90 s have passed; cold_start.py).
+  the median of five rounds (at least three: no round starts after 90 s; cold_start.py).
 - flow editor, 100 nodes in chromium: the editor open and the flow drawn ≤ 1.5 s, auto-layout
   ≤ 250 ms, zoom and pan at ≥ 30 frames a second (frame interval p50 ≤ 33.4 ms; 60 frames a
   second is 16.7), live lint of the unsaved document p50 ≤ 150 ms (flow_editor_bench.py).
