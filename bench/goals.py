@@ -17,7 +17,8 @@
   the p50 of isolated prints (each sent once the previous job is confirmed), both series in
   alternating halves of the same minutes: the guard that says when after-print work moves onto
   the next print's path.
-- stream ≥ 600 labels/s: 1,000 records in one request → last label at the simulator.
+- stream ≥ 600 labels/s: 1,000 records in one request → last label at the simulator; the median of
+  three streams after a first of 200 records.
 - AWS calls per print ≤ 8: every botocore call of `etikett dev` from `POST /print` to the
   Runner's final report and the events that follow, less the idle rate, as on AWS: local mode's
   own stream reads are shown apart (aws_calls.py).
@@ -173,7 +174,9 @@ def print_goals(singles: int, stream: int) -> list[Goal]:
         for _ in range(2):
             isolated += rig.singles(singles // 2, wait_for_the_end=True)[0]
             back_to_back += rig.singles(singles // 2, wait_for_the_end=False)[0]
-        elapsed = rig.stream(stream)
+        rig.stream(200)  # warm: the small label's first stream (its fonts, its barcode)
+        # The median of three, so that one noisy stream does not decide (issue 31).
+        elapsed = statistics.median(rig.stream(stream) for _ in range(3))
     p50 = statistics.median(back_to_back)
     alone = statistics.median(isolated)
     rate = stream / elapsed
@@ -189,7 +192,7 @@ def print_goals(singles: int, stream: int) -> list[Goal]:
         ),
         Goal(
             f"{stream}-record stream",
-            f"{rate:.0f} labels/s",
+            f"{rate:.0f} labels/s (median of 3)",
             rate / print_bench.GOAL_RATE,
             1.0,
             higher_is_better=True,
