@@ -219,14 +219,13 @@ async def require_declared_media_type(request: Request) -> None:
         return
     accepted = accepted_media_types(request.scope.get("route"))
     header = request.headers.get("content-type")
-    media_type = (header or "").split(";")[0].strip().lower()
+    media_type = _media_type(request)
     if accepted == FORM_MEDIA_TYPES:
         # The upload's form parser owns the stream; a form body always names its type.
         present = header is not None or int(request.headers.get("content-length") or 0) > 0
     else:
         present = bool(await request.body())
-    structured_json = media_type.startswith("application/") and media_type.endswith("+json")
-    if not present or media_type in accepted or (JSON_MEDIA_TYPE in accepted and structured_json):
+    if not present or media_type in accepted or (JSON_MEDIA_TYPE in accepted and _json(media_type)):
         return
     raise UnsupportedMediaType(
         f"The body is {header or 'of no declared type'}; this operation takes "
@@ -243,13 +242,30 @@ async def refuse_unstorable_numbers(request: Request) -> None:
         return
     if accepted_media_types(request.scope.get("route")) != (JSON_MEDIA_TYPE,):
         return
-    if not await request.body():
-        return
+    refuse_unstorable(await json_body(request), "body")
+
+
+async def json_body(request: Request) -> Any:
+    """The body as FastAPI parsed it for the operation (Starlette keeps the result), or None: no
+    body, one not declared as JSON (FastAPI left it alone), or one that is not JSON (the
+    operation answers for it). Never fails, so it may be read before the caller is known."""
+    if not _json(_media_type(request)) or not await request.body():
+        return None
     try:
-        data = await request.json()  # FastAPI parsed it already: Starlette keeps the result
-    except ValueError:
-        return  # not JSON: the operation answers `request.malformed` itself
-    refuse_unstorable(data, "body")
+        return await request.json()
+    except (ValueError, RecursionError):
+        return None
+
+
+def _media_type(request: Request) -> str:
+    return (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+
+
+def _json(media_type: str) -> bool:
+    """JSON, or a structured syntax on it (`application/problem+json`, …)."""
+    return media_type == JSON_MEDIA_TYPE or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
 
 
 def client_address(request: Request) -> str | None:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from etikett.api.access import requires
+from etikett.api.access import json_body, requires
 from etikett.api.pagination import DEFAULT, Cursor, Filter, ItemList, Limit
 from etikett.api.routing import router
 from etikett.domain.actors import Invocation
@@ -19,13 +19,7 @@ routes = router(prefix="/api/v1", tags=["Printing"])
 async def _print_targets(request: Request) -> Any:
     """The label version, printer and Runner an earlier print found for the names this request
     gives, to be read with the caller's token: a print's reads in one round trip."""
-    media_type = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
-    if not (media_type == "application/json" or media_type.endswith("+json")):
-        return None  # FastAPI did not parse it: refused (415) once the caller is known
-    try:
-        body = await request.json()  # parsed already, for the body parameter: not parsed again
-    except (ValueError, RecursionError):
-        return None  # refused with its reason once the caller is known
+    body = await json_body(request)  # refused with its reason once the caller is known
     if not isinstance(body, dict):
         return None
     label, printer = body.get("label_id"), body.get("printer")
