@@ -10,7 +10,7 @@ from pynamodb.attributes import TTLAttribute, UnicodeAttribute, UTCDateTimeAttri
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import ReadAlong, found, get_item, item_of, reads, record_of, table_meta
+from etikett.store.base import get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -73,16 +73,8 @@ def _record(item: _TokenItem) -> TokenRecord:
     return record_of(TokenRecord, item)
 
 
-def get(token_hash: str, *, along: ReadAlong | None = None) -> TokenRecord | None:
-    """The token stored under `token_hash`, and the items `along` asks for in the same round
-    trip."""
-    if along is None:
-        item = get_item(_TokenItem, token_hash)
-    else:
-        with reads() as batch:
-            asked = batch.get(_TokenItem, token_hash)
-            along.ask(batch)
-        item = found(asked)
+def get(token_hash: str) -> TokenRecord | None:
+    item = get_item(_TokenItem, token_hash)
     return _record(item) if item is not None else None
 
 

@@ -97,10 +97,10 @@ def authenticate(token: str, *, along: ReadAlong | None = None) -> Caller:
     token_hash = hash_token(token)
     named_user = session_user_id(token)
     user: UserRecord | None = None
-    if named_user is not None:
+    if named_user is not None or along is not None:
         record, user = sessions.with_user(token_hash, named_user, along=along)
     else:
-        record = tokens.get(token_hash, along=along)
+        record = tokens.get(token_hash)
     if record is None:
         raise Unauthenticated(
             "The token is unknown or was revoked.", ProblemCode.AUTH_INVALID_TOKEN
