@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from integration.webhooks.receiver import Receiver
 from standardwebhooks import Webhook
@@ -13,8 +13,23 @@ from standardwebhooks import Webhook
 from e2e.runners import RunnerProcess, eventually
 from support.client import Api
 
+if TYPE_CHECKING:
+    from etikett_runner.printer_sim import PrinterSimulator
+
 FINAL = {"confirmed", "succeeded", "failed", "cancelled"}
 PRINT_KINDS = ["print.failed", "print.held", "print.sent", "print.confirmed"]
+
+
+def printed_serials(simulator: PrinterSimulator, count: int) -> list[str]:
+    """The Code 128 serials of the last `count` labels the printer printed, in print order
+    ("?" for a label without a readable one)."""
+    import zxingcpp
+
+    found = []
+    for printed in simulator.printed[-count:] if count else []:
+        codes = zxingcpp.read_barcodes(printed.image.convert("L"))
+        found.append(codes[0].text if codes else "?")
+    return found
 
 
 @dataclass(frozen=True)

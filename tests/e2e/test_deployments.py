@@ -21,7 +21,7 @@ import pytest
 from etikett_runner.printer_sim import PrinterSimulator
 from playwright.sync_api import Browser, expect
 
-from e2e.prints import released_label
+from e2e.prints import printed_serials, released_label
 from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled
 from support.browser import console_session, sign_in
 from support.client import PASSWORD, Api, problem
@@ -656,17 +656,6 @@ def test_a_new_version_needs_people_supersedes_and_rolls_back(
 # --- faults --------------------------------------------------------------------------------
 
 
-def serials(simulator: PrinterSimulator, count: int) -> list[str]:
-    """The Code 128 serials of the last `count` labels the printer printed."""
-    import zxingcpp
-
-    found = []
-    for printed in simulator.printed[-count:]:
-        codes = zxingcpp.read_barcodes(printed.image.convert("L"))
-        found.append(codes[0].text if codes else "?")
-    return found
-
-
 def newest_job(admin: Api, runner_id: str) -> str | None:
     items = admin.get(f"/runners/{runner_id}/jobs", params={"limit": 1}).json()["items"]
     return items[0]["id"] if items else None
@@ -696,7 +685,7 @@ def test_a_runner_killed_mid_file_finishes_it_exactly_once(
     time.sleep(1.0)  # anything printed twice would arrive now
     assert a.simulator.engine.printed_total == before + 200
     assert a.simulator.odometer == odometer + 200
-    printed = serials(a.simulator, 200)
+    printed = printed_serials(a.simulator, 200)
     assert len(set(printed)) == 200 and "?" not in printed  # no label twice, none lost
     runs = [r for r in flow_runs(admin, rollout.flow_id) if r["trigger"]["source"] == name]
     assert len(runs) == 1 and runs[0]["records"] == 200 and len(runs[0]["job_ids"]) == 1
@@ -915,7 +904,7 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
     a.simulator.wait_printed(before + 70, timeout=60)
     time.sleep(1.0)  # anything printed twice would arrive now
     assert a.simulator.engine.printed_total == before + 70
-    printed = serials(a.simulator, 70)
+    printed = printed_serials(a.simulator, 70)
     assert printed == [f"{block['first'] + i:06d}" for i in range(70)]  # from the block, in order
     lines = (a.process.state_dir / "offline-prints.jsonl").read_text().splitlines()
     prints = [json.loads(line)["print"] for line in lines if '"kind": "print"' in line]
@@ -936,7 +925,7 @@ def test_with_the_service_stopped_a_site_prints_from_its_reserved_counter_block(
     a.simulator.wait_printed(before + 100, timeout=90)
     time.sleep(1.0)
     assert a.simulator.engine.printed_total == before + 100
-    assert serials(a.simulator, 100) == [f"{block['first'] + i:06d}" for i in range(100)]
+    assert printed_serials(a.simulator, 100) == [f"{block['first'] + i:06d}" for i in range(100)]
     assert "starting as" in a.process.output()
 
     # The service back: the Runner syncs what it printed. The archive holds each of the 100

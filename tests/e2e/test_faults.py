@@ -22,7 +22,7 @@ import httpx
 import pytest
 from etikett_runner.printer_sim import PrinterSimulator
 
-from e2e.prints import FINAL, PrintSite, wait_final
+from e2e.prints import FINAL, PrintSite, printed_serials, wait_final
 from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled
 from support.client import Api, unique
 from support.load import final_jobs
@@ -72,17 +72,6 @@ def ended(api: Api, job_id: str, timeout: float = 60) -> dict[str, Any]:
     return eventually(probe, timeout, 0.2)
 
 
-def serials(simulator: PrinterSimulator, count: int) -> list[str]:
-    """The Code 128 serials of the last `count` labels the printer printed."""
-    import zxingcpp
-
-    found = []
-    for printed in simulator.printed[-count:] if count else []:
-        codes = zxingcpp.read_barcodes(printed.image.convert("L"))
-        found.append(codes[0].text if codes else "?")
-    return found
-
-
 class Printed:
     """What the printer printed from now on, by its own count."""
 
@@ -98,7 +87,7 @@ class Printed:
         time.sleep(1.0)
         count = self.simulator.engine.printed_total - self.labels
         assert self.simulator.odometer - self.odometer == count  # one copy per label here
-        return serials(self.simulator, count)
+        return printed_serials(self.simulator, count)
 
 
 def print_records(operator: Api, label: dict[str, Any], printer: str, n: int, **extra: Any) -> str:
