@@ -70,6 +70,13 @@ class Settings(BaseSettings):
         description="Lifetime of a Runner's queue credentials (STS: 15 min to 1 h when chained).",
     )
     runner_package_dir: Path | None = None
+    print_render_processes: int = Field(
+        default=1,
+        ge=1,
+        le=8,
+        description="Processes the print-render function renders a long job's labels in at once "
+        "(one per vCPU it has: the template gives it two).",
+    )
 
     # --- behaviour --------------------------------------------------------------------------------
     build: str = "local"

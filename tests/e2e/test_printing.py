@@ -16,7 +16,14 @@ from typing import Any
 from etikett_runner.printer_sim import PrinterSimulator
 from PIL import Image, ImageChops
 
-from e2e.prints import PrintEvents, PrintSite, outcomes, wait_final, wait_status
+from e2e.prints import (
+    PrintEvents,
+    PrintSite,
+    outcomes,
+    printed_serials,
+    wait_final,
+    wait_status,
+)
 from support.client import Api, unique
 from support.load import final_jobs, run_load
 from support.server import DevServer
@@ -76,7 +83,7 @@ def test_a_thousand_record_stream_prints_a_thousand_distinct_serials(
     assert job["status"] == "confirmed", job
     assert len(simulator.printed) - before == 1000
     assert simulator.odometer - odometer == 1000
-    serials: set[str] = set()
+    archived: list[str] = []  # the job's labels in record order
     cursor = None
     while True:
         page = operator.get(
@@ -87,11 +94,13 @@ def test_a_thousand_record_stream_prints_a_thousand_distinct_serials(
                 **({"cursor": cursor} if cursor else {}),
             },
         ).json()
-        serials |= {e["serials"]["e2e_serial"] for e in page["items"]}
+        archived += [e["serials"]["e2e_serial"] for e in page["items"]]
         cursor = page["next_cursor"]
         if not cursor:
             break
-    assert len(serials) == 1000
+    assert len(set(archived)) == 1000
+    # Rendered by two processes (the print renderer's), printed in the records' order.
+    assert printed_serials(simulator, 1000) == archived
     print(
         f"\n1,000 labels from POST /print to confirmed in {elapsed:.1f} s "
         f"({1000 / elapsed:.0f} labels/s)"

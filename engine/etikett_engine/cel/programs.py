@@ -9,6 +9,7 @@ celpy's parser takes about 0.3 s to build: it is built on the first compile only
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 import threading
@@ -69,6 +70,16 @@ _RUNTIME: Runtime | None = None
 _RUNTIME_LOCK = threading.Lock()
 # The transpiler decorates the parse tree in place; one compile at a time (each is done once).
 _COMPILE_LOCK = threading.Lock()
+
+
+def _after_fork() -> None:
+    """A forked child (the print renderer's helper processes) starts with free locks: a thread
+    that held one at the fork is not there."""
+    global _RUNTIME_LOCK, _COMPILE_LOCK
+    _RUNTIME_LOCK, _COMPILE_LOCK = threading.Lock(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def runtime() -> Runtime:

@@ -8,6 +8,7 @@ count lookups (one per object rendered), for benchmarks and for telling how ofte
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -45,6 +46,11 @@ class InkCache:
                     self._pixels -= evicted.width * evicted.height
         return image
 
+    def after_fork(self) -> None:
+        """In a forked child (the print renderer's helper processes): a free lock, since the
+        thread that may have held it at the fork is not there."""
+        self._lock = threading.Lock()
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -58,3 +64,4 @@ class InkCache:
 
 # Every object's ink, shared by barcodes, texts and images: 32 M dots = 32 MB at most.
 INK_CACHE = InkCache(32 * 1024 * 1024)
+os.register_at_fork(after_in_child=INK_CACHE.after_fork)

@@ -5,8 +5,9 @@ for jobs it renders itself), so that the function imports only what rendering a 
 
 from __future__ import annotations
 
-from etikett.domain.printing import jobs
+from etikett.domain.printing import jobs, render_processes
 from etikett.domain.printing.print_work import PrintWork
+from etikett.settings import get_settings
 from etikett.store import events, print_work
 from etikett.store.jobs import JobRecord
 from etikett.store.unit_of_work import UnitOfWork
@@ -35,7 +36,7 @@ def render_queued(job_id: str) -> None:
         return
     work = PrintWork.model_validate_json(print_work.get(job_id))
     try:
-        data = work.encode(job_id)
+        data = render_processes.encode(work, get_settings().print_render_processes, job_id)
     except EtikettError as error:
         render_failed(record, error)
         return  # the job is failed with its reason; retrying cannot help

@@ -1,0 +1,114 @@
+"""A long job's labels rendered by several processes at once come out byte for byte as one process
+renders them, in record order; a record that cannot be rendered raises its own error, the first
+in record order deciding, whichever process rendered it; a helper that dies fails the rendering
+instead of leaving out its labels."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from etikett.domain.printing import render_processes
+from etikett.domain.printing.print_work import PrintWork
+from etikett.domain.printing.render_processes import RenderProcessLost
+from etikett_engine.errors import EtikettError
+
+DOCUMENT: dict[str, Any] = {
+    "size": {"width_mm": 40, "height_mm": 20},
+    "dpi": 203,
+    "variables": [{"name": "name", "type": "string"}],
+    "objects": [
+        {"id": "title", "type": "text", "x_mm": 2, "y_mm": 2, "size_pt": 9, "expression": "name"},
+        # EAN-13 takes digits only: a record whose name has letters cannot be rendered.
+        {
+            "id": "code",
+            "type": "barcode",
+            "symbology": "ean13",
+            "x_mm": 2,
+            "y_mm": 8,
+            "height_mm": 8,
+            "expression": "name",
+        },
+    ],
+}
+
+
+@pytest.fixture(autouse=True)
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices of 10 records: three processes for 30 records, quickly."""
+    monkeypatch.setattr(render_processes, "MIN_RECORDS", 10)
+
+
+def _work(names: list[str]) -> PrintWork:
+    return PrintWork.model_validate(
+        {
+            "document": DOCUMENT,
+            "records": [{"name": name} for name in names],
+            "serials": [{} for _ in names],
+            "copies": 1,
+            "language": "zpl",
+            "now": "2026-05-04T10:00:00.000Z",
+        }
+    )
+
+
+def _names(count: int) -> list[str]:
+    # Twelve digits (EAN-13 adds the check digit); some records repeat, within and across slices.
+    return [f"{400_000_000_000 + index % 23:012d}" for index in range(count)]
+
+
+def test_three_processes_encode_what_one_does() -> None:
+    work = _work(_names(37))
+    alone = work.encode()
+    assert render_processes.encode(work, 3) == alone
+    assert render_processes.encode(work, 2) == alone
+    assert alone.count(b"^XZ") == 37
+
+
+def test_one_process_for_a_short_job() -> None:
+    """Fewer records than two slices' worth: nothing is forked."""
+    forks: list[int] = []
+    os.register_at_fork(before=lambda: forks.append(1))
+    work = _work(_names(19))
+    assert render_processes.encode(work, 4) == work.encode()
+    assert forks == []
+
+
+@pytest.mark.parametrize("bad", [3, 15, 25, 36], ids=["own", "second", "third", "last"])
+def test_a_record_that_cannot_render_raises_its_own_error(bad: int) -> None:
+    names = _names(37)
+    names[bad] = "not digits"
+    work = _work(names)
+    with pytest.raises(EtikettError) as alone:
+        work.encode()
+    with pytest.raises(EtikettError) as split:
+        render_processes.encode(work, 3)
+    assert type(split.value) is type(alone.value)
+    assert (split.value.code, split.value.detail) == (alone.value.code, alone.value.detail)
+
+
+def test_the_first_failing_record_decides() -> None:
+    """Records 14 and 27 fail (the second and third slices), each in its own words: 14's error,
+    as one process says."""
+    names = _names(37)
+    names[14], names[27] = "4000000000001", "not digits"  # a wrong check digit; letters
+    work = _work(names)
+    with pytest.raises(EtikettError) as alone:
+        work.encode()
+    with pytest.raises(EtikettError) as split:
+        render_processes.encode(work, 3)
+    assert "check digit '1'" in alone.value.detail
+    assert split.value.detail == alone.value.detail
+
+
+def test_a_helper_that_dies_fails_the_rendering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper killed before answering (out of memory, say): no job with labels left out."""
+
+    def die(*_: object) -> None:
+        os._exit(9)
+
+    monkeypatch.setattr(render_processes, "_render_slice", die)
+    with pytest.raises(RenderProcessLost, match="ended without answering"):
+        render_processes.encode(_work(_names(30)), 3)
