@@ -242,6 +242,30 @@ def test_binary_graphic_data_is_read_by_count(sim: PrinterSimulator) -> None:
     assert_same(label.image, image)
 
 
+def test_graphics_that_overlap_add_their_black_dots(sim: PrinterSimulator) -> None:
+    """A second graphic's white is transparent: where two overlap, black from either stays."""
+    first, second = small_label(), small_label(seed=20).transpose(Image.Transpose.FLIP_TOP_BOTTOM)
+
+    def field(image: Image.Image, x: int, y: int) -> bytes:
+        raw = black_is_one(image)
+        row = (image.width + 7) // 8
+        return f"^FO{x},{y}^GFB,{len(raw)},{len(raw)},{row},".encode() + raw + b"^FS"
+
+    send(sim, b"^XA^PW140^LL80" + field(first, 0, 0) + field(second, 30, 15) + b"^XZ")
+    [label] = sim.wait_printed(1)
+
+    def black(image: Image.Image, x: int, y: int) -> bool:
+        inside = 0 <= x < image.width and 0 <= y < image.height
+        return inside and image.getpixel((x, y)) == 0
+
+    expected = Image.new("1", (140, 80), 1)
+    for y in range(80):
+        for x in range(140):
+            if black(first, x, y) or black(second, x - 30, y - 15):
+                expected.putpixel((x, y), 0)
+    assert_same(label.image, expected)
+
+
 def test_acs_grammar() -> None:
     # 3 bytes a row: `,` fills with 0, `!` with F, `:` repeats, G-Y count 1-19.
     raw, kind = decode_ascii("0F," + "!" + ":" + "LF" + "IAB," + "HF0HF1", 18, 3)

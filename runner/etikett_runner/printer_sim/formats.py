@@ -166,6 +166,7 @@ class FormatBuilder:
 def compose(label: LabelFormat) -> Image.Image:
     """The label as printed: mode "1", black = 0; graphics add black dots, white is transparent."""
     canvas = Image.new("1", (label.width, label.height), 1)
+    blank = True  # nothing placed yet: a graphic's dots can be copied as they are
     for placed in label.graphics:
         graphic = placed.graphic
         size = (graphic.width, graphic.rows)
@@ -179,8 +180,12 @@ def compose(label: LabelFormat) -> Image.Image:
         inner: tuple[int, int, int, int] | None = None  # the part on the label, graphic coords
         if box[0] < box[2] and box[1] < box[3]:
             inner = (box[0] - placed.x, box[1] - placed.y, box[2] - placed.x, box[3] - placed.y)
-            region = canvas.crop(box)
-            canvas.paste(ImageChops.logical_and(region, image.crop(inner)), box)
+            part = image if inner == (0, 0, *size) else image.crop(inner)
+            if blank:  # white everywhere under it: the same dots as the AND below, copied
+                canvas.paste(part, box)
+            else:
+                canvas.paste(ImageChops.logical_and(canvas.crop(box), part), box)
+            blank = False
         # Only black dots that fall off the label matter (row padding past ^PW is normal).
         if inner != (0, 0, *size) and _black_outside(graphic, inner):
             note = f"graphic at {placed.x},{placed.y} has black dots outside the label: clipped"
