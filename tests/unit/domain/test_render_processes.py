@@ -5,6 +5,7 @@ instead of leaving out its labels."""
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -112,3 +113,18 @@ def test_a_helper_that_dies_fails_the_rendering(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(render_processes, "_render_slice", die)
     with pytest.raises(RenderProcessLost, match="ended without answering"):
         render_processes.encode(_work(_names(30)), 3)
+
+
+def test_a_long_job_reports_its_progress(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The function's own part every PROGRESS_EVERY records, then each helper's part as it
+    arrives: the log says how far a long job is, as with one process."""
+    monkeypatch.setattr(render_processes, "PROGRESS_EVERY", 5)
+    with caplog.at_level(logging.INFO, logger="etikett.activity"):
+        render_processes.encode(_work(_names(30)), 3, "job_x")
+    assert [record.getMessage() for record in caplog.records] == [
+        "job job_x: rendering the first of 3 parts: 5 of 10",
+        "job job_x: rendering 20 of 30",
+        "job job_x: rendering 30 of 30",
+    ]

@@ -52,7 +52,12 @@ def encode(work: PrintWork, processes: int, job_id: str | None = None) -> bytes:
     chunks = [label(bounds[0])]
     helpers = [_Helper.start(work, bounds[k], bounds[k + 1]) for k in range(1, parts)]
     try:
-        chunks += [label(index) for index in range(bounds[0] + 1, bounds[1])]
+        own = bounds[1] - bounds[0]
+        for index in range(bounds[0] + 1, bounds[1]):
+            if job_id is not None and index % PROGRESS_EVERY == 0:
+                what = f"job {job_id}: rendering the first of {parts} parts:"
+                activity.progress(what, index, own)
+            chunks.append(label(index))
         for helper in helpers:
             chunks.append(helper.labels(work))
             if job_id is not None and total > PROGRESS_EVERY:
