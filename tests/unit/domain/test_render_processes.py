@@ -68,10 +68,17 @@ def test_three_processes_encode_what_one_does() -> None:
     assert alone.count(b"^XZ") == 37
 
 
-def test_one_process_for_a_short_job() -> None:
+def test_one_process_for_a_short_job(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fewer records than two slices' worth: nothing is forked."""
     forks: list[int] = []
-    os.register_at_fork(before=lambda: forks.append(1))
+    real_fork = os.fork
+
+    def counted_fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    # Counted for this test only (a fork hook would stay registered for the whole run).
+    monkeypatch.setattr(os, "fork", counted_fork)
     work = _work(_names(19))
     assert render_processes.encode(work, 4) == work.encode()
     assert forks == []
