@@ -8,6 +8,7 @@ this process.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -826,17 +827,27 @@ def test_snapshots_wait_for_a_pause_in_the_writes(
         taken.clear()
         started = time.monotonic()
         writes = 0
-        while time.monotonic() - started < 1.6:  # never 0.2 s without a write
+        done = [started]  # when each write was answered
+        while time.monotonic() - started < 1.6:  # meant never to leave 0.2 s without a write
             ddb.put_item(TableName="bulk", Item={"pk": {"S": f"item-{writes}"}})
             writes += 1
+            done.append(time.monotonic())
         during = [t - started for t in taken]
+        # A loaded machine can stall this loop past the interval: that is a pause in the
+        # writes, and a snapshot after it is due (the rule below), not a failure.
+        # When each pause began (a snapshot is due 0.2 s later).
+        pauses = [a - started for a, b in itertools.pairwise(done) if b - a >= 0.2]
         paused = time.monotonic()
         deadline = paused + 5.0
         while len(taken) == len(during) and time.monotonic() < deadline:
             time.sleep(0.02)
         after = [t - paused for t in taken[len(during) :]]
     # One, at the busy bound, not one every 0.2 s (eight without the rule).
-    assert len(during) == 1 and 0.9 <= during[0] <= 1.5, during
+    if not pauses:
+        assert len(during) == 1 and 0.9 <= during[0] <= 1.5, during
+    else:  # each one at the busy bound or after a pause of the writes
+        assert 1 <= len(during) <= 1 + len(pauses), (during, pauses)
+        assert all(t >= 0.9 or any(p <= t for p in pauses) for t in during), (during, pauses)
     assert after and 0.15 <= after[0] <= 1.0, after
     with LocalAws(state_file, snapshot_interval=3600) as again:
         count = client("dynamodb", again.endpoint_url).scan(TableName="bulk", Select="COUNT")
