@@ -162,7 +162,7 @@ print(json.dumps({
     "unused": [p for p in named if p not in sys.modules],
     "renderer": sorted(
         m for m in sys.modules
-        if m.split(".")[0] in ("PIL", "zint", "fontpkg", "isal")
+        if m.split(".")[0] in ("PIL", "zint", "fontpkg", "isal", "numpy")
         or m.startswith("etikett_engine.render")
     ),
 }))

@@ -53,3 +53,25 @@ def test_a_blank_and_a_black_raster() -> None:
 def test_only_label_rasters_are_packed() -> None:
     with pytest.raises(ValueError, match="mode '1'"):
         black_is_one(Image.new("L", (8, 1)))
+
+
+@pytest.mark.parametrize("width", [1, 8, 13])
+def test_rows_behind_lead_bytes_are_the_same_rows(width: int) -> None:
+    image = _random_raster(width, 4, seed=width + 100)
+    plain, row = black_is_zero(image), bytes_per_row(image)
+    expected = b"".join(b"\0\0" + plain[y * row : (y + 1) * row] for y in range(image.height))
+    assert black_is_zero(image, lead=2) == expected
+
+
+@pytest.mark.parametrize("band_dots", [1, 20, 40, 10_000])
+def test_rows_read_in_bands_are_the_same_rows(
+    band_dots: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from etikett_engine.render import bits
+
+    image = _random_raster(13, 9, seed=band_dots)
+    monkeypatch.setattr(bits, "BAND_DOTS", band_dots)  # 1, 1, 3 and all 9 rows a band
+    assert black_is_one(image) == _rows(image, black=1)
+    assert black_is_zero(image, lead=1) == b"".join(
+        b"\0" + _rows(image, black=0)[y * 2 : y * 2 + 2] for y in range(9)
+    )
