@@ -29,6 +29,7 @@ from etikett_engine.render.barcode import render_barcode
 from etikett_engine.render.cache import INK_CACHE
 from etikett_engine.render.errors import ensure_renderable
 from etikett_engine.render.image import render_image
+from etikett_engine.render.ink_plan import TURN, put
 from etikett_engine.render.png import to_png
 from etikett_engine.render.shapes import render_box, render_ellipse, render_line
 from etikett_engine.render.text import render_text
@@ -38,7 +39,6 @@ from etikett_engine.render.values import declared_types, object_text
 if TYPE_CHECKING:
     from etikett_engine.dsl.label import LabelDocument, LabelObject
 
-# Clockwise on the label (y down) is counter-clockwise in PIL's naming.
 __all__ = ["clear_caches", "dots", "object_ink", "paint", "render", "to_png"]
 
 # Pillow frees an image's memory blocks at once unless told to keep some (its arena's
@@ -49,12 +49,6 @@ __all__ = ["clear_caches", "dots", "object_ink", "paint", "render", "to_png"]
 BLOCKS_KEPT = 4
 if _imaging.get_blocks_max() < BLOCKS_KEPT:
     _imaging.set_blocks_max(BLOCKS_KEPT)
-
-_TURN = {
-    90: Image.Transpose.ROTATE_270,
-    180: Image.Transpose.ROTATE_180,
-    270: Image.Transpose.ROTATE_90,
-}
 
 
 def render(
@@ -72,19 +66,20 @@ def render(
     declared = declared_types(document)
     for obj in document.objects:
         ink = object_ink(obj, values, declared, dpi, now=now, counters=counters)
-        if obj.rotation:
-            ink = ink.transpose(_TURN[obj.rotation])
         paint(canvas, obj, ink, (mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)))
     return canvas
 
 
 def paint(canvas: Image.Image, obj: LabelObject, ink: Image.Image, at: tuple[int, int]) -> None:
-    """Put one object's (rotated) ink on the label at `at`, as its `ink` says."""
+    """Put one object's ink (unrotated, as `object_ink` makes it) on the label, turned by the
+    object's rotation, its top-left corner at `at`, as the object's `ink` says."""
     if obj.ink is None or obj.ink == "black":
-        canvas.paste(BLACK, at, ink)
+        put(canvas, ink, obj.rotation, at, BLACK)
     elif obj.ink == "white":
-        canvas.paste(WHITE, at, ink)
+        put(canvas, ink, obj.rotation, at, WHITE)
     else:  # reverse: only the part on the label (a crop past the edge would read as black)
+        if obj.rotation:
+            ink = ink.transpose(TURN[obj.rotation])
         left, top = max(0, at[0]), max(0, at[1])
         right = min(canvas.width, at[0] + ink.width)
         bottom = min(canvas.height, at[1] + ink.height)

@@ -79,7 +79,7 @@ def render_checked(
     ensure_renderable(*size)
     canvas = Image.new("1", size, WHITE)
     for item in placed:
-        paint(canvas, item.obj, item.ink, item.box[:2])
+        paint(canvas, item.obj, item.raw, item.box[:2])
     return canvas, ordered(findings + geometry(document, placed, size))
 
 
@@ -123,7 +123,7 @@ def lay_out_for_design(
         return LaidOut(canvas, [], ordered(findings), None)
     placed = lay_out(document, values, counters, now, findings, strict=False, budget=Budget())
     for item in placed:
-        paint(canvas, item.obj, item.ink, item.box[:2])
+        paint(canvas, item.obj, item.raw, item.box[:2])
     return LaidOut(canvas, placed, ordered(findings + geometry(document, placed, size)), values)
 
 

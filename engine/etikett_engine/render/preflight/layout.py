@@ -13,6 +13,7 @@ from etikett_engine.dsl.preflight import LabelFinding, pointer
 from etikett_engine.errors import EtikettError
 from etikett_engine.render.barcode import render_barcode
 from etikett_engine.render.errors import MAX_DOTS, LayoutTooComplex
+from etikett_engine.render.ink_plan import TURN
 from etikett_engine.render.preflight.findings import label_finding
 from etikett_engine.render.preflight.objects import (
     Placed,
@@ -25,7 +26,7 @@ from etikett_engine.render.preflight.objects import (
     turn_box,
     unrenderable,
 )
-from etikett_engine.render.raster import _TURN, object_ink
+from etikett_engine.render.raster import object_ink
 from etikett_engine.render.text import render_text
 from etikett_engine.render.units import label_dots, mm_to_dots
 from etikett_engine.render.values import declared_types, object_text
@@ -105,7 +106,7 @@ def lay_out(
         if budget is not None:
             budget.spend(obj.id, dots=ink.width * ink.height)
         rotation = obj.rotation
-        turned = ink.transpose(_TURN[rotation]) if rotation else ink
+        turned = ink.transpose(TURN[rotation]) if rotation else ink
         left, top = mm_to_dots(obj.x_mm, dpi), mm_to_dots(obj.y_mm, dpi)
         width, height = turned.size
         tight = ink_box(ink)
