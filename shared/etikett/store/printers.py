@@ -231,14 +231,17 @@ def note_assigned(uow: UnitOfWork, printer_id: str) -> None:
 
 
 def report_status(runner_id: str, printer_id: str, status: str, at: dt.datetime) -> bool:
-    """A Runner's report of its printer's status; False unless that printer is the Runner's."""
+    """A Runner's report of its printer's status; False unless that printer is the Runner's. Any
+    other failure of the write (throttling, a refused value) is raised, never taken for that."""
     try:
         _PrinterItem(printer_id).update(
             actions=[_PrinterItem.status.set(status), _PrinterItem.status_at.set(at)],
             condition=_PrinterItem.runner_id == runner_id,
         )
-    except UpdateError:
-        return False
+    except UpdateError as error:
+        if error.cause_response_code == "ConditionalCheckFailedException":
+            return False
+        raise
     return True
 
 

@@ -245,3 +245,20 @@ def test_only_a_printer_s_own_runner_reports_its_status() -> None:
     config = runner_agent.configuration(runner)
     assert [p["printer_id"] for p in config.printers] == [printer.id]
     assert runner_agent.configuration(other).printers == []
+
+
+def test_a_status_write_refused_for_another_reason_is_raised() -> None:
+    """Only a failed condition means "not this Runner's printer": a write DynamoDB refuses for
+    another reason (here: over its 400 KB item limit) is an error, not silently dropped."""
+    from pynamodb.exceptions import UpdateError
+
+    from etikett import clock
+    from etikett.store import printers as stored
+
+    runner, other = build.runner(), build.runner()
+    printer = _declare(runner.id, _unique("refused"))
+    assert stored.report_status(other.id, printer.id, "ready", clock.now()) is False
+    with pytest.raises(UpdateError) as refused:
+        stored.report_status(runner.id, printer.id, "x" * 450_000, clock.now())
+    assert refused.value.cause_response_code == "ValidationException"
+    assert printer_records.load(printer.id).status is None
