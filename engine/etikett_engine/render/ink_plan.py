@@ -9,7 +9,8 @@ its rows grouped into bands of equal rows; a band whose runs of dots are few bec
 filled rectangles, a blank band nothing, and the rest masked pastes of their inked columns (next
 bands joined when one paste costs less than two). Each step sets dots to the ink's colour where
 the ink has a dot, so the label gets exactly the dots one masked paste gives. Inks are never drawn
-on once made (etikett_engine.render.cache), so a plan stays true for its ink.
+on once made (etikett_engine.render.cache), so a plan stays true for its ink. A plan's pastes are
+crops of its ink: plans hold at most as many dots again as the inks alive (the cache's 32 M).
 """
 
 from __future__ import annotations
