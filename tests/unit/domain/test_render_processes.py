@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import time
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,9 +41,10 @@ DOCUMENT: dict[str, Any] = {
 
 
 @pytest.fixture(autouse=True)
-def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Slices of 10 records: three processes for 30 records, quickly."""
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three processes for 30 records, taking batches of 4, quickly."""
     monkeypatch.setattr(render_processes, "MIN_RECORDS", 10)
+    monkeypatch.setattr(render_processes, "BATCH_RECORDS", 4)
 
 
 def _work(names: list[str]) -> PrintWork:
@@ -117,7 +122,7 @@ def test_a_helper_that_dies_fails_the_rendering(monkeypatch: pytest.MonkeyPatch)
     def die(*_: object) -> None:
         os._exit(9)
 
-    monkeypatch.setattr(render_processes, "_render_slice", die)
+    monkeypatch.setattr(render_processes, "_help", die)
     with pytest.raises(RenderProcessLost, match="ended without answering"):
         render_processes.encode(_work(_names(30)), 3)
 
@@ -125,13 +130,55 @@ def test_a_helper_that_dies_fails_the_rendering(monkeypatch: pytest.MonkeyPatch)
 def test_a_long_job_reports_its_progress(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The function's own part every PROGRESS_EVERY records, then each helper's part as it
-    arrives: the log says how far a long job is, as with one process."""
+    """The function's own labels every PROGRESS_EVERY, then all labels so far as each helper
+    answers: the log says how far a long job is, as with one process."""
     monkeypatch.setattr(render_processes, "PROGRESS_EVERY", 5)
     with caplog.at_level(logging.INFO, logger="etikett.activity"):
         render_processes.encode(_work(_names(30)), 3, "job_x")
-    assert [record.getMessage() for record in caplog.records] == [
-        "job job_x: rendering the first of 3 parts: 5 of 10",
-        "job job_x: rendering 20 of 30",
-        "job job_x: rendering 30 of 30",
+    lines = [record.getMessage() for record in caplog.records]
+    own = [
+        re.fullmatch(r"job job_x: rendering in 3 processes, by this one: (\d+) of 30", line)
+        for line in lines[:-2]
     ]
+    assert all(own), lines
+    assert [int(found[1]) for found in own if found] == list(range(5, 5 * len(own) + 1, 5))
+    helpers = [re.fullmatch(r"job job_x: rendering (\d+) of 30", line) for line in lines[-2:]]
+    assert all(helpers), lines
+    done = [int(found[1]) for found in helpers if found]
+    assert done[0] <= done[1] == 30
+
+
+def test_a_slower_process_takes_fewer_batches(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every process takes the next batch when it is done with one: the helpers, slowed down
+    here, render fewer records than the function's process, every record is rendered once, and
+    the bytes are still those of one process."""
+    function = os.getpid()
+    rendered = tmp_path / "rendered"
+    real_labels = PrintWork.labels
+
+    def labels(self: PrintWork) -> Any:
+        label = real_labels(self)
+
+        def noted(index: int) -> bytes:
+            if os.getpid() != function:
+                time.sleep(0.03)
+            with rendered.open("a") as notes:  # small appends: whole lines from each process
+                notes.write(f"{os.getpid()} {index}\n")
+            return label(index)
+
+        return noted
+
+    work = _work(_names(60))
+    alone = work.encode()
+    monkeypatch.setattr(PrintWork, "labels", labels)
+    rendered.write_text("")
+    assert render_processes.encode(work, 3) == alone
+    notes = [line.split() for line in rendered.read_text().splitlines()]
+    assert sorted(int(index) for _, index in notes) == list(range(60))
+    by_process = Counter(pid for pid, _ in notes)
+    assert len(by_process) == 3
+    assert by_process[str(function)] > max(
+        count for pid, count in by_process.items() if pid != str(function)
+    ), by_process
