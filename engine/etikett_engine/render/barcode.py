@@ -147,6 +147,7 @@ def _draw(
 
 def _with_text(bars: Image.Image, text: str, text_pt: float, dpi: int) -> Image.Image:
     face = font(HRT_FONT, HRT_WEIGHT, pt_to_px(text_pt, dpi))
+    one_bit = font(HRT_FONT, HRT_WEIGHT, pt_to_px(text_pt, dpi), one_bit=True)
     ascent, descent = face.getmetrics()
     left, _, right, _ = (int(v) for v in face.getbbox(text, anchor="ls"))
     text_w = right - min(0, left)
@@ -157,7 +158,7 @@ def _with_text(bars: Image.Image, text: str, text_pt: float, dpi: int) -> Image.
     draw = ImageDraw.Draw(ink)
     draw.fontmode = "1"
     x = (width - text_w) // 2 - min(0, left)
-    draw.text((x, bars.height + gap + ascent), text, font=face, fill=INK, anchor="ls")
+    draw.text((x, bars.height + gap + ascent), text, font=one_bit, fill=INK, anchor="ls")
     return ink
 
 

@@ -40,7 +40,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Layout:
-    face: FreeTypeFont
+    face: FreeTypeFont  # measures (and draws anti-aliased, for `scale_x`)
+    one_bit: FreeTypeFont  # draws 1-bit glyphs: the same font, its own face (fonts.font)
     lines: tuple[Line, ...]
     ascent: int
     descent: int
@@ -184,9 +185,8 @@ def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Imag
         else:
             x = 0
         baseline = top + layout.ascent + index * layout.pitch
-        draw.text(
-            (x - min(0, line.left), baseline), line.text, font=layout.face, fill=INK, anchor="ls"
-        )
+        face = layout.face if scale is not None else layout.one_bit
+        draw.text((x - min(0, line.left), baseline), line.text, font=face, fill=INK, anchor="ls")
     if scale is not None:  # stretched anti-aliased, then cut to one bit: no ragged columns
         stretched = ink.resize((final_w, height), Image.Resampling.LANCZOS)
         ink = stretched.point(lambda v: INK if v >= 128 else BLANK).convert(
@@ -229,6 +229,7 @@ def _shrink(
 
 def _layout(obj: TextObject, text: str, size_px: float, box_w: int | None) -> Layout:
     face = font(obj.font, obj.weight, size_px)
+    one_bit = font(obj.font, obj.weight, size_px, one_bit=True)
     ascent, descent = face.getmetrics()
     wrap_at = box_w if obj.wrap else None
     lines: list[Line] = []
@@ -238,7 +239,7 @@ def _layout(obj: TextObject, text: str, size_px: float, box_w: int | None) -> La
     if obj.max_lines is not None and len(lines) > obj.max_lines:
         lines, truncated = lines[: obj.max_lines], True
     pitch = max(1, round(obj.line_spacing * size_px))
-    return Layout(face, tuple(lines), ascent, descent, pitch, truncated)
+    return Layout(face, one_bit, tuple(lines), ascent, descent, pitch, truncated)
 
 
 def _measure(face: FreeTypeFont, text: str) -> Line:
