@@ -41,7 +41,7 @@ class Line:
 @dataclass(frozen=True)
 class Layout:
     face: FreeTypeFont  # measures (and draws anti-aliased, for `scale_x`)
-    one_bit: FreeTypeFont  # draws 1-bit glyphs: the same font, its own face (fonts.font)
+    size_px: float  # of the face; 1-bit glyphs are drawn on its 1-bit twin (fonts.font)
     lines: tuple[Line, ...]
     ascent: int
     descent: int
@@ -170,6 +170,9 @@ def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Imag
     draw = ImageDraw.Draw(ink)
     if scale is None:
         draw.fontmode = "1"
+    drawing = layout.face  # anti-aliased glyphs, stretched below; 1-bit ones on the 1-bit face
+    if scale is None:
+        drawing = font(obj.font, obj.weight, layout.size_px, one_bit=True)
     top = 0
     if box_h is not None and obj.valign in ("middle", "bottom") and layout.height < box_h:
         top = box_h - layout.height
@@ -185,8 +188,7 @@ def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Imag
         else:
             x = 0
         baseline = top + layout.ascent + index * layout.pitch
-        face = layout.face if scale is not None else layout.one_bit
-        draw.text((x - min(0, line.left), baseline), line.text, font=face, fill=INK, anchor="ls")
+        draw.text((x - min(0, line.left), baseline), line.text, font=drawing, fill=INK, anchor="ls")
     if scale is not None:  # stretched anti-aliased, then cut to one bit: no ragged columns
         stretched = ink.resize((final_w, height), Image.Resampling.LANCZOS)
         ink = stretched.point(lambda v: INK if v >= 128 else BLANK).convert(
@@ -229,7 +231,6 @@ def _shrink(
 
 def _layout(obj: TextObject, text: str, size_px: float, box_w: int | None) -> Layout:
     face = font(obj.font, obj.weight, size_px)
-    one_bit = font(obj.font, obj.weight, size_px, one_bit=True)
     ascent, descent = face.getmetrics()
     wrap_at = box_w if obj.wrap else None
     lines: list[Line] = []
@@ -239,7 +240,7 @@ def _layout(obj: TextObject, text: str, size_px: float, box_w: int | None) -> La
     if obj.max_lines is not None and len(lines) > obj.max_lines:
         lines, truncated = lines[: obj.max_lines], True
     pitch = max(1, round(obj.line_spacing * size_px))
-    return Layout(face, one_bit, tuple(lines), ascent, descent, pitch, truncated)
+    return Layout(face, size_px, tuple(lines), ascent, descent, pitch, truncated)
 
 
 def _measure(face: FreeTypeFont, text: str) -> Line:
