@@ -97,6 +97,12 @@ def found(future: _ModelFuture[M]) -> M | None:
         return None
 
 
+def condition_failed(error: Exception) -> bool:
+    """Whether a write was refused for its condition (and for nothing else: throttling, a
+    refused value)."""
+    return getattr(error, "cause_response_code", None) == "ConditionalCheckFailedException"
+
+
 def save_once(item: Model) -> bool:
     """Save `item` unless an item with its key exists: False when one did (another instance
     stored it first: use that one). Any other failure (throttling, a refused value) is raised
@@ -104,7 +110,7 @@ def save_once(item: Model) -> bool:
     try:
         item.save(condition=type(item)._hash_key_attribute().does_not_exist())
     except PutError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return False
         raise
     return True

@@ -16,7 +16,7 @@ from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.base import condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -239,7 +239,7 @@ def report_status(runner_id: str, printer_id: str, status: str, at: dt.datetime)
             condition=_PrinterItem.runner_id == runner_id,
         )
     except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return False
         raise
     return True

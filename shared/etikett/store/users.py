@@ -18,7 +18,7 @@ from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import changes, get_item, item_of, record_of, table_meta
+from etikett.store.base import changes, condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -226,15 +226,10 @@ def claim_login_attempt(
                 condition=_LoginAttempts.failures == expected,
             )
     except (PutError, UpdateError) as error:
-        if _condition_failed(error):
+        if condition_failed(error):
             return False
         raise
     return True
-
-
-def _condition_failed(error: Exception) -> bool:
-    cause = getattr(error, "cause_response_code", None)
-    return cause == "ConditionalCheckFailedException"
 
 
 def clear_login_attempts(username: str, address: str) -> None:
