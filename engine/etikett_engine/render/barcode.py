@@ -146,12 +146,13 @@ def _draw(
 
 
 def _with_text(bars: Image.Image, text: str, text_pt: float, dpi: int) -> Image.Image:
-    face = font(HRT_FONT, HRT_WEIGHT, pt_to_px(text_pt, dpi))
-    one_bit = font(HRT_FONT, HRT_WEIGHT, pt_to_px(text_pt, dpi), one_bit=True)
+    size_px = pt_to_px(text_pt, dpi)
+    face = font(HRT_FONT, HRT_WEIGHT, size_px)
+    one_bit = font(HRT_FONT, HRT_WEIGHT, size_px, one_bit=True)
     ascent, descent = face.getmetrics()
     left, _, right, _ = (int(v) for v in face.getbbox(text, anchor="ls"))
     text_w = right - min(0, left)
-    gap = max(1, round(pt_to_px(text_pt, dpi) * 0.15))
+    gap = max(1, round(size_px * 0.15))
     width = max(bars.width, text_w)
     ink = Image.new("1", (width, bars.height + gap + ascent + descent), BLANK)
     ink.paste(bars, ((width - bars.width) // 2, 0))

@@ -40,8 +40,7 @@ class Line:
 
 @dataclass(frozen=True)
 class Layout:
-    face: FreeTypeFont  # measures (and draws anti-aliased, for `scale_x`)
-    size_px: float  # of the face; 1-bit glyphs are drawn on its 1-bit twin (fonts.font)
+    face: FreeTypeFont  # measures (and draws anti-aliased, for `scale_x`); 1-bit: fonts.font
     lines: tuple[Line, ...]
     ascent: int
     descent: int
@@ -172,7 +171,7 @@ def _draw(obj: TextObject, text: str, dpi: int, key: tuple[object, ...]) -> Imag
         draw.fontmode = "1"
     drawing = layout.face  # anti-aliased glyphs, stretched below; 1-bit ones on the 1-bit face
     if scale is None:
-        drawing = font(obj.font, obj.weight, layout.size_px, one_bit=True)
+        drawing = font(obj.font, obj.weight, layout.face.size, one_bit=True)
     top = 0
     if box_h is not None and obj.valign in ("middle", "bottom") and layout.height < box_h:
         top = box_h - layout.height
@@ -240,7 +239,7 @@ def _layout(obj: TextObject, text: str, size_px: float, box_w: int | None) -> La
     if obj.max_lines is not None and len(lines) > obj.max_lines:
         lines, truncated = lines[: obj.max_lines], True
     pitch = max(1, round(obj.line_spacing * size_px))
-    return Layout(face, size_px, tuple(lines), ascent, descent, pitch, truncated)
+    return Layout(face, tuple(lines), ascent, descent, pitch, truncated)
 
 
 def _measure(face: FreeTypeFont, text: str) -> Line:
