@@ -6,11 +6,15 @@ Pillow's fastest packer ("1;IR" and a `translate`) took ≈ 0.9 ms on these mach
 dot: one copy of a whole label would be fresh memory from the system on most labels (glibc returns
 blocks that large at once), and faulting its pages in cost more than the packing saved. NumPy is
 imported by the first packing, not with the renderer: a process that never packs a raster (most
-of the service's functions) does not pay its ≈ 90 ms import.
+of the service's functions) does not pay its ≈ 70 ms import. It is imported with OpenBLAS held to
+the calling thread: packing uses no linear algebra, and OpenBLAS otherwise starts a thread per
+core at import that spends 60-130 ms of CPU setting itself up beside the first label
+(bench/README.md); `OPENBLAS_NUM_THREADS` set by whoever runs the engine still decides.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from PIL import Image
@@ -48,6 +52,7 @@ def black_is_zero(image: Image.Image, *, lead: int = 0) -> bytes:
 def _white_is_one(image: Image.Image, *, lead: int) -> NDArray[np.uint8]:
     """The packed rows, 1 where no dot prints, padding bits 0, behind `lead` 0 bytes (which
     `black_is_one` inverts too, so it asks for none)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy's first import: see above
     import numpy as np
 
     if image.mode != "1":

@@ -75,3 +75,26 @@ def test_rows_read_in_bands_are_the_same_rows(
     assert black_is_zero(image, lead=1) == b"".join(
         b"\0" + _rows(image, black=0)[y * 2 : y * 2 + 2] for y in range(9)
     )
+
+
+def test_packing_starts_no_threads() -> None:
+    """NumPy's first import, by the first packing, leaves the process with its one thread: no
+    OpenBLAS pool setting itself up beside the first label."""
+    import os
+    import subprocess
+    import sys
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("OpenBLAS starts no pool of its own on one core")
+    script = (
+        "import os\n"
+        "from PIL import Image\n"
+        "from etikett_engine.render.bits import black_is_one\n"
+        "black_is_one(Image.new('1', (16, 2), 1))\n"
+        "print(len(os.listdir('/proc/self/task')))\n"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    threads = subprocess.run(
+        [sys.executable, "-c", script], env=environment, capture_output=True, text=True, check=True
+    ).stdout
+    assert threads.strip() == "1"
