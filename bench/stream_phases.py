@@ -41,7 +41,7 @@ def records(count: int, offset: int) -> list[dict[str, str]]:
 
 def stream(rig: PrintRig, count: int, offset: int) -> dict[str, float]:
     """One stream's phases, in seconds from the request."""
-    before = len(rig.simulator.printed)
+    before = rig.printed()
     started = time.perf_counter()
     response = rig.api.post(
         "/print",
@@ -50,11 +50,11 @@ def stream(rig: PrintRig, count: int, offset: int) -> dict[str, float]:
     assert response.status_code == 202, response.text
     found = {"answer": time.perf_counter() - started}
     job = f"/jobs/{response.json()['job_id']}"
-    while len(rig.simulator.printed) - before < count:
+    while rig.printed() - before < count:
         moment = time.perf_counter() - started
         if moment > 600:
             raise TimeoutError(f"{count} records not printed within 600 s")
-        if "first" not in found and len(rig.simulator.printed) > before:
+        if "first" not in found and rig.printed() > before:
             found["first"] = moment
         if "rendered" not in found and rig.api.get(job).json()["status"] != "rendering":
             found["rendered"] = time.perf_counter() - started

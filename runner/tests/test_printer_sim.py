@@ -171,6 +171,20 @@ def test_decodes_our_encoder_exactly(
     assert dt.datetime.fromisoformat(meta["received_at"]) <= label.printed_at
 
 
+@pytest.mark.parametrize("width", [104, 101])  # whole bytes a row: the label is the graphic
+@pytest.mark.parametrize("compression", ["z64", "hex"])
+def test_a_label_that_is_one_graphic_decodes_exactly(
+    sim: PrinterSimulator, width: int, compression: Compression
+) -> None:
+    image = small_label(width=width, seed=width % 7)
+    send(sim, encode_zpl(image, compression=compression) * 2)
+    labels = sim.wait_printed(2)
+    for label in labels:
+        assert_same(label.image, image)
+        assert label.raster == black_is_one(image)
+    assert labels[0].image is not labels[1].image
+
+
 def test_copies_print_one_png_and_count_each_copy(sim: PrinterSimulator, out: Path) -> None:
     image = small_label()
     send(sim, encode_zpl(image, copies=3))

@@ -136,6 +136,8 @@ class FormatBuilder:
         return None
 
     def _remember(self, current: _Open, layout: Layout) -> None:
+        if layout == current.layout:
+            return  # sent again with every label: nothing changes
         current.layout = layout
         self._store.set(layout)
 
@@ -165,6 +167,13 @@ class FormatBuilder:
 
 def compose(label: LabelFormat) -> Image.Image:
     """The label as printed: mode "1", black = 0; graphics add black dots, white is transparent."""
+    if len(label.graphics) == 1:
+        placed = label.graphics[0]
+        graphic = placed.graphic
+        if (placed.x, placed.y, graphic.width, graphic.rows) == (0, 0, label.width, label.height):
+            # One graphic that is the whole label (what a renderer sends): its dots as they are.
+            size = (graphic.width, graphic.rows)
+            return Image.frombytes("1", size, graphic.raw, "raw", "1;I")
     canvas = Image.new("1", (label.width, label.height), 1)
     blank = True  # nothing placed yet: a graphic's dots can be copied as they are
     for placed in label.graphics:
@@ -209,9 +218,10 @@ def _int(params: str, default: int) -> int:
 
 
 def _pair(params: str, default: tuple[int, int]) -> tuple[int, int]:
-    values = [value.strip() for value in params.split(",")[:2]] + ["", ""]
-    x, y = (
-        int(text) if text.isascii() and text.isdigit() else fallback
-        for text, fallback in zip(values[:2], default, strict=True)
+    values = params.split(",", 2)
+    x = values[0].strip()
+    y = values[1].strip() if len(values) > 1 else ""
+    return (
+        int(x) if x.isascii() and x.isdigit() else default[0],
+        int(y) if y.isascii() and y.isdigit() else default[1],
     )
-    return x, y

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 # Parameterless commands, complete as soon as their code is known.
 _IMMEDIATE = frozenset({"^XA", "^XZ", "^FS", "~HS", "~HI", "~PS", "~PP", "~JA"})
 _PREFIXES = b"^~"
+# Where the next command (or SGD line, or line end) starts: one scan that stops at the first.
+_COMMAND_START = re.compile(rb"[\^~]")
+_ITEM_START = re.compile(rb"[\^~!]")
+_LINE_END = re.compile(rb"[\r\n]")
 _GETVAR = re.compile(rb'! *U1? +getvar +"([^"\r\n]*)"', re.IGNORECASE)
 _GFB_HEADER = re.compile(rb"\^GF([BC]),([0-9]{1,9}),[^,^~]*,[^,^~]*,", re.IGNORECASE)
 # One command's parameters may not grow past this (a 600 dpi 4x39 in label in plain hex is
@@ -86,7 +90,7 @@ class ZplStream:
         if first == ord("!"):
             return self._sgd(final)
         if first not in _PREFIXES:
-            start = _find_any(buf, b"^~!", 1)  # noise between commands (CR/LF, spaces)
+            start = _find_any(buf, _ITEM_START, 1)  # noise between commands (CR/LF, spaces)
             return None, len(buf) if start < 0 else start
         if len(buf) < 3:
             return (None, len(buf)) if final else (None, 0)
@@ -101,7 +105,7 @@ class ZplStream:
             binary = self._binary_graphic(final)
             if binary is not None:
                 return binary
-        end = _find_any(buf, _PREFIXES, max(3, self._scan))
+        end = _find_any(buf, _COMMAND_START, max(3, self._scan))
         if end < 0:
             if len(buf) > MAX_PENDING:
                 raise StreamError(f"{name} parameters exceed {MAX_PENDING} bytes")
@@ -120,7 +124,7 @@ class ZplStream:
             return None
         header = _GFB_HEADER.match(buf)
         if header is None:
-            if len(buf) < 64 and not final and _find_any(buf, _PREFIXES, 1) < 0:
+            if len(buf) < 64 and not final and _find_any(buf, _COMMAND_START, 1) < 0:
                 return None, 0  # the header is still arriving
             return None  # malformed: read as an ordinary command, which parse_gf refuses
         count = int(header[2])
@@ -140,7 +144,7 @@ class ZplStream:
         match = _GETVAR.match(buf)
         if match is not None:  # complete at its closing quote: no line end needed to answer
             return Sgd(match[0].decode("latin-1"), match[1].decode("latin-1")), match.end()
-        end = _find_any(buf, b"\r\n", 1)
+        end = _find_any(buf, _LINE_END, 1)
         if end >= 0:
             return Sgd(buf[:end].decode("latin-1"), None), end + 1
         if final or len(buf) > 4096:
@@ -148,9 +152,10 @@ class ZplStream:
         return None, 0
 
 
-def _find_any(buf: bytearray, chars: bytes, start: int) -> int:
-    found = [i for i in (buf.find(c, start) for c in chars) if i >= 0]
-    return min(found) if found else -1
+def _find_any(buf: bytearray, chars: re.Pattern[bytes], start: int) -> int:
+    """Where the first of `chars` is at or after `start`, or -1."""
+    found = chars.search(buf, start)
+    return -1 if found is None else found.start()
 
 
 def _params(raw: bytes | bytearray) -> str:
