@@ -24,11 +24,11 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
-from pynamodb.exceptions import AttributeNullError
+from pynamodb.exceptions import AttributeNullError, PutError
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 
-__all__ = ["WireCondition", "item", "prepared", "put", "values"]
+__all__ = ["BATCH_MOST", "WireCondition", "batch_put", "item", "prepared", "put", "values"]
 
 # Attribute classes whose value is stored as given (their descriptors change nothing on the
 # way in); a model with any other is refused, not served something that could differ.
@@ -41,6 +41,8 @@ _PLAIN = (
     ListAttribute,
 )
 _NO_DEFAULT = object()
+# The most puts one BatchWriteItem takes.
+BATCH_MOST = 25
 
 
 class WireCondition(dict[str, Any]):
@@ -154,3 +156,21 @@ def put(
 
 def _copied(value: Any) -> Any:
     return dict(value) if isinstance(value, dict) else value
+
+
+def batch_put(model: type[Model], items: list[dict[str, dict[str, Any]]]) -> None:
+    """Up to 25 items of `model` (as `item` makes them) in one BatchWriteItem, as
+    `model.batch_write()` sends its models' items. What DynamoDB leaves unprocessed is sent
+    again, as pynamodb's batch does: the model's retry attempts in all, then `PutError`."""
+    if len(items) > BATCH_MOST:
+        raise ValueError(f"a BatchWriteItem takes {BATCH_MOST} puts at most, not {len(items)}")
+    connection = model._get_connection()
+    attempts = model.Meta.max_retry_attempts
+    for _ in range(attempts):
+        if not items:
+            return
+        answer = connection.batch_write_item(put_items=items)
+        left = (answer or {}).get("UnprocessedItems", {}).get(model.Meta.table_name, [])
+        items = [request["PutRequest"]["Item"] for request in left]
+    if items:
+        raise PutError(f"{len(items)} put(s) left unprocessed after {attempts} attempts")
