@@ -16,7 +16,7 @@ from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.base import condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -121,7 +121,7 @@ def take(counter: CounterRecord, count: int, period: str) -> CounterRecord | Non
                 condition=active & (_CounterItem.period == counter.period),
             )
     except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return None
         raise
     return _record(item)  # update() read the new item back (ReturnValues ALL_NEW)

@@ -19,7 +19,7 @@ from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import get_item, table_meta
+from etikett.store.base import condition_failed, get_item, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -231,7 +231,7 @@ def add_store_key(record: StoreKeyRecord) -> bool:
     try:
         item.save(condition=_CredentialItem.ref.does_not_exist())
     except PutError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return False
         raise
     return True

@@ -29,7 +29,7 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 from etikett.store import flows, printers
-from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.base import condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -343,7 +343,7 @@ def add_runner_state(state: RunnerStateRecord) -> None:
     try:
         item.save(condition=_RunnerStateItem.sk.does_not_exist())
     except PutError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
 
 

@@ -21,6 +21,7 @@ from pynamodb.models import Model
 
 from etikett.store.base import (
     changes,
+    condition_failed,
     get_item,
     item_of,
     item_too_large,
@@ -355,7 +356,7 @@ def add_run(run: FlowRunRecord) -> bool:
     try:
         item.save(condition=_RunItem.sk.does_not_exist())
     except PutError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return False
         if item_too_large(error):
             raise too_large() from None

@@ -19,7 +19,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import changes, get_item, item_of, record_of, table_meta
+from etikett.store.base import changes, condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -241,7 +241,7 @@ def _set_if(runner_id: str, condition: Condition, fields: dict[str, Any]) -> boo
     try:
         _RunnerItem(runner_id, RUNNER_SK).update(actions=actions, condition=condition)
     except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return False
         raise
     return True
@@ -286,7 +286,7 @@ def book_discovery(runner_id: str, seen: dt.datetime | None, booked_until: dt.da
             actions=[attribute.set(booked_until)], condition=_RunnerItem.id.exists() & unchanged
         )
     except UpdateError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         return False
     return True

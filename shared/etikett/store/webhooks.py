@@ -25,7 +25,14 @@ from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from etikett.store.base import connection, get_item, item_of, record_of, table_meta
+from etikett.store.base import (
+    condition_failed,
+    connection,
+    get_item,
+    item_of,
+    record_of,
+    table_meta,
+)
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -301,7 +308,7 @@ def claim_delivery(
             & ~_StateItem.status.is_in(*FINAL_STATES),
         )
     except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return False
         raise
     return True
