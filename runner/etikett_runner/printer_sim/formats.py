@@ -167,15 +167,8 @@ class FormatBuilder:
 
 def compose(label: LabelFormat) -> Image.Image:
     """The label as printed: mode "1", black = 0; graphics add black dots, white is transparent."""
-    if len(label.graphics) == 1:
-        placed = label.graphics[0]
-        graphic = placed.graphic
-        if (placed.x, placed.y, graphic.width, graphic.rows) == (0, 0, label.width, label.height):
-            # One graphic that is the whole label (what a renderer sends): its dots as they are.
-            size = (graphic.width, graphic.rows)
-            return Image.frombytes("1", size, graphic.raw, "raw", "1;I")
-    canvas = Image.new("1", (label.width, label.height), 1)
-    blank = True  # nothing placed yet: a graphic's dots can be copied as they are
+    whole = (0, 0, label.width, label.height)
+    canvas: Image.Image | None = None  # made by the first graphic on the label
     for placed in label.graphics:
         graphic = placed.graphic
         size = (graphic.width, graphic.rows)
@@ -189,18 +182,20 @@ def compose(label: LabelFormat) -> Image.Image:
         inner: tuple[int, int, int, int] | None = None  # the part on the label, graphic coords
         if box[0] < box[2] and box[1] < box[3]:
             inner = (box[0] - placed.x, box[1] - placed.y, box[2] - placed.x, box[3] - placed.y)
-            part = image if inner == (0, 0, *size) else image.crop(inner)
-            if blank:  # white everywhere under it: the same dots as the AND below, copied
+            part = image if inner == (0, 0, *size) else image.crop(inner)  # a new image either way
+            if canvas is None and box == whole:  # the whole label (what a renderer sends)
+                canvas = part
+            elif canvas is None:  # white everywhere under it: the same dots as the AND, copied
+                canvas = Image.new("1", (label.width, label.height), 1)
                 canvas.paste(part, box)
             else:
                 canvas.paste(ImageChops.logical_and(canvas.crop(box), part), box)
-            blank = False
         # Only black dots that fall off the label matter (row padding past ^PW is normal).
         if inner != (0, 0, *size) and _black_outside(graphic, inner):
             note = f"graphic at {placed.x},{placed.y} has black dots outside the label: clipped"
             if note not in label.warnings:
                 label.warnings.append(note)
-    return canvas
+    return canvas if canvas is not None else Image.new("1", (label.width, label.height), 1)
 
 
 def _black_outside(graphic: Graphic, kept: tuple[int, int, int, int] | None) -> bool:
