@@ -63,9 +63,9 @@ def test_a_batch_that_fails_fails_the_call(monkeypatch: pytest.MonkeyPatch) -> N
         archive.add_all(_entries("job_failing", 100))
 
 
-def _leaving(monkeypatch: pytest.MonkeyPatch, kept: Callable[[int, int], int]) -> list[int]:
-    """DynamoDB leaving puts unprocessed: the real BatchWriteItem gets the first `kept(attempt,
-    puts)` puts of each call, the rest come back unprocessed. Returns each call's put count."""
+def _leaving(monkeypatch: pytest.MonkeyPatch, kept: Callable[[int], int]) -> list[int]:
+    """DynamoDB leaving puts unprocessed: the real BatchWriteItem gets the first `kept(puts)`
+    puts of each call, the rest come back unprocessed. Returns each call's put count."""
     connection = archive._ArchiveItem._get_connection()
     real = connection.batch_write_item
     table = archive._ArchiveItem.Meta.table_name
@@ -73,7 +73,7 @@ def _leaving(monkeypatch: pytest.MonkeyPatch, kept: Callable[[int, int], int]) -
 
     def batch_write_item(put_items: list[Any], **others: Any) -> dict[str, Any]:
         sizes.append(len(put_items))
-        count = kept(len(sizes), len(put_items))
+        count = kept(len(put_items))
         answer = real(put_items=put_items[:count], **others) if count else {}
         left = [{"PutRequest": {"Item": item}} for item in put_items[count:]]
         return {**answer, "UnprocessedItems": {table: left} if left else {}}
@@ -83,7 +83,7 @@ def _leaving(monkeypatch: pytest.MonkeyPatch, kept: Callable[[int, int], int]) -
 
 
 def test_puts_left_unprocessed_are_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    sizes = _leaving(monkeypatch, lambda _, puts: min(puts, 10))  # ten a call get through
+    sizes = _leaving(monkeypatch, lambda puts: min(puts, 10))  # ten a call get through
     entries = _entries("job_unprocessed", 60)
     for start in range(0, 60, archive.BATCH):  # one batch after another: the sizes in order
         archive.add_all(entries[start : start + archive.BATCH])
@@ -93,7 +93,7 @@ def test_puts_left_unprocessed_are_sent_again(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_puts_never_processed_fail_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    sizes = _leaving(monkeypatch, lambda _, __: 0)
+    sizes = _leaving(monkeypatch, lambda _: 0)
     with pytest.raises(PutError, match="25 put"):
         archive.add_all(_entries("job_refused", 25))
     assert sizes == [25] * archive._ArchiveItem.Meta.max_retry_attempts
