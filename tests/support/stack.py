@@ -109,7 +109,7 @@ def local_stack(
             monkeypatch.setenv(name, value)
         settings.reload()
         store.bind()  # the tables were imported before this stack's names were known
-        clients.client.cache_clear()  # clients made for another endpoint
+        clients.forget()  # clients made for another endpoint
         functions = FunctionRegistry(template.functions, REGION)
         streams = StreamPoller(
             [s for s in template.stream_sources if s.function in polled],
@@ -134,4 +134,4 @@ def local_stack(
         finally:
             streams.stop()
             queues.stop()
-            clients.client.cache_clear()
+            clients.forget()

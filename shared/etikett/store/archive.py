@@ -15,10 +15,9 @@ from pynamodb.attributes import (
     UTCDateTimeAttribute,
 )
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
 from etikett.store import wire_items
-from etikett.store.base import get_item, record_of, table_meta, values_of
+from etikett.store.base import Item, get_item, record_of, table_meta, values_of
 from etikett.store.pages import Page, read_page
 
 if TYPE_CHECKING:
@@ -75,7 +74,7 @@ class _ByLabel(GlobalSecondaryIndex["_ArchiveItem"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class _ArchiveItem(Model):
+class _ArchiveItem(Item):
     Meta = table_meta("archive_table")
     id = UnicodeAttribute(hash_key=True)
     stream = UnicodeAttribute(default=STREAM)

@@ -8,10 +8,9 @@ from typing import Any, NamedTuple
 
 from pynamodb.attributes import MapAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
 from etikett.store import wire_items
-from etikett.store.base import item_of, table_meta, values_of
+from etikett.store.base import Item, item_of, table_meta, values_of
 
 STREAM = "audit"
 
@@ -65,7 +64,7 @@ class ByTarget(GlobalSecondaryIndex["AuditItem"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class AuditItem(Model):
+class AuditItem(Item):
     Meta = table_meta("audit_table")
 
     id = UnicodeAttribute(hash_key=True)

@@ -19,13 +19,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 from pynamodb.attributes import MapAttribute
-from pynamodb.connection import Connection
+from pynamodb.connection import Connection, TableConnection
 from pynamodb.exceptions import DoesNotExist, PutError
 from pynamodb.models import MetaProtocol, Model, _ModelFuture
 from pynamodb.transactions import TransactGet
 
 from etikett.settings import get_settings
-from etikett.store import attribute_wire
+from etikett.store import attribute_wire, clients
 from etikett_engine.errors import PayloadTooLarge, ProblemCode
 
 M = TypeVar("M", bound=Model)
@@ -61,20 +61,44 @@ def connection() -> Connection:
 
 
 class _WireConnection(Connection):
-    """pynamodb's connection whose client writes attribute values directly (attribute_wire):
-    the transactions' items, the bulk of what the service writes."""
+    """pynamodb's connection with two changes: its client comes from the process's one botocore
+    session (`clients.session`), and writes attribute values directly (attribute_wire): the
+    transactions' items, the bulk of what the service writes."""
+
+    @property
+    def session(self) -> Any:
+        # pynamodb's own makes a botocore session per connection, whose first client loads
+        # botocore's data files again.
+        return clients.session()
 
     @property
     def client(self) -> Any:
         # pynamodb makes the client on first use (and again if its credentials went missing).
-        return attribute_wire.install(super().client)
+        with clients.making():
+            return attribute_wire.install(super().client)
 
 
 @functools.cache
 def _connection(region: str, host: str | None) -> Connection:
-    # One per process, like the models' own: a new Connection makes a new botocore session and
-    # client on first use, which reads botocore's endpoint data again (≈ 100-300 ms).
+    # One per process for the transactions; each table's item classes have their own (`Item`).
     return _WireConnection(region=region, host=host, **_TIMEOUTS)
+
+
+class Item(Model):
+    """A table's item. pynamodb gives each item class a connection of its own, with a botocore
+    session of its own; ours is a `_WireConnection`, so that every table's client comes from the
+    process's one session."""
+
+    @classmethod
+    def _get_connection(cls) -> TableConnection:
+        table = super()._get_connection()
+        if type(table.connection) is not _WireConnection:  # pynamodb's, just made
+            made = table.connection
+            table.connection = _WireConnection(
+                region=cls.Meta.region, host=cls.Meta.host, **_TIMEOUTS
+            )
+            table.connection.add_meta_table(made.get_meta_table(table.table_name))
+        return table
 
 
 def reads() -> TransactGet:
@@ -195,7 +219,7 @@ def table_items() -> Iterator[type[Model]]:
     while pending:
         model = pending.pop()
         pending.extend(model.__subclasses__())
-        if model.__module__.startswith("etikett.store."):
+        if model.__module__.startswith("etikett.store.") and model is not Item:
             yield model
 
 
@@ -211,6 +235,7 @@ def bind() -> None:
         model.Meta.region = settings.region
         model._connection = None
     _connection.cache_clear()
+    clients.forget()
 
 
 def item_too_large(error: Exception) -> bool:

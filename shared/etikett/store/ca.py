@@ -7,9 +7,8 @@ import datetime as dt
 from typing import NamedTuple
 
 from pynamodb.attributes import BinaryAttribute, UnicodeAttribute, UTCDateTimeAttribute
-from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of, save_once
+from etikett.store.base import Item, get_item, item_of, record_of, save_once
 from etikett.store.runners import META
 
 CA_KEY = "ca"
@@ -22,7 +21,7 @@ class CaRecord(NamedTuple):
     created_at: dt.datetime
 
 
-class _CaItem(Model):
+class _CaItem(Item):
     Meta = META
     pk = UnicodeAttribute(hash_key=True, default=CA_KEY)
     sk = UnicodeAttribute(range_key=True, default=CA_KEY)

@@ -1,18 +1,58 @@
-"""boto3 clients, made once per process: creating a client costs tens of milliseconds, far more
-than the calls most requests make with it."""
+"""The process's AWS clients, all made from one botocore session.
+
+A botocore session reads botocore's data files (the list of services, the service's model, its
+endpoint rules) for the first client it makes: 60-130 ms of CPU. Another client of the same
+session costs about 4 ms. Every table model and every boto3 client of the service comes from
+`session()`, so a cold function's first requests pay for those files once, not once per table
+and service they touch (bench/README.md). A client costs tens of milliseconds even so, far more
+than the calls most requests make with it, so each is made once per process."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, cast
 
 from etikett.settings import get_settings
 
+# botocore sessions are not safe to make clients from in two threads at once; the clients are.
+_MAKING = threading.Lock()
+
+
+@contextmanager
+def making() -> Iterator[None]:
+    """Held while a client is made from `session()`."""
+    with _MAKING:
+        yield
+
+
+@cache
+def session() -> Any:
+    """The process's botocore session (credentials from the environment, as Lambda gives them)."""
+    # Loaded here, not at the cold start of functions that never call AWS.
+    import botocore.session
+
+    return botocore.session.get_session()
+
+
+@cache
+def _boto3() -> Any:
+    import boto3
+
+    return boto3.session.Session(botocore_session=session())
+
 
 @cache
 def client(service: str) -> Any:
-    # Loaded here, not at the cold start of eleven functions (credentials, deployments, …).
-    import boto3
+    with making():
+        return _boto3().client(cast(Any, service), region_name=get_settings().region)
 
-    session = boto3.session.Session()
-    return session.client(cast(Any, service), region_name=get_settings().region)
+
+def forget() -> None:
+    """Make clients and the session again at the next use (tests and local mode aim the
+    service at another endpoint, with other credentials)."""
+    client.cache_clear()
+    _boto3.cache_clear()
+    session.cache_clear()

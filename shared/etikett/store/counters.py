@@ -14,9 +14,8 @@ from pynamodb.attributes import (
 )
 from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import condition_failed, get_item, item_of, record_of, table_meta
+from etikett.store.base import Item, condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -49,7 +48,7 @@ class _ByName(GlobalSecondaryIndex["_CounterItem"]):
     name = UnicodeAttribute(range_key=True)
 
 
-class _CounterItem(Model):
+class _CounterItem(Item):
     Meta = table_meta("counters_table")
     name = UnicodeAttribute(hash_key=True)
     kind = UnicodeAttribute(default=KIND)
@@ -150,7 +149,7 @@ class _BlocksByRunner(GlobalSecondaryIndex["_BlockItem"]):
     counter = UnicodeAttribute(range_key=True)
 
 
-class _BlockItem(Model):
+class _BlockItem(Item):
     # In the counters table under a key no counter name can have (names have no '#'), with no
     # `kind`: blocks stay out of the counters' by_name index (and only they are in by_runner).
     Meta = table_meta("counters_table")

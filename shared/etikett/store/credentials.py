@@ -17,9 +17,8 @@ from pynamodb.attributes import (
 )
 from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import condition_failed, get_item, table_meta
+from etikett.store.base import Item, condition_failed, get_item, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -85,7 +84,7 @@ class _ByKind(GlobalSecondaryIndex["_CredentialItem"]):
     ref = UnicodeAttribute(range_key=True)
 
 
-class _CredentialItem(Model):
+class _CredentialItem(Item):
     Meta = table_meta("credentials_table")
     ref = UnicodeAttribute(hash_key=True)
     listing = UnicodeAttribute(null=True)

@@ -14,9 +14,8 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
-from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of
+from etikett.store.base import Item, get_item, item_of, record_of
 from etikett.store.deployments import META
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ class HeldConfigRecord(NamedTuple):
     held_at: dt.datetime
 
 
-class _HeldConfigItem(Model):
+class _HeldConfigItem(Item):
     Meta = META
     deployment_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # held#<stage index>

@@ -26,10 +26,9 @@ from pynamodb.attributes import (
 )
 from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
 from etikett.store import flows, printers
-from etikett.store.base import condition_failed, get_item, item_of, record_of, table_meta
+from etikett.store.base import Item, condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -91,7 +90,7 @@ class _ByKind(GlobalSecondaryIndex["_DeploymentItem"]):
     id = UnicodeAttribute(range_key=True, attr_name="pk")
 
 
-class _DeploymentItem(Model):
+class _DeploymentItem(Item):
     Meta = META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=META_SK)
@@ -111,7 +110,7 @@ class _DeploymentItem(Model):
     by_kind = _ByKind()
 
 
-class _RunnerStateItem(Model):
+class _RunnerStateItem(Item):
     Meta = META
     deployment_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # runner#run_…
@@ -122,7 +121,7 @@ class _RunnerStateItem(Model):
     updated_at = UTCDateTimeAttribute()
 
 
-class _GroupDeploymentItem(Model):
+class _GroupDeploymentItem(Item):
     Meta = META
     group_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # dep#dep_…
@@ -130,7 +129,7 @@ class _GroupDeploymentItem(Model):
     flow_id = UnicodeAttribute()
 
 
-class _GroupFlowItem(Model):
+class _GroupFlowItem(Item):
     Meta = META
     group_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # flow#flw_…
@@ -142,14 +141,14 @@ class _GroupFlowItem(Model):
     since = UTCDateTimeAttribute()
 
 
-class _DeployedVersionItem(Model):
+class _DeployedVersionItem(Item):
     Meta = META
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # flow#flw_…
     sk = UnicodeAttribute(range_key=True)  # deployed#N
     deployment_id = UnicodeAttribute()
 
 
-class _PrinterUseItem(Model):
+class _PrinterUseItem(Item):
     Meta = META
     printer_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # dep#dep_…

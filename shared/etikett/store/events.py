@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import MapAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
 from etikett.ids import new_id
 from etikett.store import wire_items
-from etikett.store.base import record_from, table_meta, values_of
+from etikett.store.base import Item, record_from, table_meta, values_of
 
 if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
@@ -37,7 +36,7 @@ class _ByTime(GlobalSecondaryIndex["_EventItem"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class _EventItem(Model):
+class _EventItem(Item):
     Meta = table_meta("events_table")
 
     id = UnicodeAttribute(hash_key=True)

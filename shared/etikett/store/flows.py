@@ -17,9 +17,9 @@ from pynamodb.attributes import (
 )
 from pynamodb.exceptions import PutError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
 from etikett.store.base import (
+    Item,
     changes,
     condition_failed,
     get_item,
@@ -127,7 +127,7 @@ class _ByName(GlobalSecondaryIndex["_FlowItem"]):
     name_key = UnicodeAttribute(range_key=True)
 
 
-class _FlowItem(Model):
+class _FlowItem(Item):
     Meta = _META
     id = UnicodeAttribute(hash_key=True, attr_name="flow_id")
     sk = UnicodeAttribute(range_key=True, default=META_SK)
@@ -144,7 +144,7 @@ class _FlowItem(Model):
     by_name = _ByName()
 
 
-class _VersionItem(Model):
+class _VersionItem(Item):
     Meta = _META
     flow_id = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
@@ -156,7 +156,7 @@ class _VersionItem(Model):
     blob = BinaryAttribute(legacy_encoding=False, attr_name="document", null=True)
 
 
-class _RunItem(Model):
+class _RunItem(Item):
     Meta = _META
     flow_id = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)  # run#<run id>
@@ -174,7 +174,7 @@ class _RunItem(Model):
     trace_blob = BinaryAttribute(legacy_encoding=False, attr_name="trace")
 
 
-class _UseItem(Model):
+class _UseItem(Item):
     """Marks that a deployment uses the flow."""
 
     Meta = _META

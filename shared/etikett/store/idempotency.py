@@ -6,6 +6,7 @@ from functools import cache
 from typing import Any
 
 from etikett.settings import get_settings
+from etikett.store import clients
 
 
 @cache
@@ -14,4 +15,8 @@ def persistence() -> Any:
     # Loaded here, not at the mcp and printing functions' cold start.
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-    return DynamoDBPersistenceLayer(table_name=get_settings().required("idempotency_table"))
+    # A client of the process's one botocore session, not a session of Powertools' own.
+    return DynamoDBPersistenceLayer(
+        table_name=get_settings().required("idempotency_table"),
+        boto3_client=clients.client("dynamodb"),
+    )

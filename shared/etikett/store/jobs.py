@@ -18,11 +18,10 @@ from pynamodb.attributes import (
 )
 from pynamodb.expressions.condition import Condition
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
 from etikett.settings import get_settings
 from etikett.store import clients, wire_items
-from etikett.store.base import get_item, table_meta
+from etikett.store.base import Item, get_item, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -72,7 +71,7 @@ class _ByRunner(GlobalSecondaryIndex["_JobItem"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class _JobItem(Model):
+class _JobItem(Item):
     Meta = table_meta("jobs_table")
     id = UnicodeAttribute(hash_key=True)
     kind = UnicodeAttribute()

@@ -19,9 +19,8 @@ from pynamodb.attributes import (
     UTCDateTimeAttribute,
 )
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import changes, found, get_item, item_of, reads, record_of, table_meta
+from etikett.store.base import Item, changes, found, get_item, item_of, reads, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -119,7 +118,7 @@ class _ByName(GlobalSecondaryIndex["_LabelItem"]):
     name_key = UnicodeAttribute(range_key=True)
 
 
-class _LabelItem(Model):
+class _LabelItem(Item):
     Meta = _META
 
     id = UnicodeAttribute(hash_key=True, attr_name="label_id")
@@ -143,7 +142,7 @@ class _LabelItem(Model):
     by_name = _ByName()
 
 
-class _VersionItem(Model):
+class _VersionItem(Item):
     Meta = _META
 
     label_id = UnicodeAttribute(hash_key=True)

@@ -6,9 +6,8 @@ import datetime as dt
 from typing import TYPE_CHECKING, NamedTuple
 
 from pynamodb.attributes import BooleanAttribute, UnicodeAttribute, UTCDateTimeAttribute
-from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.base import Item, get_item, item_of, record_of, table_meta
 
 if TYPE_CHECKING:
     from etikett.store.unit_of_work import UnitOfWork
@@ -21,7 +20,7 @@ class PolicyRecord(NamedTuple):
     updated_by: str
 
 
-class _PolicyItem(Model):
+class _PolicyItem(Item):
     Meta = table_meta("policies_table")
 
     name = UnicodeAttribute(hash_key=True)

@@ -14,9 +14,8 @@ from pynamodb.attributes import (
 )
 from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import condition_failed, get_item, item_of, record_of, table_meta
+from etikett.store.base import Item, condition_failed, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -73,7 +72,7 @@ class _ByName(GlobalSecondaryIndex["_PrinterItem"]):
     name_key = UnicodeAttribute(range_key=True)
 
 
-class _PrinterItem(Model):
+class _PrinterItem(Item):
     Meta = _META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     kind = UnicodeAttribute(default=KIND)
@@ -95,7 +94,7 @@ class _PrinterItem(Model):
     by_name = _ByName()
 
 
-class _NameClaim(Model):
+class _NameClaim(Item):
     Meta = _META
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "name#<casefolded name>"
     printer_id = UnicodeAttribute()
@@ -114,7 +113,7 @@ class _FindingsOfRunner(GlobalSecondaryIndex["_FindingItem"]):
     name_key = UnicodeAttribute(range_key=True)  # found_at, then the id
 
 
-class _FindingItem(Model):
+class _FindingItem(Item):
     Meta = _META
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "finding#fnd_…"
     kind = UnicodeAttribute(null=True)  # absent on findings stored before the index

@@ -12,9 +12,8 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     UTCDateTimeAttribute,
 )
-from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of
+from etikett.store.base import Item, get_item, item_of, record_of
 from etikett.store.pages import Page, read_page
 from etikett.store.runners import META
 
@@ -33,7 +32,7 @@ class ContextRecord(NamedTuple):
     revision: int
 
 
-class _ContextItem(Model):
+class _ContextItem(Item):
     Meta = META
     owner_id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True)  # context#<name>

@@ -14,9 +14,8 @@ from pynamodb.attributes import (
     UTCDateTimeAttribute,
 )
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import changes, get_item, item_of, record_of
+from etikett.store.base import Item, changes, get_item, item_of, record_of
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 from etikett.store.runners import META
@@ -68,7 +67,7 @@ class _ByKind(GlobalSecondaryIndex["_EnrollmentItem"]):
     sort_key = UnicodeAttribute(range_key=True)
 
 
-class _EnrollmentTokenItem(Model):
+class _EnrollmentTokenItem(Item):
     Meta = META
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "enrollment-token#<sha256 hex>"
     sk = UnicodeAttribute(range_key=True, default=TOKEN_SK)
@@ -83,7 +82,7 @@ class _EnrollmentTokenItem(Model):
     expires = TTLAttribute(null=True)
 
 
-class _EnrollmentItem(Model):
+class _EnrollmentItem(Item):
     Meta = META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=ENROLLMENT_SK)

@@ -17,9 +17,16 @@ from pynamodb.attributes import (
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import changes, condition_failed, get_item, item_of, record_of, table_meta
+from etikett.store.base import (
+    Item,
+    changes,
+    condition_failed,
+    get_item,
+    item_of,
+    record_of,
+    table_meta,
+)
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -79,7 +86,7 @@ class _ByGroup(GlobalSecondaryIndex["_RunnerItem"]):
     id = UnicodeAttribute(range_key=True, attr_name="pk")
 
 
-class _GroupItem(Model):
+class _GroupItem(Item):
     Meta = META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=GROUP_SK)
@@ -92,7 +99,7 @@ class _GroupItem(Model):
     by_kind = _ByKind()
 
 
-class _RunnerItem(Model):
+class _RunnerItem(Item):
     Meta = META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=RUNNER_SK)

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pynamodb.attributes import TTLAttribute, UnicodeAttribute, UTCDateTimeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import get_item, item_of, record_of, table_meta
+from etikett.store.base import Item, get_item, item_of, record_of, table_meta
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -50,7 +49,7 @@ class _ByOwner(GlobalSecondaryIndex["_TokenItem"]):
     id = UnicodeAttribute(range_key=True)
 
 
-class _TokenItem(Model):
+class _TokenItem(Item):
     Meta = table_meta("tokens_table")
 
     token_hash = UnicodeAttribute(hash_key=True)

@@ -16,9 +16,16 @@ from pynamodb.attributes import (
 )
 from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
-from etikett.store.base import changes, condition_failed, get_item, item_of, record_of, table_meta
+from etikett.store.base import (
+    Item,
+    changes,
+    condition_failed,
+    get_item,
+    item_of,
+    record_of,
+    table_meta,
+)
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page, read_page
 
@@ -63,7 +70,7 @@ class _ByUsername(GlobalSecondaryIndex["_UserItem"]):
     username_key = UnicodeAttribute(range_key=True)
 
 
-class _UserItem(Model):
+class _UserItem(Item):
     Meta = _META
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     kind = UnicodeAttribute(default=KIND)
@@ -78,7 +85,7 @@ class _UserItem(Model):
     by_username = _ByUsername()
 
 
-class _UsernameClaim(Model):
+class _UsernameClaim(Item):
     """One item per username, written in its user's transaction: uniqueness by condition."""
 
     Meta = _META
@@ -86,7 +93,7 @@ class _UsernameClaim(Model):
     user_id = UnicodeAttribute()
 
 
-class _SetupMarker(Model):
+class _SetupMarker(Item):
     """Written once with the first admin, so two concurrent setups cannot both succeed."""
 
     Meta = _META
@@ -94,7 +101,7 @@ class _SetupMarker(Model):
     user_id = UnicodeAttribute()
 
 
-class _LoginAttempts(Model):
+class _LoginAttempts(Item):
     Meta = _META
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "login#<casefolded name>#<address>"
     failures = NumberAttribute(default=0)

@@ -23,9 +23,9 @@ from pynamodb.attributes import (
 )
 from pynamodb.exceptions import UpdateError
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
-from pynamodb.models import Model
 
 from etikett.store.base import (
+    Item,
     condition_failed,
     connection,
     get_item,
@@ -88,7 +88,7 @@ class _ByKind(GlobalSecondaryIndex["_WebhookItem"]):
     id = UnicodeAttribute(range_key=True, attr_name="pk")
 
 
-class _WebhookItem(Model):
+class _WebhookItem(Item):
     Meta = _WEBHOOKS
     id = UnicodeAttribute(hash_key=True, attr_name="pk")
     sk = UnicodeAttribute(range_key=True, default=WEBHOOK_SK)
@@ -104,7 +104,7 @@ class _WebhookItem(Model):
     by_kind = _ByKind()
 
 
-class _SubscriptionItem(Model):
+class _SubscriptionItem(Item):
     Meta = _WEBHOOKS
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # "sub#<event kind>"
     webhook_id = UnicodeAttribute(range_key=True, attr_name="sk")
@@ -114,13 +114,13 @@ SUBSCRIPTIONS = "subscriptions"
 COPIED = "#copied"  # in SUBSCRIPTIONS: every per-kind subscription was copied in
 
 
-class _SubscriptionsItem(Model):
+class _SubscriptionsItem(Item):
     Meta = _WEBHOOKS
     key = UnicodeAttribute(hash_key=True, attr_name="pk")  # SUBSCRIPTIONS
     entry = UnicodeAttribute(range_key=True, attr_name="sk")  # "<kind>#<receiver id>" or COPIED
 
 
-class _LogItem(Model):
+class _LogItem(Item):
     Meta = _DELIVERIES
     webhook_id = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)  # "log#<ULID>": newest last
@@ -136,7 +136,7 @@ class _LogItem(Model):
     expires = TTLAttribute(null=True)
 
 
-class _StateItem(Model):
+class _StateItem(Item):
     """Where one delivery stands. The first queue message to claim it owns it, so a duplicated
     message (a replayed stream record, SQS's at-least-once) makes no second delivery."""
 

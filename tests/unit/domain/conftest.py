@@ -94,7 +94,7 @@ def _aim_tables() -> None:
     if names == _aimed_at:
         return
     store.bind()  # the tables were imported before these names were known
-    clients.client.cache_clear()
+    clients.forget()
     runner_queues._sqs.cache_clear()
     idempotency.persistence.cache_clear()
     _aimed_at = names
@@ -109,7 +109,7 @@ def _aim_back() -> Iterator[None]:
 
     settings.reload()
     store.bind()
-    clients.client.cache_clear()
+    clients.forget()
     runner_queues._sqs.cache_clear()
     idempotency.persistence.cache_clear()
     _forget_backend_state()

@@ -1,0 +1,95 @@
+"""Every table's client and every boto3 client of the service come from one botocore session: a
+function's first requests read botocore's data files once, not once for each table and service
+they touch (60-130 ms of CPU each)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import PurePosixPath
+
+import pytest
+from botocore.loaders import JSONFileLoader
+
+from etikett.store import base as store
+from etikett.store import clients, jobs, labels, printers, runners, users
+from etikett.store.idempotency import persistence
+
+pytestmark = pytest.mark.usefixtures("aws")
+
+# What botocore reads for the first client of a session, whichever service it is for.
+EVERY_SESSION = {"endpoints", "sdk-default-configuration", "partitions"}
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of botocore's data files read from now on."""
+    seen: list[str] = []
+    original = JSONFileLoader.load_file
+
+    def load_file(self: JSONFileLoader, file_path: str) -> object:
+        seen.append(PurePosixPath(file_path).name)
+        return original(self, file_path)
+
+    monkeypatch.setattr(JSONFileLoader, "load_file", load_file)
+    return seen
+
+
+@pytest.fixture
+def fresh() -> None:
+    """Every table's connection, every client and the session made again at their next use, as
+    in a function's first request."""
+    store.bind()
+
+
+@pytest.mark.usefixtures("fresh")
+def test_the_first_table_reads_botocores_files_and_the_others_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _reads(monkeypatch)
+    assert jobs.get("job_not_there") is None
+    assert set(seen) >= EVERY_SESSION
+    assert "service-2" in seen  # DynamoDB's model
+    seen.clear()
+
+    assert printers.get("prn_not_there") is None
+    assert runners.get_runner("run_not_there") is None
+    assert labels.get("lbl_not_there") is None
+    assert users.get("nobody@example.com") is None
+    assert store.connection().client is not None  # the transactions' own connection
+    assert seen == []
+
+
+@pytest.mark.usefixtures("fresh")
+def test_boto3_clients_read_only_their_own_services_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert jobs.get("job_not_there") is None
+    seen = _reads(monkeypatch)
+    clients.client("sqs").list_queues()
+    assert seen and not EVERY_SESSION & set(seen)  # SQS's model and rules only
+    seen.clear()
+
+    clients.client("dynamodb").list_tables()
+    persistence.cache_clear()
+    persistence()  # Powertools' idempotency records: the same client, not a session of its own
+    assert seen == []
+
+
+@pytest.mark.usefixtures("fresh")
+def test_tables_first_used_in_many_threads_at_once_all_answer() -> None:
+    reads = [jobs.get, printers.get, runners.get_runner, labels.get, users.get] * 2
+    answers: list[object] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(len(reads))
+
+    def read(get: object) -> None:
+        start.wait()
+        try:
+            answers.append(get("not_there"))  # type: ignore[operator]
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=read, args=(get,)) for get in reads]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert answers == [None] * len(reads)
