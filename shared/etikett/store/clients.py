@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, cast
 
+from etikett import API_VERSION
 from etikett.settings import get_settings
 
 # botocore sessions are not safe to make clients from in two threads at once; the clients are.
@@ -32,9 +33,19 @@ def making() -> Iterator[None]:
 def session() -> Any:
     """The process's botocore session (credentials from the environment, as Lambda gives them)."""
     # Loaded here, not at the cold start of functions that never call AWS.
+    import botocore
+    import botocore.config
     import botocore.session
 
-    return botocore.session.get_session()
+    made = botocore.session.get_session()
+    # botocore builds its own User-Agent (SDK, platform, the features a request used) twice for
+    # every request, ≈ 0.1 ms each time; a fixed one costs nothing and names the service in
+    # CloudTrail.
+    # (Named, so that boto3's session over it leaves the agent as it is.)
+    made.user_agent_name = "etikett"
+    agent = f"etikett/{API_VERSION.removeprefix('v')} Botocore/{botocore.__version__}"
+    made.set_default_client_config(botocore.config.Config(user_agent=agent))
+    return made
 
 
 @cache

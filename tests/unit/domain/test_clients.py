@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import PurePosixPath
+from typing import Any
 
+import botocore
 import pytest
 from botocore.loaders import JSONFileLoader
 
+from etikett import API_VERSION
 from etikett.store import base as store
 from etikett.store import clients, jobs, labels, printers, runners, users
 from etikett.store.idempotency import persistence
@@ -93,3 +96,23 @@ def test_tables_first_used_in_many_threads_at_once_all_answer() -> None:
         thread.join()
     assert failures == []
     assert answers == [None] * len(reads)
+
+
+@pytest.mark.usefixtures("fresh")
+def test_requests_name_the_service_as_their_user_agent() -> None:
+    agents: list[str] = []
+
+    def seen(request: Any, **_: Any) -> None:
+        agents.append(request.headers["User-Agent"].decode())
+
+    tables = store.connection().client  # pynamodb's, as every table's
+    tables.meta.events.register_first("before-send", seen)
+    sqs = clients.client("sqs")
+    sqs.meta.events.register_first("before-send", seen)
+    tables.list_tables()
+    sqs.list_queues()
+    assert len(agents) == 2
+    ours = f"etikett/{API_VERSION.removeprefix('v')} Botocore/{botocore.__version__}"
+    for agent in agents:
+        # Ours, then what Powertools appends once imported; not botocore's own (`ua/2.1 …`).
+        assert agent == ours or agent.startswith(f"{ours} PT/"), agent
