@@ -116,3 +116,8 @@ def test_requests_name_the_service_as_their_user_agent() -> None:
     for agent in agents:
         # Ours, then what Powertools appends once imported; not botocore's own (`ua/2.1 …`).
         assert agent == ours or agent.startswith(f"{ours} PT/"), agent
+
+
+def test_every_tables_items_share_the_session() -> None:
+    plain = [model.__name__ for model in store.table_items() if not issubclass(model, store.Item)]
+    assert plain == []  # an item class of pynamodb's Model alone would make a session of its own
