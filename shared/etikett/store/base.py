@@ -74,7 +74,7 @@ class _WireConnection(Connection):
     @property
     def client(self) -> Any:
         # pynamodb makes the client on first use (and again if its credentials went missing).
-        with clients.making():
+        with clients.MAKING:
             return attribute_wire.install(super().client)
 
 
@@ -87,7 +87,9 @@ def _connection(region: str, host: str | None) -> Connection:
 class Item(Model):
     """A table's item. pynamodb gives each item class a connection of its own, with a botocore
     session of its own; ours is a `_WireConnection`, so that every table's client comes from the
-    process's one session."""
+    process's one session. (pynamodb has no setting for the connection an item class uses: this
+    replaces the one its `_get_connection` made; pynamodb is pinned, and test_clients.py holds
+    every table to it.)"""
 
     @classmethod
     def _get_connection(cls) -> TableConnection:

@@ -10,23 +10,15 @@ than the calls most requests make with it, so each is made once per process."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from typing import Any, cast
 
 from etikett import API_VERSION
 from etikett.settings import get_settings
 
-# botocore sessions are not safe to make clients from in two threads at once; the clients are.
-_MAKING = threading.Lock()
-
-
-@contextmanager
-def making() -> Iterator[None]:
-    """Held while a client is made from `session()`."""
-    with _MAKING:
-        yield
+# Held while a client is made from `session()`: botocore sessions are not safe to make clients
+# from in two threads at once; the clients are.
+MAKING = threading.Lock()
 
 
 @cache
@@ -40,8 +32,7 @@ def session() -> Any:
     made = botocore.session.get_session()
     # botocore builds its own User-Agent (SDK, platform, the features a request used) twice for
     # every request, ≈ 0.1 ms each time; a fixed one costs nothing and names the service in
-    # CloudTrail.
-    # (Named, so that boto3's session over it leaves the agent as it is.)
+    # CloudTrail. The session is named too, so that boto3's session over it leaves it as it is.
     made.user_agent_name = "etikett"
     agent = f"etikett/{API_VERSION.removeprefix('v')} Botocore/{botocore.__version__}"
     made.set_default_client_config(botocore.config.Config(user_agent=agent))
@@ -57,7 +48,7 @@ def _boto3() -> Any:
 
 @cache
 def client(service: str) -> Any:
-    with making():
+    with MAKING:
         return _boto3().client(cast(Any, service), region_name=get_settings().region)
 
 
