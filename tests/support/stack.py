@@ -108,8 +108,9 @@ def local_stack(
         for name, value in provision.function_environment(template, resolver).items():
             monkeypatch.setenv(name, value)
         settings.reload()
-        store.bind()  # the tables were imported before this stack's names were known
-        clients.forget()  # clients made for another endpoint
+        # The tables were imported before this stack's names were known; clients made for
+        # another endpoint are made again.
+        store.bind()
         functions = FunctionRegistry(template.functions, REGION)
         streams = StreamPoller(
             [s for s in template.stream_sources if s.function in polled],

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime
-from functools import cache
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -32,7 +31,6 @@ class NoQueueRole(Exception):
     """The deployment names no role for Runners' queue credentials."""
 
 
-@cache
 def _sts() -> Any:
     return clients.client("sts")
 

@@ -8,7 +8,6 @@ import base64
 import contextlib
 import json
 import time
-from functools import cache
 from typing import Any, NamedTuple
 
 from etikett.settings import get_settings
@@ -39,7 +38,6 @@ class QueueGone(Exception):
     """The queue does not exist (any more): its Runner was removed."""
 
 
-@cache
 def _sqs() -> Any:
     return clients.client("sqs")
 

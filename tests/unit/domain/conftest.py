@@ -22,7 +22,7 @@ from etikett import settings
 from etikett.local import provision
 from etikett.local.template import Template, load
 from etikett.store import base as store
-from etikett.store import clients, events
+from etikett.store import events
 from etikett.store.events import EventRecord
 
 REPO = Path(__file__).resolve().parents[3]
@@ -80,10 +80,10 @@ _aimed_at: tuple[object, ...] | None = None
 
 def _aim_tables() -> None:
     """Aim the table models and clients at what the settings name now. Re-aiming makes every
-    model and client anew (a second or more of botocore set-up), so only when the names change:
+    model and client anew (botocore set-up again), so only when the names change:
     every module's backend has the same table and queue names."""
     global _aimed_at
-    from etikett.store import idempotency, runner_queues
+    from etikett.store import idempotency
 
     current = settings.get_settings()
     names = (
@@ -93,9 +93,7 @@ def _aim_tables() -> None:
     )
     if names == _aimed_at:
         return
-    store.bind()  # the tables were imported before these names were known
-    clients.forget()
-    runner_queues._sqs.cache_clear()
+    store.bind()  # the tables were imported before these names were known (clients too)
     idempotency.persistence.cache_clear()
     _aimed_at = names
 
@@ -105,12 +103,10 @@ def _aim_back() -> Iterator[None]:
     """After the package, the models and clients follow the settings as they are again."""
     global _aimed_at
     yield
-    from etikett.store import idempotency, runner_queues
+    from etikett.store import idempotency
 
     settings.reload()
     store.bind()
-    clients.forget()
-    runner_queues._sqs.cache_clear()
     idempotency.persistence.cache_clear()
     _forget_backend_state()
     _aimed_at = None
