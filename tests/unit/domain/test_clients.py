@@ -5,10 +5,12 @@ they touch (60-130 ms of CPU each)."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import PurePosixPath
 from typing import Any
 
 import botocore
+import botocore.session
 import pytest
 from botocore.loaders import JSONFileLoader
 
@@ -76,16 +78,34 @@ def test_boto3_clients_read_only_their_own_services_files(monkeypatch: pytest.Mo
 
 
 @pytest.mark.usefixtures("fresh")
-def test_tables_first_used_in_many_threads_at_once_all_answer() -> None:
+def test_tables_first_used_in_many_threads_at_once_make_their_clients_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    making = {"now": 0, "most": 0}
+    counting = threading.Lock()
+    original = botocore.session.Session.create_client
+
+    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with counting:
+            making["now"] += 1
+            making["most"] = max(making["most"], making["now"])
+        try:
+            time.sleep(0.01)  # long enough for a second thread to arrive meanwhile
+            return original(self, *args, **kwargs)
+        finally:
+            with counting:
+                making["now"] -= 1
+
+    monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
     reads = [jobs.get, printers.get, runners.get_runner, labels.get, users.get] * 2
     answers: list[object] = []
     failures: list[BaseException] = []
     start = threading.Barrier(len(reads))
 
-    def read(get: object) -> None:
+    def read(get: Any) -> None:
         start.wait()
         try:
-            answers.append(get("not_there"))  # type: ignore[operator]
+            answers.append(get("not_there"))
         except BaseException as error:
             failures.append(error)
 
@@ -96,6 +116,7 @@ def test_tables_first_used_in_many_threads_at_once_all_answer() -> None:
         thread.join()
     assert failures == []
     assert answers == [None] * len(reads)
+    assert making["most"] == 1  # a botocore session is not safe to make two clients at once
 
 
 @pytest.mark.usefixtures("fresh")
