@@ -11,6 +11,8 @@ prints. Each value still goes through its attribute's own `serialize`.
 from __future__ import annotations
 
 import functools
+import random
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -158,17 +160,33 @@ def _copied(value: Any) -> Any:
     return dict(value) if isinstance(value, dict) else value
 
 
+# DynamoDB leaves puts unprocessed when a partition is throttled, and sending them again at
+# once meets the same throttle. Before each resend a pause drawn over a window that doubles
+# ("full jitter", AWS's advice for BatchWriteItem): up to 50 ms, 100 ms, … at most 1 s, so that
+# many writers throttled together do not come back together.
+RESEND_WINDOW_FIRST = 0.05
+RESEND_WINDOW_MOST = 1.0
+
+
+def resend_pause(resend: int) -> float:
+    """Seconds to wait before the `resend`-th resend (1, 2, …) of unprocessed puts."""
+    window = min(RESEND_WINDOW_MOST, RESEND_WINDOW_FIRST * 2 ** (resend - 1))
+    return random.uniform(0, window)
+
+
 def batch_put(model: type[Model], items: list[dict[str, dict[str, Any]]]) -> None:
     """Up to 25 items of `model` (as `item` makes them) in one BatchWriteItem, as
     `model.batch_write()` sends its models' items. What DynamoDB leaves unprocessed is sent
-    again, as pynamodb's batch does: the model's retry attempts in all, then `PutError`."""
+    again after a pause (`resend_pause`): the model's retry attempts in all, then `PutError`."""
     if len(items) > BATCH_MOST:
         raise ValueError(f"a BatchWriteItem takes {BATCH_MOST} puts at most, not {len(items)}")
     connection = model._get_connection()
     attempts = model.Meta.max_retry_attempts
-    for _ in range(attempts):
+    for attempt in range(attempts):
         if not items:
             return
+        if attempt:
+            time.sleep(resend_pause(attempt))
         answer = connection.batch_write_item(put_items=items)
         left = (answer or {}).get("UnprocessedItems", {}).get(model.Meta.table_name, [])
         items = [request["PutRequest"]["Item"] for request in left]

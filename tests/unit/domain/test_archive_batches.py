@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pynamodb.exceptions import PutError
 
-from etikett.store import archive
+from etikett.store import archive, wire_items
 from etikett.store.archive import ArchiveRecord
 from unit.domain import aws_calls
 
@@ -82,19 +82,41 @@ def _leaving(monkeypatch: pytest.MonkeyPatch, kept: Callable[[int], int]) -> lis
     return sizes
 
 
+def _pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The pauses before resends, each the top of its window (drawn as the window's end)."""
+    pauses: list[float] = []
+    monkeypatch.setattr(wire_items.random, "uniform", lambda low, high: high)
+    monkeypatch.setattr(wire_items.time, "sleep", pauses.append)
+    return pauses
+
+
+def test_a_resend_waits_over_a_window_that_doubles_up_to_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn: list[tuple[float, float]] = []
+    monkeypatch.setattr(wire_items.random, "uniform", lambda *window: drawn.append(window) or 0.0)
+    assert [wire_items.resend_pause(resend) for resend in range(1, 8)] == [0.0] * 7
+    assert drawn == [(0, 0.05), (0, 0.1), (0, 0.2), (0, 0.4), (0, 0.8), (0, 1.0), (0, 1.0)]
+
+
 def test_puts_left_unprocessed_are_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
     sizes = _leaving(monkeypatch, lambda puts: min(puts, 10))  # ten a call get through
+    pauses = _pauses(monkeypatch)
     entries = _entries("job_unprocessed", 60)
     for start in range(0, 60, archive.BATCH):  # one batch after another: the sizes in order
         archive.add_all(entries[start : start + archive.BATCH])
     assert sizes == [25, 15, 5, 25, 15, 5, 10]
+    assert pauses == [0.05, 0.1, 0.05, 0.1]  # before each resend; none before a first send
     page = archive.page(100, None, label_id=None, job_id="job_unprocessed")
     assert [entry.id for entry in page.items] == [entry.id for entry in entries]
 
 
 def test_puts_never_processed_fail_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
     sizes = _leaving(monkeypatch, lambda _: 0)
+    pauses = _pauses(monkeypatch)
     with pytest.raises(PutError, match="25 put"):
         archive.add_all(_entries("job_refused", 25))
-    assert sizes == [25] * archive._ArchiveItem.Meta.max_retry_attempts
+    attempts = archive._ArchiveItem.Meta.max_retry_attempts
+    assert sizes == [25] * attempts
+    assert pauses == [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0][: attempts - 1]  # none after the last
     assert archive.page(10, None, label_id=None, job_id="job_refused").items == []
