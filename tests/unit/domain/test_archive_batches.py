@@ -4,6 +4,8 @@ several at once: every entry lands, and a batch that fails fails the call."""
 from __future__ import annotations
 
 import datetime as dt
+import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -85,8 +87,8 @@ def _leaving(monkeypatch: pytest.MonkeyPatch, kept: Callable[[int], int]) -> lis
 def _pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The pauses before resends, each the top of its window (drawn as the window's end)."""
     pauses: list[float] = []
-    monkeypatch.setattr(wire_items.random, "uniform", lambda low, high: high)
-    monkeypatch.setattr(wire_items.time, "sleep", pauses.append)
+    monkeypatch.setattr(random, "uniform", lambda low, high: high)
+    monkeypatch.setattr(time, "sleep", pauses.append)
     return pauses
 
 
@@ -94,7 +96,12 @@ def test_a_resend_waits_over_a_window_that_doubles_up_to_a_second(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     drawn: list[tuple[float, float]] = []
-    monkeypatch.setattr(wire_items.random, "uniform", lambda *window: drawn.append(window) or 0.0)
+
+    def uniform(low: float, high: float) -> float:
+        drawn.append((low, high))
+        return 0.0
+
+    monkeypatch.setattr(random, "uniform", uniform)
     assert [wire_items.resend_pause(resend) for resend in range(1, 8)] == [0.0] * 7
     assert drawn == [(0, 0.05), (0, 0.1), (0, 0.2), (0, 0.4), (0, 0.8), (0, 1.0), (0, 1.0)]
 
