@@ -157,10 +157,13 @@ class PrintRig:
         """Labels the simulator has printed since it started."""
         return self.simulator.engine.printed_total
 
-    def singles(self, count: int, wait_for_the_end: bool) -> tuple[list[float], list[float]]:
-        """Request → label at the simulator, and request → answer, in ms (3 untimed first)."""
+    def singles(
+        self, count: int, wait_for_the_end: bool, warm: int = 3
+    ) -> tuple[list[float], list[float]]:
+        """Request → label at the simulator, and request → answer, in ms (`warm` untimed
+        first)."""
         latencies, answers = [], []
-        for index in range(count + 3):
+        for index in range(count + warm):
             before = self.printed()
             started = time.perf_counter()
             response = self.api.post(
@@ -170,7 +173,7 @@ class PrintRig:
             assert response.status_code == 202, response.text
             answered = time.perf_counter()
             self.eventually(lambda before=before: self.printed() > before, 30, 0.001)
-            if index >= 3:
+            if index >= warm:
                 latencies.append((time.perf_counter() - started) * 1000)
                 answers.append((answered - started) * 1000)
             if wait_for_the_end:  # the Runner's reports and their events are done with
