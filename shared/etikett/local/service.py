@@ -1,12 +1,12 @@
 """The whole service on one machine: moto's server with saved state (in a process of its own),
-resources provisioned from template.yaml, the local gateway, and the pollers of the SQS and
-DynamoDB stream event sources with the functions they invoke (in another process of their own)."""
+resources provisioned from template.yaml, the local gateway, the Runner agent channel (in another
+process of its own), and the pollers of the SQS and DynamoDB stream event sources with the
+functions they invoke (in a third)."""
 
 from __future__ import annotations
 
 import logging
 import os
-import ssl
 import threading
 import time
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 from etikett import settings
 from etikett.local import logs, tls
 from etikett.local import provision as provisioning
+from etikett.local.agent_gateway import AgentGatewayPlan, LocalAgentGateway
 from etikett.local.aws.process import LocalAwsProcess
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
@@ -65,6 +66,9 @@ class LocalService:
         # here another process than the gateway's, so that they do not hold its interpreter lock
         # while the next request runs.
         self.workers = LocalWorkers()
+        # The agent channel (Runners' claims and reports): on AWS the Runner agent function's own
+        # Lambda instances, here a process of its own beside the gateway's.
+        self.agent = LocalAgentGateway()
         self.functions: FunctionRegistry | None = None
 
     @property
@@ -134,6 +138,20 @@ class LocalService:
                 logs.configured_format(),
             )
         )
+        certificate, key, ca = tls.prepare(self.home)
+        self.ca_file = ca
+        self.agent.start(
+            AgentGatewayPlan(
+                template=str(self.template_path),
+                region=LOCAL_REGION,
+                host=self.host,
+                port=self.agent_port,
+                certificate=str(certificate),
+                key=str(key),
+                ca=str(ca),
+                log_format=logs.configured_format(),
+            )
+        )
         self.functions = FunctionRegistry(self.template.functions, LOCAL_REGION)
         self.functions.warm_all()
         # Before the first request: the functions' loggers write `etikett dev`'s lines.
@@ -147,34 +165,18 @@ class LocalService:
             access_log=False,
             lifespan="off",
         )
-        certificate, key, ca = tls.prepare(self.home)
-        self.ca_file = ca
-        mutual_tls = uvicorn.Config(
-            gateway,
-            host=self.host,
-            port=self.agent_port,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            http=tls.ClientCertificateProtocol,
-            ssl_certfile=str(certificate),
-            ssl_keyfile=str(key),
-            ssl_ca_certs=str(ca),
-            ssl_cert_reqs=ssl.CERT_REQUIRED,
-        )
-        self._servers = [uvicorn.Server(plain), uvicorn.Server(mutual_tls)]
-        for server, name in zip(self._servers, ("gateway", "agent-gateway"), strict=True):
-            thread = threading.Thread(target=server.run, daemon=True, name=name)
+        self._servers = [uvicorn.Server(plain)]
+        for server in self._servers:
+            thread = threading.Thread(target=server.run, daemon=True, name="gateway")
             thread.start()
             self._server_threads.append(thread)
         deadline = time.monotonic() + 15
         for server, thread in zip(self._servers, self._server_threads, strict=True):
             while not server.started:
                 if not thread.is_alive() or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the local gateway could not listen on {self.url} and {self.agent_url}"
-                    )
+                    raise RuntimeError(f"the local gateway could not listen on {self.url}")
                 time.sleep(0.02)
+        self.agent.ready()
         self.workers.ready()
 
     def stop(self) -> None:
@@ -184,7 +186,10 @@ class LocalService:
             thread.join(timeout=10)
         # The pollers before local AWS: what their functions publish must be in its final snapshot.
         try:
-            self.workers.stop()
+            try:
+                self.agent.stop()
+            finally:
+                self.workers.stop()
         finally:
             self.aws.stop()
 

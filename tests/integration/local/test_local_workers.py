@@ -1,11 +1,16 @@
 """Local mode's event-source work runs in a process of its own (local/workers.py): the gateway's
 process has no pollers, an event still becomes a webhook delivery (stream → events publisher →
-queue → webhook sender, all in the child), and the child goes when its parent dies."""
+queue → webhook sender, all in the child), and the child goes when its parent dies. The Runner
+agent channel is served by another child (local/agent_gateway.py): it answers while the gateway's
+process stands still, and goes with its parent too."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -13,6 +18,7 @@ from pathlib import Path
 
 from integration.webhooks.receiver import Receiver
 
+from etikett.local.agent_gateway import AgentGatewayPlan, LocalAgentGateway
 from etikett.local.provision import Resolver
 from etikett.local.workers import LocalWorkers, WorkersPlan
 from support.client import PASSWORD, Api
@@ -28,6 +34,8 @@ service = LocalService(Path(sys.argv[1]), Path(sys.argv[2]), port=int(sys.argv[3
                        agent_port=int(sys.argv[4]))
 service.start()
 print(json.dumps({"url": service.url, "workers": service.workers.pid, "aws": service.aws.pid,
+                  "agent": service.agent.pid, "agent_url": service.agent_url,
+                  "ca": str(service.ca_file),
                   "threads": [thread.name for thread in threading.enumerate()]}), flush=True)
 time.sleep(600)
 """
@@ -60,6 +68,18 @@ def test_the_pollers_run_in_a_child_that_goes_with_its_parent(tmp_path: Path) ->
         assert b"etikett.local.workers" in command
         pollers = [n for n in started["threads"] if n.startswith(("sqs-", "dynamodb-"))]
         assert pollers == [], "the gateway's process still polls"
+        agent = started["agent"]
+        assert agent not in (None, parent.pid, aws, workers) and _alive(agent)
+        command = Path(f"/proc/{agent}/cmdline").read_bytes().split(b"\0")
+        assert b"etikett.local.agent_gateway" in command
+        assert "agent-gateway" not in started["threads"], "the gateway's process serves Runners"
+        # The gateway's process stopped: the agent channel still answers (a client without a
+        # certificate is refused by the child's TLS, which only a serving process does).
+        parent.send_signal(signal.SIGSTOP)
+        try:
+            assert _refused_without_certificate(started["agent_url"], Path(started["ca"]))
+        finally:
+            parent.send_signal(signal.SIGCONT)
 
         admin = Api(started["url"])
         setup = admin.post("/auth/setup", json={"username": "root", "password": PASSWORD})
@@ -83,9 +103,92 @@ def test_the_pollers_run_in_a_child_that_goes_with_its_parent(tmp_path: Path) ->
         if parent.stdout is not None:
             parent.stdout.close()
     deadline = time.monotonic() + 60
-    while (_alive(workers) or _alive(aws)) and time.monotonic() < deadline:
+    while (_alive(workers) or _alive(aws) or _alive(agent)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(workers) and not _alive(aws)
+    assert not _alive(workers) and not _alive(aws) and not _alive(agent)
+
+
+def _refused_without_certificate(url: str, ca: Path) -> bool:
+    """True when the server at `url` completes its side of a TLS handshake with this client,
+    which has no certificate, and refuses it (an alert; the server never answers HTTP)."""
+    host, port = url.removeprefix("https://").rsplit(":", 1)
+    context = ssl.create_default_context(cafile=str(ca))
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        try:
+            with context.wrap_socket(raw, server_hostname=host) as secure:
+                secure.sendall(b"GET / HTTP/1.1\r\nHost: runner\r\n\r\n")
+                answered = secure.recv(1024)
+        except ssl.SSLError as error:
+            return "CERTIFICATE_REQUIRED" in str(error) or "HANDSHAKE_FAILURE" in str(error)
+    return answered == b""  # closed after the handshake: refused as well
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, as files: what uvicorn loads before it binds."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=1))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    paths = folder / "server.pem", folder / "server-key.pem"
+    paths[0].write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return paths
+
+
+def test_an_agent_channel_that_cannot_listen_is_reported(tmp_path: Path) -> None:
+    """Its port taken: `ready` says that it could not listen, and where."""
+    certificate, key = _self_signed(tmp_path)
+    ca = certificate
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        plan = AgentGatewayPlan(
+            template=str(REPO / "template.yaml"),
+            region="eu-central-1",
+            host="127.0.0.1",
+            port=port,
+            certificate=str(certificate),
+            key=str(key),
+            ca=str(ca),
+            log_format="text",
+        )
+        agent = LocalAgentGateway()
+        agent.start(plan)
+        try:
+            agent.ready()
+        except RuntimeError as error:
+            assert f"could not listen on https://127.0.0.1:{port}" in str(error)
+        else:
+            raise AssertionError("the agent channel started on a port taken")
+    assert agent.pid is None
 
 
 def test_a_child_that_cannot_start_is_reported_not_waited_for(tmp_path: Path) -> None:
