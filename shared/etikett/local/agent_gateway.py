@@ -33,8 +33,11 @@ READY = "SERVING"
 FAILED = "FAILED"
 # The agent function loads before it answers: on a loaded machine that takes a while.
 _START_TIMEOUT = 120.0
-# Requests in hand end within the functions' own timeouts; uvicorn waits for them.
-_STOP_TIMEOUT = 30.0
+# How long the server is given to finish the requests in hand once told to stop: after that the
+# process ends anyway. A Runner's idle keep-alive connection would hold it longer: asyncio waits
+# up to 30 s for a TLS peer's close_notify that a client's connection pool never sends.
+_GRACE = 10.0
+_STOP_TIMEOUT = _GRACE + 20.0
 # The paths of the agent channel's own routes: their functions load before the child answers,
 # any other route's on its first request.
 AGENT_ROUTES = "/api/v1/runner-agent/"
@@ -154,7 +157,7 @@ def main() -> int:
         children.ready_until_the_parent_closes(READY)
     finally:
         server.should_exit = True
-        thread.join(_STOP_TIMEOUT)
+        thread.join(_GRACE)  # a daemon thread: what it still waits for ends with the process
     return 0
 
 
