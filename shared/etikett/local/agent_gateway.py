@@ -18,10 +18,9 @@ the requests in hand) when its standard input closes, which also happens when th
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,49 +56,19 @@ class AgentGatewayPlan:
     log_format: str
 
 
-class LocalAgentGateway:
+class LocalAgentGateway(children.Child):
     """The agent channel's server in a child process, started by local mode once its functions'
     environment is complete and stopped right after the gateway."""
 
-    def __init__(self) -> None:
-        self._process: subprocess.Popen[str] | None = None
+    module = "etikett.local.agent_gateway"
+    name = "the Runner agent channel"
+    ready_line = READY
+    start_timeout = _START_TIMEOUT
+    stop_timeout = _STOP_TIMEOUT
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    def start(self, plan: AgentGatewayPlan) -> None:
-        """Start the child; it loads its functions meanwhile (see `ready`)."""
-        if self._process is not None:
-            raise RuntimeError("LocalAgentGateway is already started")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "etikett.local.agent_gateway"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self._process = process
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(asdict(plan)) + "\n")
-        process.stdin.flush()
-
-    def ready(self) -> None:
-        """Wait until the child listens; RuntimeError with its reason if it cannot."""
-        process = self._process
-        if process is None or process.stdout is None:
-            raise RuntimeError("LocalAgentGateway is not started")
-        line = children.first_line(process.stdout, _START_TIMEOUT).strip()
-        if line != READY:
-            self._process = None
-            process.kill()
-            process.wait()
-            why = line.removeprefix(FAILED).strip() or f"exit {process.returncode}"
-            raise RuntimeError(f"the Runner agent channel did not start: {why}")
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            children.stop(process, _STOP_TIMEOUT, "the Runner agent channel")
+    def not_started(self, line: str, returncode: int | None) -> str:
+        why = line.removeprefix(FAILED).strip() or f"exit {returncode}"
+        return f"the Runner agent channel did not start: {why}"
 
 
 def _serve(plan: AgentGatewayPlan) -> Any:

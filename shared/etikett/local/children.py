@@ -1,10 +1,11 @@
-"""What local mode's child processes (local AWS, the local workers) share: the first line a child
-prints when it is ready, stopping it by closing its standard input, and a file kept to one child
-at a time."""
+"""What local mode's child processes (local AWS, the local workers, the agent channel) share: the
+first line a child prints when it is ready, stopping it by closing its standard input, and a file
+kept to one child at a time."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -12,8 +13,9 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, ClassVar
 
 
 def first_line(stream: IO[str], timeout: float) -> str:
@@ -41,6 +43,62 @@ def stop(process: subprocess.Popen[str], timeout: float, name: str, *, left: str
             process.stdout.close()
     if process.returncode != 0:
         raise RuntimeError(f"{name} stopped with exit status {process.returncode}")
+
+
+class Child:
+    """A child of `etikett dev` running `python -m <module>`: it reads its plan (a dataclass) as
+    one JSON line on its standard input, prints `ready_line` once it works (`ready` waits for
+    it), and stops when its input closes (`stop`)."""
+
+    module: ClassVar[str]
+    name: ClassVar[str]  # in errors: "local workers did not start …"
+    ready_line: ClassVar[str]
+    start_timeout: ClassVar[float]
+    stop_timeout: ClassVar[float]
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[str] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self, plan: Any) -> None:
+        """Start the child; it gets ready meanwhile (see `ready`)."""
+        if self._process is not None:
+            raise RuntimeError(f"{type(self).__name__} is already started")
+        # The environment is `etikett dev`'s own, complete by now: endpoint, credentials, the
+        # functions' variables (provision.function_environment).
+        process = subprocess.Popen(
+            [sys.executable, "-m", self.module],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._process = process
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(asdict(plan)) + "\n")
+        process.stdin.flush()
+
+    def ready(self) -> None:
+        """Wait until the child works; if it cannot start, say why it did not."""
+        process = self._process
+        if process is None or process.stdout is None:
+            raise RuntimeError(f"{type(self).__name__} is not started")
+        line = first_line(process.stdout, self.start_timeout).strip()
+        if line != self.ready_line:
+            self._process = None
+            process.kill()
+            process.wait()
+            raise RuntimeError(self.not_started(line, process.returncode))
+
+    def not_started(self, line: str, returncode: int | None) -> str:
+        return f"{self.name} did not start (exit {returncode}): {line!r}"
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            stop(process, self.stop_timeout, self.name)
 
 
 @contextmanager

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,51 +83,16 @@ class WorkersPlan:
         return resolver
 
 
-class LocalWorkers:
+class LocalWorkers(children.Child):
     """The event-source pollers and their functions in a child process, started by local mode
-    once local AWS is provisioned and stopped after the gateway, before local AWS."""
+    once local AWS is provisioned and stopped after the gateway, before local AWS: `stop` lets
+    the pollers finish the batches in hand, and the checkpoints are marked exact."""
 
-    def __init__(self) -> None:
-        self._process: subprocess.Popen[str] | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    def start(self, plan: WorkersPlan) -> None:
-        """Start the child; it loads its functions meanwhile (see `ready`)."""
-        if self._process is not None:
-            raise RuntimeError("LocalWorkers is already started")
-        # The environment is `etikett dev`'s own, complete by now: endpoint, credentials, the
-        # functions' variables (provision.function_environment).
-        process = subprocess.Popen(
-            [sys.executable, "-m", "etikett.local.workers"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self._process = process
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(asdict(plan)) + "\n")
-        process.stdin.flush()
-
-    def ready(self) -> None:
-        """Wait until the child's pollers run; if it cannot start, say why it did not."""
-        process = self._process
-        if process is None or process.stdout is None:
-            raise RuntimeError("LocalWorkers is not started")
-        line = children.first_line(process.stdout, _START_TIMEOUT)
-        if line.strip() != READY:
-            self._process = None
-            process.kill()
-            process.wait()
-            raise RuntimeError(f"local workers did not start (exit {process.returncode}): {line!r}")
-
-    def stop(self) -> None:
-        """The pollers stop after the batches in hand; the checkpoints are marked exact."""
-        process, self._process = self._process, None
-        if process is not None:
-            children.stop(process, _STOP_TIMEOUT, "local workers")
+    module = "etikett.local.workers"
+    name = "local workers"
+    ready_line = READY
+    start_timeout = _START_TIMEOUT
+    stop_timeout = _STOP_TIMEOUT
 
 
 def main() -> int:
