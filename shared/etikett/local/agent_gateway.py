@@ -33,8 +33,8 @@ FAILED = "FAILED"
 # The agent function loads before it answers: on a loaded machine that takes a while.
 _START_TIMEOUT = 120.0
 # How long the server is given to finish the requests in hand once told to stop: after that the
-# process ends anyway. A Runner's idle keep-alive connection would hold it longer: asyncio waits
-# up to 30 s for a TLS peer's close_notify that a client's connection pool never sends.
+# process ends anyway. uvicorn waits for every connection to close, and a Runner's idle
+# keep-alive TLS connection held it past 30 s in a test (test_print_preflight's restart).
 _GRACE = 10.0
 _STOP_TIMEOUT = _GRACE + 20.0
 # The paths of the agent channel's own routes: their functions load before the child answers,
