@@ -3,7 +3,6 @@ checked address with the URL's name as SNI and Host, and nothing is followed els
 
 from __future__ import annotations
 
-import datetime as dt
 import ipaddress
 import socket
 import ssl
@@ -18,6 +17,7 @@ from etikett import settings
 from etikett.domain import outgoing as service_outgoing
 from etikett_engine import outgoing
 from etikett_engine.outgoing import AddressRefused, refusal
+from support import self_signed
 
 
 @pytest.mark.parametrize(
@@ -147,45 +147,12 @@ def test_plain_http_only_to_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
             http.get("http://example.com/")
 
 
-def _certificate(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = dt.datetime.now(dt.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=1))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_file, key_file
-
-
 def test_the_connection_is_pinned_with_the_names_sni_and_host(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`model.test` resolves (in this test's DNS) to loopback: the client connects to that
     address, sends `model.test` as SNI and Host, and verifies the certificate for that name."""
-    cert_file, key_file = _certificate(tmp_path, "model.test")
+    cert_file, key_file = self_signed.certificate(tmp_path, "model.test")
     seen: dict[str, list[str]] = {"host": [], "sni": []}
 
     class Handler(BaseHTTPRequestHandler):

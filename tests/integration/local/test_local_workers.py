@@ -21,6 +21,7 @@ from integration.webhooks.receiver import Receiver
 from etikett.local.agent_gateway import AgentGatewayPlan, LocalAgentGateway
 from etikett.local.provision import Resolver
 from etikett.local.workers import LocalWorkers, WorkersPlan
+from support import self_signed
 from support.client import PASSWORD, Api
 from support.server import REPO, free_port
 
@@ -123,48 +124,9 @@ def _refused_without_certificate(url: str, ca: Path) -> bool:
     return answered == b""  # closed after the handshake: refused as well
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 and its key, as files: what uvicorn loads before it binds."""
-    import datetime as dt
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=1))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    paths = folder / "server.pem", folder / "server-key.pem"
-    paths[0].write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return paths
-
-
 def test_an_agent_channel_that_cannot_listen_is_reported(tmp_path: Path) -> None:
     """Its port taken: `ready` says that it could not listen, and where."""
-    certificate, key = _self_signed(tmp_path)
+    certificate, key = self_signed.certificate(tmp_path, "localhost")
     ca = certificate
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
