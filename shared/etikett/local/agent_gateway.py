@@ -22,9 +22,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from etikett.local import children
+
+if TYPE_CHECKING:
+    import threading
+
+    import uvicorn
 
 __all__ = ["AgentGatewayPlan", "LocalAgentGateway"]
 
@@ -71,7 +76,7 @@ class LocalAgentGateway(children.Child):
         return f"the Runner agent channel did not start: {why}"
 
 
-def _serve(plan: AgentGatewayPlan) -> Any:
+def _serve(plan: AgentGatewayPlan) -> tuple[uvicorn.Server, threading.Thread] | None:
     """The mutual-TLS server on a thread of its own, listening; None if it could not listen."""
     import ssl
     import threading

@@ -58,8 +58,8 @@ class LocalService:
             snapshot_interval=self.local.snapshot_seconds,
             max_wait_seconds=MAX_QUEUE_WAIT_SECONDS,
         )
-        self._servers: list[Any] = []
-        self._server_threads: list[threading.Thread] = []
+        self._server: Any = None  # the gateway's uvicorn server, once started
+        self._server_thread: threading.Thread | None = None
         self.ca_file: Path | None = None
         # The event sources' pollers and the functions they invoke (the events publisher, the
         # webhook sender, data streams' rendering): on AWS other Lambda instances than the API's,
@@ -165,25 +165,23 @@ class LocalService:
             access_log=False,
             lifespan="off",
         )
-        self._servers = [uvicorn.Server(plain)]
-        for server in self._servers:
-            thread = threading.Thread(target=server.run, daemon=True, name="gateway")
-            thread.start()
-            self._server_threads.append(thread)
+        server = uvicorn.Server(plain)
+        thread = threading.Thread(target=server.run, daemon=True, name="gateway")
+        thread.start()
+        self._server, self._server_thread = server, thread
         deadline = time.monotonic() + 15
-        for server, thread in zip(self._servers, self._server_threads, strict=True):
-            while not server.started:
-                if not thread.is_alive() or time.monotonic() > deadline:
-                    raise RuntimeError(f"the local gateway could not listen on {self.url}")
-                time.sleep(0.02)
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the local gateway could not listen on {self.url}")
+            time.sleep(0.02)
         self.agent.ready()
         self.workers.ready()
 
     def stop(self) -> None:
-        for server in self._servers:
-            server.should_exit = True
-        for thread in self._server_threads:
-            thread.join(timeout=10)
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._server_thread is not None:
+            self._server_thread.join(timeout=10)
         # The pollers before local AWS: what their functions publish must be in its final snapshot.
         try:
             try:
