@@ -69,6 +69,21 @@ class Settings(BaseSettings):
         le=3600,
         description="Lifetime of a Runner's queue credentials (STS: 15 min to 1 h when chained).",
     )
+    runner_wake_endpoint: str | None = Field(
+        default=None,
+        pattern=r"^[^:\s/]+:\d{1,5}$",
+        description="host:port of the MQTT broker (AWS IoT Core's data endpoint) where an idle "
+        "Runner waits for a wake instead of polling its queue (docs/scale.md); None: Runners "
+        "long-poll their queue all the time.",
+    )
+    runner_awake_seconds: int = Field(
+        default=120,
+        ge=1,
+        le=3600,
+        description="How long a Runner that was woken (or claimed work) keeps polling its queue "
+        "before it waits for a wake again. Below runner_wakes.MARGIN (30 s) the service wakes it "
+        "for every message (tests shorten it so).",
+    )
     runner_package_dir: Path | None = None
     print_render_processes: int = Field(
         default=1,

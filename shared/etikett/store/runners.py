@@ -64,6 +64,9 @@ class RunnerRecord(NamedTuple):
     online_since: dt.datetime | None = None  # the heartbeat that found it offline before
     # What it printed offline and has not synced: {unsynced_labels, oldest_unsynced_at}.
     offline_report: dict[str, Any] | None = None
+    # A Runner that waits for wakes polls its queue until then (runner_wakes); None: it polls
+    # all the time (it never said it waits for wakes).
+    awake_until: dt.datetime | None = None
 
 
 class _ByKind(GlobalSecondaryIndex["_GroupItem"]):
@@ -118,6 +121,7 @@ class _RunnerItem(Item):
     process_started_at = UTCDateTimeAttribute(null=True)
     online_since = UTCDateTimeAttribute(null=True)
     offline_report = JSONAttribute(null=True)
+    awake_until = UTCDateTimeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
     by_kind = _ByKind()
     by_group = _ByGroup()

@@ -47,6 +47,9 @@ def heartbeat(runner: RunnerRecord, beat: Heartbeat, *, checked: bool = False) -
         fields["version"] = beat.version
     if beat.offline is not None:
         fields["offline_report"] = beat.offline.model_dump(mode="json")
+    awake_seconds = get_settings().runner_awake_seconds if beat.awake else None
+    if awake_seconds is not None:
+        fields["awake_until"] = now + timedelta(seconds=awake_seconds)
     online_after = now - timedelta(seconds=get_settings().runner_offline_seconds)
     serial = runner.certificate_serial or ""
     if not (checked and runner_store.beat_while_online(runner.id, serial, online_after, **fields)):
@@ -57,7 +60,12 @@ def heartbeat(runner: RunnerRecord, beat: Heartbeat, *, checked: bool = False) -
         seen(runner, **fields)
     if beat.printers:
         printer_records.update_status(runner.id, beat.printers)
-    return HeartbeatAnswer(runner_id=runner.id, server_time=clock.rfc3339(now), status="online")
+    return HeartbeatAnswer(
+        runner_id=runner.id,
+        server_time=clock.rfc3339(now),
+        status="online",
+        awake_seconds=awake_seconds,
+    )
 
 
 def report(

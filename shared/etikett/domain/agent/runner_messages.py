@@ -33,12 +33,22 @@ class Heartbeat(Model):
         max_length=100,
         description="[{printer_id, status}] as the Runner last read them.",
     )
+    awake: bool = Field(
+        default=False,
+        description="A Runner that waits for wakes: it polls its queue for the next "
+        "`awake_seconds` (answered), and is woken for what arrives after that.",
+    )
 
 
 class HeartbeatAnswer(Model):
     runner_id: str
     server_time: str
     status: str
+    awake_seconds: int | None = Field(
+        default=None,
+        description="With `awake`: how long from this answer the Runner promised to poll its "
+        "queue; the service wakes it for what is sent later.",
+    )
 
 
 class ClaimRequest(Model):
@@ -128,6 +138,19 @@ class Released(Model):
     job_ids: list[str] = Field(description="Jobs whose latest claim was made claimable again.")
 
 
+class WakeChannel(Model):
+    """An MQTT broker (AWS IoT Core) over TLS with the Runner's client certificate: the Runner
+    subscribes to `topic` and looks at its queue when a message arrives there."""
+
+    host: str
+    port: int
+    topic: str
+    keepalive_seconds: int = Field(description="MQTT keep-alive: an idle connection's pings.")
+    look_seconds: int = Field(
+        description="An idle Runner looks at its queue at least this often (a wake may be lost)."
+    )
+
+
 class QueueAccess(Model):
     """Credentials for the Runner's own queue and nothing else; the Runner long-polls it with
     them (no Lambda waits for it) and asks again before `expires_at`."""
@@ -145,6 +168,11 @@ class QueueAccess(Model):
     heartbeat_seconds: int = Field(
         description="How often an idle Runner beats at least: the service counts it offline "
         "after 2.5 times this."
+    )
+    wake: WakeChannel | None = Field(
+        default=None,
+        description="Where an idle Runner waits for wakes instead of polling its queue; None: "
+        "it polls its queue all the time.",
     )
 
 

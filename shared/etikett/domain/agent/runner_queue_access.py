@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from etikett import clock
 from etikett.domain.agent import claims, runner_messages
-from etikett.domain.agent.runner_messages import MAX_WAIT_SECONDS, ClaimReceived, QueueAccess
+from etikett.domain.agent.runner_messages import (
+    MAX_WAIT_SECONDS,
+    ClaimReceived,
+    QueueAccess,
+    WakeChannel,
+)
 from etikett.settings import get_settings
-from etikett.store import runner_queue_access, runner_queues
+from etikett.store import runner_queue_access, runner_queues, runner_wakes
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
 from etikett_engine.errors import CertificateRefused, Conflict, ProblemCode
@@ -55,6 +60,27 @@ def queue_access(runner: RunnerRecord) -> QueueAccess:
         expires_at=clock.rfc3339(issued.expires_at),
         wait_seconds=MAX_WAIT_SECONDS,
         heartbeat_seconds=heartbeat_seconds(),
+        wake=wake_channel(runner.id),
+    )
+
+
+# An idle Runner waiting for wakes: its connection's keep-alive, and how often it looks at its
+# queue anyway in case a wake was lost (docs/scale.md counts both).
+WAKE_KEEPALIVE_SECONDS = 300
+WAKE_LOOK_SECONDS = 300
+
+
+def wake_channel(runner_id: str) -> WakeChannel | None:
+    endpoint = get_settings().runner_wake_endpoint
+    if not endpoint:
+        return None
+    host, _, port = endpoint.rpartition(":")
+    return WakeChannel(
+        host=host,
+        port=int(port),
+        topic=runner_wakes.topic(runner_id),
+        keepalive_seconds=WAKE_KEEPALIVE_SECONDS,
+        look_seconds=WAKE_LOOK_SECONDS,
     )
 
 

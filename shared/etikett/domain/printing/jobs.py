@@ -10,7 +10,7 @@ from pydantic import Field
 from etikett import clock
 from etikett.domain.actors import Invocation
 from etikett.domain.audit import audit
-from etikett.domain.runners import runner_records
+from etikett.domain.runners import runner_records, runner_wakes
 from etikett.ids import new_id
 from etikett.store import events, jobs, runner_queues
 from etikett.store.events import EventRecord
@@ -235,6 +235,7 @@ def submit(
     )
     _save_new(invocation, record, audit_details, extra_writes)
     assert runner.queue_url is not None
+    runner_wakes.wake_if_asleep(runner)  # first: the woken Runner's long poll meets the message
     runner_queues.send(runner.queue_url, job_id, carried, kind=kind, payload=payload)
     return view(record)
 
@@ -331,6 +332,7 @@ def dispatch(record: JobRecord, data: bytes, *, on_held: ExtraWrites | None = No
             on_held(uow, record)
     if runner.queue_url:
         queued = changes["payload"]
+        runner_wakes.wake_if_asleep(runner)  # first: its long poll meets the message
         runner_queues.send(runner.queue_url, record.id, carried, kind=record.kind, payload=queued)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from etikett.domain.runners import runner_wakes
 from etikett.store import runner_queues
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
@@ -25,6 +26,8 @@ def _tell(runners: Iterable[RunnerRecord]) -> None:
             runner_queues.notify(runner.queue_url, CONFIG)
         except Exception:  # the change stands; the Runner reads its configuration hourly
             log.warning("notice to Runner %s not sent", runner.id, exc_info=True)
+            continue
+        runner_wakes.wake_if_asleep(runner)
 
 
 def runner_changed(runner_id: str) -> None:

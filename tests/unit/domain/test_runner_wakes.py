@@ -1,0 +1,150 @@
+"""Wakes: a Runner that waits for them is woken for what is sent to its queue once its promise to
+poll (its heartbeat with `awake`) is nearly over, and not while it still polls; a Runner that never
+said it waits for wakes is never woken. The wake goes out through the IoT data plane (moto in this
+process keeps what was published)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from moto.iotdata.models import iotdata_backends
+
+from etikett import clock, settings
+from etikett.domain.agent import runner_agent, runner_messages, runner_queue_access
+from etikett.domain.printing import jobs
+from etikett.domain.runners import runner_notices, runner_wakes
+from etikett.store import runner_wakes as wake_store
+from etikett.store import runners as runner_store
+from etikett.store.runners import RunnerRecord
+from unit.domain import build
+from unit.domain.callers import human
+from unit.domain.conftest import REGION, Aws
+
+pytestmark = pytest.mark.usefixtures("aws")
+
+AWAKE = 120
+
+
+def _published() -> list[str]:
+    return [topic for topic, _ in iotdata_backends["123456789012"][REGION].published_payloads]
+
+
+@pytest.fixture(autouse=True)
+def _no_wakes_yet() -> Iterator[None]:
+    iotdata_backends["123456789012"][REGION].published_payloads.clear()
+    yield
+
+
+def _job(runner: RunnerRecord) -> jobs.Job:
+    return jobs.submit(
+        human("postRunnerJob", "operator"),
+        runner.id,
+        "raw",
+        {"printer": {"name": "p"}},
+        data=b"^XA^XZ",
+    )
+
+
+def _awake(runner: RunnerRecord) -> RunnerRecord:
+    answer = runner_agent.heartbeat(runner, runner_messages.Heartbeat(awake=True))
+    assert answer.awake_seconds == AWAKE
+    record = runner_store.get_runner(runner.id)
+    assert record is not None
+    return record
+
+
+def _later(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    at = clock.now() + dt.timedelta(seconds=seconds)
+    monkeypatch.setattr(clock, "now", lambda: at)
+
+
+def _queued(aws: Aws, runner: RunnerRecord) -> list[dict[str, Any]]:
+    assert runner.queue_url is not None
+    answer = aws.client("sqs").receive_message(QueueUrl=runner.queue_url, MaxNumberOfMessages=10)
+    return [json.loads(message["Body"]) for message in answer.get("Messages", [])]
+
+
+def test_a_runner_that_never_said_it_waits_for_wakes_is_never_woken() -> None:
+    runner = build.runner()
+    assert runner.awake_until is None
+    _job(runner)
+    assert _published() == []
+
+
+def test_the_awake_promise_is_recorded_and_kept_from_the_beat_on() -> None:
+    runner = build.runner()
+    before = clock.now()
+    record = _awake(runner)
+    assert record.awake_until is not None
+    assert before + dt.timedelta(seconds=AWAKE) <= record.awake_until
+    assert record.awake_until <= clock.now() + dt.timedelta(seconds=AWAKE)
+    # A beat without `awake` leaves the promise as it is, and answers none.
+    answer = runner_agent.heartbeat(record, runner_messages.Heartbeat())
+    assert answer.awake_seconds is None
+    again = runner_store.get_runner(runner.id)
+    assert again is not None and again.awake_until == record.awake_until
+
+
+def test_no_wake_while_the_runner_polls_and_one_once_its_promise_is_nearly_over(
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = _awake(build.runner())
+    _job(runner)
+    assert _published() == []
+    # Within MARGIN of the promise's end: the message might land after the polling stopped.
+    _later(monkeypatch, AWAKE - runner_wakes.MARGIN.total_seconds() + 1)
+    job = jobs.submit(
+        human("postRunnerJob", "operator"),
+        runner.id,
+        "raw",
+        {"printer": {"name": "p"}},
+        data=b"^XA^XZ",
+    )
+    assert _published() == [wake_store.topic(runner.id)]
+    assert job.id in [body.get("job_id") for body in _queued(aws, runner)]
+
+
+def test_a_notice_wakes_a_runner_that_waits() -> None:
+    runner = _awake(build.runner())
+    runner_store.touch_runner(runner.id, awake_until=clock.now() - dt.timedelta(seconds=1))
+    runner_notices.runner_changed(runner.id)
+    assert _published() == [wake_store.topic(runner.id)]
+
+
+def test_a_wake_that_cannot_be_published_leaves_the_job_on_the_queue(
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = _awake(build.runner())
+    runner_store.touch_runner(runner.id, awake_until=clock.now() - dt.timedelta(seconds=1))
+
+    def broker_away(runner_id: str) -> None:
+        raise ConnectionError("the broker is away")
+
+    monkeypatch.setattr(wake_store, "publish", broker_away)
+    job = _job(runner)
+    assert job.status == "queued"
+    assert job.id in [body.get("job_id") for body in _queued(aws, runner)]
+
+
+def test_the_wake_channel_is_offered_with_the_queue_where_the_service_has_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runner = build.runner()
+    assert runner_queue_access.queue_access(runner).wake is None
+    monkeypatch.setenv("ETIKETT_RUNNER_WAKE_ENDPOINT", "broker.example:8883")
+    settings.reload()
+    try:
+        wake = runner_queue_access.queue_access(runner).wake
+    finally:
+        monkeypatch.delenv("ETIKETT_RUNNER_WAKE_ENDPOINT")
+        settings.reload()
+    assert wake is not None
+    assert (wake.host, wake.port, wake.topic) == (
+        "broker.example",
+        8883,
+        f"etikett/runners/{runner.id}/wake",
+    )
