@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: dev demo docs test lint format bench bench-anatomy fleet load fuzz build clean browser screenshots corpus
+.PHONY: dev demo docs test lint format bench bench-anatomy fleet load fuzz build clean browser broker screenshots corpus
 
 # The console's browser tests drive Debian's chromium (Playwright's own browser download is not
 # reachable from these machines): installed once if missing, with sudo unless we are root.
@@ -21,12 +21,12 @@ $(STAMP): pyproject.toml engine/pyproject.toml runner/pyproject.toml layers/deps
 	$(BIN)/python -c 'from etikett_engine.cel import parser_tables; parser_tables.write()'
 	@touch $(STAMP)
 
-dev: $(STAMP)
+dev: $(STAMP) broker
 	$(BIN)/etikett dev
 
 # The service with a printer simulator, a Runner and a deployed flow: a CSV dropped into
 # demo/inbox comes out as label PNGs in demo/labels (state in .etikett-demo/).
-demo: $(STAMP)
+demo: $(STAMP) broker
 	$(BIN)/etikett dev --demo
 
 # Style, layers and types: what `make test` checks before it runs a single test.
@@ -35,6 +35,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+
+# Local mode's MQTT broker, where idle Runners wait for wakes (AWS IoT Core on AWS): Debian's
+# mosquitto, installed once if missing (local mode runs it itself; the package's service is not used).
+broker:
+	@test -x /usr/sbin/mosquitto || command -v mosquitto >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mosquitto; }
 
 browser:
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
@@ -72,7 +78,7 @@ $(CORPUS)/rendered/%.png: $(CORPUS)/glabels/%.glabels $(wildcard $(CORPUS)/glabe
 	pdftoppm -r 203 -mono -png -singlefile $(CORPUS)/rendered/$*.pdf $(CORPUS)/rendered/$*
 	@rm -f $(CORPUS)/rendered/$*.pdf
 
-test: $(STAMP) browser corpus
+test: $(STAMP) browser broker corpus
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
@@ -92,7 +98,7 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 # Every goal of the Speed issue as one table (bench/goals.py; bench/README.md records the runs).
-bench: $(STAMP)
+bench: $(STAMP) broker
 	$(BIN)/python bench/goals.py
 
 # The cold-start anatomy and whoami latency (bench/run.py).
@@ -102,7 +108,7 @@ bench-anatomy: $(STAMP)
 # 500 simulated Runners x 4 printers against local mode: idle, then 50 labels/s (bench/fleet.py;
 # figures in bench/README.md). `make bench` runs a short fleet of 50.
 FLEET_ARGS ?= --runners 500 --printers 4 --idle 150 --busy 150 --rate 50
-fleet: $(STAMP)
+fleet: $(STAMP) broker
 	$(BIN)/python bench/fleet.py $(FLEET_ARGS)
 
 # 20 clients printing and previewing for 60 s through the local gateway (bench/README.md).

@@ -39,6 +39,7 @@ class DevServer:
         self.home = home
         self.port = port or free_port()
         self.agent_port = free_port()
+        self.broker_port = free_port()
         self.env = env or {}
         self.process: subprocess.Popen[str] | None = None
         self.log = home.parent / f"{home.name}-dev.log"
@@ -75,10 +76,17 @@ class DevServer:
                 if attempt == 2:
                     raise
                 self.port, self.agent_port = free_port(), free_port()
+                self.broker_port = free_port()
         raise AssertionError("unreachable")
 
     def _start(self, timeout: float) -> str:
-        env = {**os.environ, **self.env, "PYTHONUNBUFFERED": "1"}
+        # The broker's port as a variable: a benchmark's baseline checkout may predate the flag.
+        env = {
+            **os.environ,
+            "BROKER_PORT": str(self.broker_port),
+            **self.env,
+            "PYTHONUNBUFFERED": "1",
+        }
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
             env.pop(name, None)
         self._log_file = self.log.open("a")
@@ -109,7 +117,7 @@ class DevServer:
             if self.process.poll() is not None:
                 self._log_file.close()
                 output = self.log.read_text()[offset:]
-                if "address already in use" in output:
+                if "address already in use" in output.lower():
                     raise PortTaken(output)
                 raise RuntimeError(f"etikett dev exited:\n{output}")
             try:

@@ -35,6 +35,7 @@ def dev(arguments: argparse.Namespace) -> int:
         arguments.host,
         arguments.port,
         arguments.agent_port,
+        arguments.broker_port,
     )
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
@@ -101,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=local.agent_port,
         help="the Runners' mutual-TLS port (default: --port + 443)",
+    )
+    serve.add_argument(
+        "--broker-port",
+        type=int,
+        default=local.broker_port,
+        help="the MQTT broker where idle Runners wait for wakes (default: --port + 883)",
     )
     serve.add_argument("--template", default=None)
     serve.add_argument(

@@ -17,6 +17,7 @@ from etikett.local import logs, tls
 from etikett.local import provision as provisioning
 from etikett.local.agent_gateway import AgentGatewayPlan, LocalAgentGateway
 from etikett.local.aws.process import LocalAwsProcess
+from etikett.local.broker import BROKER_DIR, BrokerPlan, LocalBroker, mosquitto, prepare_publisher
 from etikett.local.functions import FunctionRegistry
 from etikett.local.gateway import Gateway, Router
 from etikett.local.settings import LocalSettings
@@ -41,6 +42,7 @@ class LocalService:
         host: str = "127.0.0.1",
         port: int = 8000,
         agent_port: int | None = None,
+        broker_port: int | None = None,
     ) -> None:
         self.template_path = template_path
         self.template: Template = load(template_path)
@@ -48,6 +50,7 @@ class LocalService:
         self.host = host
         self.port = port
         self.agent_port = agent_port if agent_port is not None else port + 443
+        self.broker_port = broker_port if broker_port is not None else port + 883
         self.local = LocalSettings()
         # How often changed state is saved at most (a snapshot briefly holds every request).
         # In a process of its own: moto's work runs beside the gateway's, on another core.
@@ -69,6 +72,9 @@ class LocalService:
         # The agent channel (Runners' claims and reports): on AWS the Runner agent function's own
         # Lambda instances, here a process of its own beside the gateway's.
         self.agent = LocalAgentGateway()
+        # Where idle Runners wait for wakes (AWS IoT Core on AWS): None without mosquitto, and
+        # then Runners poll their queues all the time.
+        self.broker: LocalBroker | None = LocalBroker() if mosquitto() else None
         self.functions: FunctionRegistry | None = None
 
     @property
@@ -106,6 +112,12 @@ class LocalService:
         # Read before the AWS state loads: how far the stream checkpoints can be trusted depends
         # on the age of that state.
         snapshot_taken = snapshot_time(self.home / STATE_FILE)
+        if self.broker is not None:  # local AWS publishes the service's wakes there
+            os.environ[BROKER_DIR] = str(self.home / "broker")
+        else:
+            os.environ.pop(BROKER_DIR, None)
+            os.environ.pop("ETIKETT_RUNNER_WAKE_ENDPOINT", None)
+            logger.warning("mosquitto is not installed: Runners poll their queues all the time")
         self.aws.start()
         self._configure_environment()
         resolver = provisioning.provision(
@@ -126,6 +138,8 @@ class LocalService:
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
         os.environ["ETIKETT_AGENT_URL"] = self.agent_url
+        if self.broker is not None:
+            os.environ["ETIKETT_RUNNER_WAKE_ENDPOINT"] = f"{self.host}:{self.broker_port}"
         settings.reload()  # the functions' environment is complete only now
         # The child loads its functions while this process loads the gateway's, on another core.
         self.workers.start(
@@ -140,6 +154,19 @@ class LocalService:
         )
         certificate, key, ca = tls.prepare(self.home)
         self.ca_file = ca
+        if self.broker is not None:
+            folder = self.home / "broker"
+            prepare_publisher(folder, self.host, self.broker_port, ca)
+            self.broker.start(
+                BrokerPlan(
+                    folder=str(folder),
+                    host=self.host,
+                    port=self.broker_port,
+                    certificate=str(certificate),
+                    key=str(key),
+                    ca=str(ca),
+                )
+            )
         self.agent.start(
             AgentGatewayPlan(
                 template=str(self.template_path),
@@ -176,6 +203,8 @@ class LocalService:
             time.sleep(0.02)
         self.agent.ready()
         self.workers.ready()
+        if self.broker is not None:
+            self.broker.ready()
 
     def stop(self) -> None:
         if self._server is not None:
@@ -187,7 +216,11 @@ class LocalService:
             try:
                 self.agent.stop()
             finally:
-                self.workers.stop()
+                try:
+                    self.workers.stop()
+                finally:
+                    if self.broker is not None:
+                        self.broker.stop()
         finally:
             self.aws.stop()
 

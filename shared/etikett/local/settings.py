@@ -19,6 +19,11 @@ class LocalSettings(BaseSettings):
     agent_port: int | None = Field(
         default=None, validation_alias="AGENT_PORT", description="Default: port + 443."
     )
+    broker_port: int | None = Field(
+        default=None,
+        validation_alias="BROKER_PORT",
+        description="Default: port + 883. The MQTT broker where idle Runners wait for wakes.",
+    )
     home: Path = Field(default=Path(".etikett"), validation_alias="ETIKETT_HOME")
     snapshot_seconds: float = Field(
         default=1.0,

@@ -214,6 +214,16 @@ def check_runner_key(public_key: Any) -> None:
 
 def issue_server_certificate(hostnames: list[str]) -> tuple[str, str]:
     """(certificate PEM, key PEM) for an HTTPS endpoint, e.g. the local gateway's mTLS port."""
+    return _issue(hostnames[0], hostnames, server=True)
+
+
+def issue_client_certificate(name: str) -> tuple[str, str]:
+    """(certificate PEM, key PEM) for one of the service's own clients with common name `name`,
+    e.g. local AWS publishing wakes to local mode's MQTT broker."""
+    return _issue(name, [], server=False)
+
+
+def _issue(common_name: str, hostnames: list[str], *, server: bool) -> tuple[str, str]:
     import ipaddress
 
     from cryptography import x509
@@ -229,19 +239,21 @@ def issue_server_certificate(hostnames: list[str]) -> tuple[str, str]:
             names.append(x509.IPAddress(ipaddress.ip_address(host)))
         except ValueError:
             names.append(x509.DNSName(host))
+    usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
     now = clock.now()
-    certificate = (
+    builder = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostnames[0])]))
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
         .issuer_name(ca.certificate.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + CLIENT_VALIDITY)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca.private_key, hashes.SHA256())
+        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
     )
+    if names:
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+    certificate = builder.sign(ca.private_key, hashes.SHA256())
     return (
         certificate.public_bytes(serialization.Encoding.PEM).decode(),
         key.private_bytes(

@@ -19,6 +19,7 @@ from etikett.local import (
     moto_sessions,
     moto_transactions,
     moto_update_expressions,
+    moto_wakes,
 )
 from etikett.local.aws.gateway import LockingMotoApp
 from etikett.local.aws.locking import ReadWriteLock
@@ -115,6 +116,7 @@ class LocalAws:
         moto_sessions.install()
         moto_update_expressions.install()
         moto_actions.install()
+        moto_wakes.install()
         snapshot: Snapshot = {}
         if self._state_file is not None:
             self._state_file.parent.mkdir(parents=True, exist_ok=True)
