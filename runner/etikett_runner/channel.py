@@ -4,6 +4,7 @@ prints). The Runner's client certificate is its only credential."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,11 @@ class AgentChannel:
         self._clients: list[httpx.Client] = []
         self._lock = threading.Lock()
         self._closed = False
+
+    @property
+    def tls_context(self) -> ssl.SSLContext:
+        """The Runner's certificate and the CAs it trusts (the wake channel uses them too)."""
+        return self._context
 
     def _borrow(self) -> httpx.Client:
         with self._lock:

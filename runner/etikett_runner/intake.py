@@ -28,6 +28,7 @@ from etikett_runner.reporter import Reporter
 from etikett_runner.state import StateDir
 from etikett_runner.transport import Refused, ServerAway
 from etikett_runner.tuning import Tuning
+from etikett_runner.wake import Wakefulness
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +67,16 @@ class JobIntake:
         # None: the service hands out no queue credentials (claims through the channel)
         self.queue: RunnerQueue | None = RunnerQueue(channel, state.root / "received.json")
         self._pool = ThreadPoolExecutor(max_workers=tuning.workers, thread_name_prefix="job")
+        # While idle, the queue is looked at when a wake comes (where the service offers wakes).
+        self.wakefulness = Wakefulness(channel, stop)
+        self._looked = 0  # messages the last look at the queue found
         self._start_lock = threading.Lock()
 
     def shutdown(self) -> None:
         """Jobs see `stop` at their next check and leave their journal state for the next
         start; the journal closes once no job is being started."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.wakefulness.close()
 
     def close_journal(self) -> None:
         with self._start_lock:
@@ -110,6 +115,7 @@ class JobIntake:
             self.connectivity.succeeded()
             for job in claimed:
                 self._accept(job)
+            self.wakefulness.received(self._looked)  # after the jobs started: not in their way
             if self.queue is not None:
                 self.queue.settled()  # journaled now: a restart finds them there
 
@@ -119,12 +125,17 @@ class JobIntake:
         # One job at a time: jobs carry their bytes inline (up to ~5.6 MB as base64), and
         # several in one answer would pass Lambda's 6 MB response limit.
         if self.queue is not None:
+            self.wakefulness.await_work()
+            if self.stop.is_set():
+                return []
             try:
                 received = self.queue.receive(self.tuning.claim_wait_seconds, 1)
             except NoDirectAccess:
                 log.info("the service hands out no queue credentials; claiming through it")
                 self.queue = None
             else:
+                self.wakefulness.offer(self.queue.wake)
+                self._looked = len(received)
                 return self._claim_received(received)
         return self.channel.claim(self.tuning.claim_wait_seconds, 1)
 

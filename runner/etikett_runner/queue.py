@@ -71,6 +71,7 @@ class RunnerQueue:
         self._access: dict[str, Any] = {}
         self._expires = datetime.min.replace(tzinfo=UTC)
         self.heartbeat_seconds: float | None = None  # what the service asks for
+        self.wake: dict[str, Any] | None = None  # where to wait for wakes (None: poll)
 
     # --- credentials ----------------------------------------------------------------------------
 
@@ -103,6 +104,8 @@ class RunnerQueue:
             self._client, self._access = client, access
             self._expires = datetime.fromisoformat(str(access["expires_at"]))
             self.heartbeat_seconds = float(access.get("heartbeat_seconds") or 0) or None
+            wake = access.get("wake")
+            self.wake = dict(wake) if isinstance(wake, dict) else None
 
     def _ready(self) -> Any:
         with self._lock:
