@@ -1,10 +1,12 @@
 """A fleet of Runners against local mode (issue 29): N simulated Runners in one asyncio process,
 each with M simulated printers, speaking the real protocol over real mutual TLS and waiting for
 work the way the Runner does (its own SQS queue, long-polled with its queue credentials, SigV4
-signed; or, with `--wait channel`, the agent channel's long poll as before issue 29).
+signed; with `--wait wake`, as the Runner does where the service offers wakes: polling while
+awake, and while idle waiting on its MQTT topic at local mode's broker; or, with `--wait channel`,
+the agent channel's long poll as before issue 29).
 
     .venv/bin/python bench/fleet.py [--runners 500] [--printers 4] [--idle 150] [--busy 150]
-                                    [--rate 50] [--wait queue|channel]
+                                    [--rate 50] [--wait wake|queue|channel]
 
 1. Reference: one Runner alone, `--reference` single-label prints one after another: latency
    from sending `POST /print` to the Runner holding the claimed job, and to the label's bytes
@@ -108,9 +110,68 @@ class Printer:
 class Counts:
     channel: Counter[str] = field(default_factory=Counter)  # agent channel requests by path
     sqs: Counter[str] = field(default_factory=Counter)  # direct SQS requests by operation
+    mqtt: Counter[str] = field(default_factory=Counter)  # wake channel: connects, wakes
     channel_seconds: float = 0.0  # time agent-channel requests took (the function's busy time)
     errors: list[str] = field(default_factory=list)
     busy: int = 0  # 503 `service.busy` answers, retried after Retry-After as clients do
+
+
+class WakeTopic:
+    """The Runner's wake channel in the fleet's event loop: paho's MQTT client over TLS with the
+    Runner's certificate, its socket watched by asyncio (as paho's own asyncio example does)."""
+
+    def __init__(self, access: dict[str, Any], context: ssl.SSLContext, counts: Counts) -> None:
+        import paho.mqtt.client as mqtt
+
+        wake = access["wake"]
+        self.counts = counts
+        self.woken = asyncio.Event()
+        self.subscribed = asyncio.Event()
+        self.keepalive = int(wake["keepalive_seconds"])
+        self.look_seconds = float(wake["look_seconds"])
+        self._loop = asyncio.get_running_loop()
+        self._misc: asyncio.Task[None] | None = None
+        client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2,
+            client_id=wake["topic"].split("/")[-2],
+            clean_session=False,
+            protocol=mqtt.MQTTv311,
+        )
+        client.tls_set_context(context)
+        client.on_socket_open = self._opened
+        client.on_socket_close = self._closed
+        client.on_socket_register_write = lambda c, u, sock: self._loop.add_writer(
+            sock, c.loop_write
+        )
+        client.on_socket_unregister_write = lambda c, u, sock: self._loop.remove_writer(sock)
+        client.on_connect = lambda c, u, f, reason, p: c.subscribe(wake["topic"], qos=1)
+        client.on_subscribe = lambda c, u, mid, reasons, p: self.subscribed.set()
+        client.on_message = lambda c, u, message: self._woke()
+        self.client = client
+        counts.mqtt["CONNECT"] += 1
+        client.connect(wake["host"], int(wake["port"]), keepalive=self.keepalive)
+
+    def _woke(self) -> None:
+        self.counts.mqtt["wake"] += 1
+        self.woken.set()
+
+    def _opened(self, client: Any, userdata: Any, sock: Any) -> None:
+        self._loop.add_reader(sock, client.loop_read)
+        self._misc = self._loop.create_task(self._keep())
+
+    def _closed(self, client: Any, userdata: Any, sock: Any) -> None:
+        self._loop.remove_reader(sock)
+        if self._misc is not None:
+            self._misc.cancel()
+
+    async def _keep(self) -> None:
+        import paho.mqtt.client as mqtt
+
+        while self.client.loop_misc() == mqtt.MQTT_ERR_SUCCESS:  # keep-alive pings
+            await asyncio.sleep(5)
+
+    def close(self) -> None:
+        self.client.disconnect()
 
 
 class SimulatedRunner:
@@ -131,7 +192,13 @@ class SimulatedRunner:
         self.printers: dict[str, Printer] = {}  # uri → printer
         self.held: dict[str, float] = {}  # job id → when the claimed job reached the Runner
         self.access: dict[str, Any] = {}
+        self.context = context
         self.beat_seconds = self.renewal_seconds = 0.0  # as the Runner: from its queue access
+        self.wake: WakeTopic | None = None
+        self.awake_until = 0.0  # monotonic: polling until then (its promise to the service)
+        self.awake_seconds = 0.0
+        self.woken = True  # a starting Runner looks and says it is awake
+        self.work_since_told = False
         self.polling = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -185,15 +252,26 @@ class SimulatedRunner:
     async def run(self, wait: str, stop: asyncio.Event) -> None:
         await self.call("POST", "/heartbeat", json={"hostname": self.name, "version": "fleet"})
         await self.call("POST", "/jobs/release")
-        if wait == "queue":
+        if wait in ("queue", "wake"):
             self.access = await self.call("POST", "/queue-access")
             self.beat_seconds = float(self.access["heartbeat_seconds"])
             life = datetime.fromisoformat(self.access["expires_at"]) - datetime.now(UTC)
             self.renewal_seconds = (life - RENEW_BEFORE).total_seconds()
+        if wait == "wake":
+            if not self.access.get("wake"):
+                raise RuntimeError("the service offers no wakes (is mosquitto installed?)")
+            self.wake = WakeTopic(self.access, self.context, self.counts)
+            await asyncio.wait_for(self.wake.subscribed.wait(), 60)
         while not stop.is_set():
             try:
                 self.polling.set()
-                if wait == "queue":
+                if wait == "wake":
+                    await self._await_work(stop)
+                    if stop.is_set():
+                        break
+                    jobs = await self._receive()
+                    await self._received(len(jobs))
+                elif wait == "queue":
                     jobs = await self._receive()
                 else:
                     answer = await self.call(
@@ -210,6 +288,34 @@ class SimulatedRunner:
                 task = asyncio.create_task(self._execute(job))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
+
+    async def _await_work(self, stop: asyncio.Event) -> None:
+        """As the Runner (etikett_runner/wake.py): poll while awake; else wait for a wake, or
+        look at the queue when its look is due."""
+        assert self.wake is not None
+        if self.woken or time.monotonic() < self.awake_until:
+            return
+        self.wake.woken.clear()
+        stopped = asyncio.create_task(stop.wait())
+        woken = asyncio.create_task(self.wake.woken.wait())
+        done, pending = await asyncio.wait(
+            {stopped, woken}, timeout=self.wake.look_seconds, return_when=asyncio.FIRST_COMPLETED
+        )
+        for task in pending:
+            task.cancel()
+        self.woken = woken in done
+
+    async def _received(self, jobs: int) -> None:
+        """As the Runner: say it polls (a heartbeat with `awake`) when woken, or when work keeps
+        coming and its promise is half over."""
+        self.work_since_told = self.work_since_told or jobs > 0
+        left = self.awake_until - time.monotonic()
+        if not (self.woken or (self.work_since_told and left < self.awake_seconds / 2)):
+            return
+        answer = await self.call("POST", "/heartbeat", json={"awake": True})
+        self.awake_seconds = float(answer.get("awake_seconds") or 0)
+        self.awake_until = time.monotonic() + self.awake_seconds
+        self.woken = self.work_since_told = False
 
     async def _receive(self) -> list[dict[str, Any]]:
         answer = await self.sqs_call(
@@ -271,6 +377,8 @@ class SimulatedRunner:
             self.counts.errors.append(f"{self.name} job {job.get('job_id')}: {error!r}")
 
     async def close(self) -> None:
+        if self.wake is not None:
+            self.wake.close()
         for task in list(self._tasks):
             task.cancel()
         await self.agent.aclose()
@@ -326,6 +434,8 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
             [str(BENCH / "aws_call_log"), *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
     }
+    if args.wait == "wake":
+        env["ETIKETT_RUNNER_AWAKE_SECONDS"] = str(int(args.awake))
     server = DevServer(work / "home", env=env)
     server.start()
     counts = Counts()
@@ -455,6 +565,8 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.sleep(args.ramp / max(1, len(runners)))
         await asyncio.gather(*(r.polling.wait() for r in runners))
         await asyncio.sleep(min(5.0, args.idle / 4))  # first polls and their answers are done
+        if args.wait == "wake":  # every Runner's promise to poll is over, its last poll too
+            await asyncio.sleep(args.awake + 25)
         # A beat as every beat after a Runner's first (the agent function admitted it lately):
         # what the idle share of beats is counted from.
         _, offset = read_calls(log, 0)
@@ -480,8 +592,16 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         per_renewal = sum(1 for _, r in started_calls if r == QUEUE_ACCESS) / max(
             1, counts.channel["/queue-access"]
         )
-        beats = per_beat * 60 / runners[0].beat_seconds if args.wait == "queue" else 0.0
-        renewals = per_renewal * 60 / runners[0].renewal_seconds if args.wait == "queue" else 0.0
+        direct = args.wait in ("queue", "wake")
+        beats = per_beat * 60 / runners[0].beat_seconds if direct else 0.0
+        renewals = per_renewal * 60 / runners[0].renewal_seconds if direct else 0.0
+        # Waiting for wakes: a look at the queue every `look_seconds` (a window may hold one or
+        # none of a Runner's) and the connection's keep-alive pings, at their intervals.
+        wake = runners[0].wake
+        looks = 60 / wake.look_seconds if wake is not None else 0.0
+        pings = 60 / wake.keepalive if wake is not None else 0.0
+        now = time.monotonic()
+        asleep = sum(1 for r in runners if r.wake and not r.woken and r.awake_until <= now)
         busy_seconds = counts.channel_seconds - busy_before
         # The agent function's busy time for these requests (on AWS: Lambda-seconds).
         lambda_seconds = busy_seconds / minutes
@@ -489,15 +609,21 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
 
         # 3. Printing across the fleet.
         results: list[asyncio.Task[tuple[float, float] | None]] = []
+        firsts: list[bool] = []  # the print is its Runner's first since the idle window
+        printed_to: set[str] = set()
         busy_started = time.monotonic()
         sent = 0
         while time.monotonic() - busy_started < args.busy:
             due = busy_started + sent / args.rate
             await asyncio.sleep(max(0.0, due - time.monotonic()))
             runner = random.choice(runners)
+            firsts.append(runner.runner_id not in printed_to)  # asleep, waiting for a wake
+            printed_to.add(runner.runner_id)
             results.append(asyncio.create_task(print_one(runner, random.randrange(args.printers))))
             sent += 1
-        loaded = [r for r in await asyncio.gather(*results) if r is not None]
+        gathered = await asyncio.gather(*results)
+        loaded = [r for r in gathered if r is not None]
+        woken = [r for r, first in zip(gathered, firsts, strict=True) if first and r is not None]
         labels = sum(p.labels for p in printers)
         await client.aclose()
     finally:
@@ -522,7 +648,14 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         "pollers_aws_per_minute": pollers,
         # The service's share is its functions' rate less their rate without Runners: noise can
         # make it slightly negative; it counts as 0 then.
-        "aws_per_runner_minute": sqs + max(0.0, service_calls) + beats + renewals,
+        "looks_per_runner_minute": looks,
+        "pings_per_runner_minute": pings,
+        "asleep_at_end_of_idle": asleep,
+        "aws_per_runner_minute": max(sqs, looks)
+        + pings
+        + max(0.0, service_calls)
+        + beats
+        + renewals,
         "lambda_seconds_per_runner_minute": lambda_seconds,
         "service_base_rate": base_rate,
         "reference_hold_p50": statistics.median([r[0] for r in reference]),
@@ -530,6 +663,8 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         "reference_rate_hold_p50": percentile([r[0] for r in reference_at_rate], 0.5),
         "load_hold_p50": percentile([r[0] for r in loaded], 0.5),
         "load_hold_p99": percentile([r[0] for r in loaded], 0.99),
+        "woken_hold_p50": percentile([r[0] for r in woken], 0.5) if woken else 0.0,
+        "woken_prints": len(woken),
         "load_printer_p50": percentile([r[1] for r in loaded], 0.5),
         "load_printer_p99": percentile([r[1] for r in loaded], 0.99),
         "prints": sent,
@@ -558,6 +693,9 @@ def report(result: dict[str, Any]) -> bool:
         ("idle: the service's AWS calls / Runner / min", result["service_aws_per_runner_minute"]),
         ("idle: its beats' AWS calls / Runner / min", result["beats_aws_per_runner_minute"]),
         ("idle: its renewals' AWS calls / Runner / min", result["renewals_aws_per_runner_minute"]),
+        ("idle: its looks at the queue / Runner / min (wake)", result["looks_per_runner_minute"]),
+        ("idle: MQTT keep-alive pings / Runner / min (wake)", result["pings_per_runner_minute"]),
+        ("Runners asleep at the idle window's end (wake)", result["asleep_at_end_of_idle"]),
         ("idle: AWS requests in all / Runner / min (goal <= 3)", result["aws_per_runner_minute"]),
         ("idle: agent function busy s / Runner / min", result["lambda_seconds_per_runner_minute"]),
         ("idle: local pollers' AWS calls / min (not per Runner)", result["pollers_aws_per_minute"]),
@@ -568,6 +706,8 @@ def report(result: dict[str, Any]) -> bool:
         ("fleet load: -> bytes at printer, p50 ms", result["load_printer_p50"]),
         ("fleet load: -> bytes at printer, p99 ms", result["load_printer_p99"]),
         ("one Runner at the fleet's rate: -> holds job, p50 ms", result["reference_rate_hold_p50"]),
+        ("a Runner's first print after idling: -> holds job, p50 ms", result["woken_hold_p50"]),
+        ("  such first prints", result["woken_prints"]),
         ("fleet load p50 / one Runner p50 (goal <= 1.2)", ratio),
         ("fleet load p50 / one Runner at the same rate p50", at_rate),
         ("prints sent / at their printer", f"{result['prints']} / {result['prints_done']}"),
@@ -599,7 +739,10 @@ def main(argv: list[str] | None = None) -> int:
         "--reference-busy", type=float, default=20.0, help="seconds of one Runner at --rate"
     )
     parser.add_argument("--ramp", type=float, default=10.0, help="seconds to start the fleet")
-    parser.add_argument("--wait", choices=["queue", "channel"], default="queue")
+    parser.add_argument("--wait", choices=["wake", "queue", "channel"], default="wake")
+    parser.add_argument(
+        "--awake", type=float, default=120.0, help="seconds a woken Runner polls (--wait wake)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     result = asyncio.run(fleet(args))

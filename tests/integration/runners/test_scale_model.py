@@ -39,9 +39,15 @@ def counted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[D
     log.touch()
     bench = REPO / "bench" / "aws_call_log"
     paths = [str(bench), *filter(None, [os.environ.get("PYTHONPATH")])]
+    # A Runner's promise to poll lasts a second here: a print to a Runner that said it waits for
+    # wakes is counted with its wake.
     server = DevServer(
         work / "home",
-        env={"ETIKETT_BENCH_CALL_LOG": str(log), "PYTHONPATH": os.pathsep.join(paths)},
+        env={
+            "ETIKETT_BENCH_CALL_LOG": str(log),
+            "PYTHONPATH": os.pathsep.join(paths),
+            "ETIKETT_RUNNER_AWAKE_SECONDS": "1",
+        },
     )
     server.start()
     yield server, log
@@ -173,8 +179,19 @@ def test_the_models_calls_per_operation_are_the_counted_ones(
         if index:  # the first round warms the functions
             for name, value in zip(rounds, (printed, claims, sent, confirmed), strict=True):
                 rounds[name].append(value)
+    # A print to a Runner that waits for wakes and stopped polling: its wake too.
+    assert agent.post("/heartbeat", json={"awake": True}).json()["awake_seconds"] == 1
+    waking = []
+    for _ in range(ROUNDS):
+        waking.append(
+            counter.calls(
+                "POST /api/v1/print",
+                lambda: api.post("/print", json={"label_id": label["id"], "printer": "scale"}),
+            )
+        )
     counted |= {
         "postPrint": statistics.median(rounds["postPrint"]),
+        "postPrint_waking": statistics.median(waking),
         "postRunnerJobClaimReceived": statistics.median(rounds["claim"]),
         "postRunnerJobReport_sent": statistics.median(rounds["sent"]),
         "postRunnerJobReport_final": statistics.median(rounds["confirmed"]),
@@ -185,6 +202,8 @@ def test_the_models_calls_per_operation_are_the_counted_ones(
     )
     assert documented["idle_runner"]["receive_wait_seconds"] == access["wait_seconds"]
     assert documented["idle_runner"]["heartbeat_seconds"] == access["heartbeat_seconds"]
+    assert documented["idle_runner"]["look_seconds"] == access["wake"]["look_seconds"]
+    assert documented["idle_runner"]["keepalive_seconds"] == access["wake"]["keepalive_seconds"]
 
 
 def test_the_pages_idle_runner_month_follows_from_its_own_numbers() -> None:
@@ -192,7 +211,10 @@ def test_the_pages_idle_runner_month_follows_from_its_own_numbers() -> None:
     prices, idle = documented["prices_usd"], documented["idle_runner"]
     calls = documented["service_calls_per_request"]
     month = 30 * 24 * 60  # minutes
-    receives = month * 60 / idle["receive_wait_seconds"]
+    # Waiting for wakes: a 20 s look at its queue every `look_seconds`, the MQTT connection's
+    # minutes and keep-alive pings (counted as messages), beats and credential renewals.
+    receives = month * 60 / idle["look_seconds"]
+    pings = month * 60 / idle["keepalive_seconds"]
     beats = month * 60 / idle["heartbeat_seconds"]
     renewals = month * 60 / idle["credential_renewal_seconds"]
     requests = beats + renewals
@@ -202,12 +224,14 @@ def test_the_pages_idle_runner_month_follows_from_its_own_numbers() -> None:
     )
     cost = (
         receives * prices["sqs_request"]
+        + pings * prices["iot_message"]
+        + month * prices["iot_connection_minute"]
         + requests * (prices["http_api_request"] + prices["lambda_request"])
         + lambda_seconds * idle["lambda_gb"] * prices["lambda_gb_second"]
         + dynamodb * prices["dynamodb_request_unit"]
     )
     assert round(cost, 4) == documented["results"]["idle_runner_month_usd"]
-    per_minute = (receives + beats * calls["postRunnerHeartbeat"]) / month + renewals * calls[
-        "postRunnerQueueAccess"
-    ] / month
+    per_minute = (
+        receives + pings + beats * calls["postRunnerHeartbeat"]
+    ) / month + renewals * calls["postRunnerQueueAccess"] / month
     assert round(per_minute, 2) == documented["results"]["idle_aws_requests_per_minute"]
