@@ -133,7 +133,7 @@ class WakeTopic:
         self._misc: asyncio.Task[None] | None = None
         client = mqtt.Client(
             mqtt.CallbackAPIVersion.VERSION2,
-            client_id=wake["topic"].split("/")[-2],
+            client_id=wake["client_id"],
             clean_session=False,
             protocol=mqtt.MQTTv311,
         )

@@ -41,10 +41,9 @@ class WakeListener:
         self._connected = threading.Event()
         # A session of its own that the broker keeps while the Runner is away (QoS 1): a wake
         # published meanwhile is delivered when it is back.
-        client_id = self.topic.split("/")[-2]
         client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
-            client_id=client_id,
+            client_id=str(channel["client_id"]),  # its id: IoT Core's policy allows no other
             clean_session=False,
             protocol=mqtt.MQTTv311,
         )

@@ -28,7 +28,7 @@ from etikett_runner.wake import Wakefulness
 from paho.mqtt.enums import CallbackAPIVersion
 
 RUNNER = "run_01TEST"
-TOPIC = f"etikett/runners/{RUNNER}/wake"
+TOPIC = f"etikett-wake-{RUNNER}"  # as the service names it: <prefix>-<runner id>
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 
 pytestmark = pytest.mark.skipif(
@@ -103,8 +103,7 @@ class _Broker:
             self.port = probe.getsockname()[1]
         certificate, key = ca.issue("broker", server=True)
         (folder / "acl").write_text(
-            "pattern read etikett/runners/%u/wake\n\n"
-            "user publisher\ntopic write etikett/runners/+/wake\n"
+            "pattern read etikett-wake-%u\n\nuser publisher\ntopic write #\n"
         )
         (folder / "mosquitto.conf").write_text(
             f"user {pwd.getpwuid(os.getuid()).pw_name}\nallow_anonymous false\npersistence false\n"
@@ -167,6 +166,7 @@ def _offer(broker: _Broker, look_seconds: int = 300) -> dict[str, Any]:
         "host": "127.0.0.1",
         "port": broker.port,
         "topic": TOPIC,
+        "client_id": RUNNER,
         "keepalive_seconds": 60,
         "look_seconds": look_seconds,
     }

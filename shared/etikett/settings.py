@@ -69,12 +69,25 @@ class Settings(BaseSettings):
         le=3600,
         description="Lifetime of a Runner's queue credentials (STS: 15 min to 1 h when chained).",
     )
-    runner_wake_endpoint: str | None = Field(
+    runner_wake_host: str | None = Field(
         default=None,
-        pattern=r"^[^:\s/]+:\d{1,5}$",
-        description="host:port of the MQTT broker (AWS IoT Core's data endpoint) where an idle "
-        "Runner waits for a wake instead of polling its queue (docs/scale.md); None: Runners "
-        "long-poll their queue all the time.",
+        pattern=r"^[A-Za-z0-9.:-]+$",
+        description="The MQTT broker where an idle Runner waits for a wake instead of polling its "
+        "queue (docs/scale.md): AWS IoT Core's data endpoint (`iot:Data-ATS`), which also takes "
+        "the service's Publish over HTTPS; None: Runners long-poll their queues all the time.",
+    )
+    runner_wake_port: int = Field(default=8883, ge=1, le=65535, description="MQTT over TLS.")
+    runner_wake_topic_prefix: str = Field(
+        default="etikett-wake",
+        pattern=r"^[A-Za-z0-9_-]+$",
+        description="A Runner's wake topic is `<prefix>-<runner id>` (the template: the stack's "
+        "name, so that the functions may publish to their own stack's Runners only).",
+    )
+    runner_wake_policy: str | None = Field(
+        default=None,
+        description="The IoT policy each Runner's certificate is registered with in AWS IoT Core "
+        "(connect as its id, read its own wake topic); None: certificates are not registered "
+        "(local mode's broker trusts the service CA itself).",
     )
     runner_awake_seconds: int = Field(
         default=120,

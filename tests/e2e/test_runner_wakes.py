@@ -152,28 +152,36 @@ def test_a_runner_hears_its_own_wakes_only_and_sends_none(
         site = FakeSite(tmp_path, name)
         assert site.enroll(admin, token["token"]).status_code == 201
         sites.append(site)
-    a_id, b_id = (site.enrollment["runner_id"] for site in sites)
+    # Each one's topic, as the service offers it with the queue's credentials.
+    topic_a, topic_b = (_wake(server, site)["topic"] for site in sites)
     a, b = _Listener(server, sites[0]), _Listener(server, sites[1])
     service = _publisher(server)
     try:
         # mosquitto grants any subscription; what its rules decide is what reaches whom.
-        for topic in (f"etikett/runners/{b_id}/wake", "etikett/runners/+/wake", "#"):
+        for topic in (topic_b, "#"):
             a.subscribe(topic)
-        assert b.subscribe(f"etikett/runners/{b_id}/wake")
+        assert b.subscribe(topic_b)
         # A Runner's certificate publishes nothing that reaches another (nor itself).
-        a.client.publish(f"etikett/runners/{b_id}/wake", b"{}", qos=1).wait_for_publish(5)
-        a.client.publish(f"etikett/runners/{a_id}/wake", b"{}", qos=1).wait_for_publish(5)
+        a.client.publish(topic_b, b"{}", qos=1).wait_for_publish(5)
+        a.client.publish(topic_a, b"{}", qos=1).wait_for_publish(5)
         # The service's wake for B reaches B only.
-        service.publish(f"etikett/runners/{b_id}/wake", b"{}", qos=1).wait_for_publish(5)
+        service.publish(topic_b, b"{}", qos=1).wait_for_publish(5)
         eventually(lambda: b.messages, 10)
         time.sleep(0.5)
         assert a.messages == []
-        assert b.messages == [f"etikett/runners/{b_id}/wake"]
+        assert b.messages == [topic_b]
     finally:
         a.close()
         b.close()
         service.disconnect()
         service.loop_stop()
+
+
+def _wake(server: DevServer, site: FakeSite) -> dict[str, Any]:
+    with site.agent(server) as agent:
+        wake = agent.post("/queue-access").json()["wake"]
+    assert wake["client_id"] == site.enrollment["runner_id"]
+    return dict(wake)
 
 
 def _publisher(server: DevServer) -> mqtt.Client:

@@ -353,6 +353,7 @@ class RunnerCertificateAccess(Access):
         else:
             runner = identify(certificate, checked_in_write=self.checked_in_write)
         request.state.runner = runner
+        request.state.certificate_pem = certificate  # verified: the Runner's current one
         caller = Caller(actor="service", subject=f"runner:{runner.id}", roles=frozenset())
         invocation = Invocation(caller, operation_id, request_id(request))
         request.state.invocation = invocation

@@ -71,7 +71,7 @@ def claim(
     summary="Short-lived credentials for the Runner's own queue, to long-poll it directly",
 )
 def queue_access(request: Request, invocation: RunnerCall) -> runner_messages.QueueAccess:
-    return runner_queue_access.queue_access(request.state.runner)
+    return runner_queue_access.queue_access(request.state.runner, request.state.certificate_pem)
 
 
 @routes.post(

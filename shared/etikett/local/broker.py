@@ -58,6 +58,7 @@ class BrokerPlan:
     certificate: str
     key: str
     ca: str
+    topic_prefix: str  # a Runner's wake topic is `<prefix>-<its id>`
 
 
 class LocalBroker(children.Child):
@@ -119,11 +120,11 @@ def configuration(plan: BrokerPlan) -> tuple[str, str]:
     rules = "\n".join(
         [
             "# Every client: read its own wake topic (its certificate's common name is %u).",
-            "pattern read etikett/runners/%u/wake",
+            f"pattern read {plan.topic_prefix}-%u",
             "",
-            "# The publisher: write any Runner's.",
+            "# The publisher (the service): write any Runner's.",
             f"user {PUBLISHER}",
-            "topic write etikett/runners/+/wake",
+            "topic write #",
             "",
         ]
     )

@@ -3,6 +3,7 @@ template's references (`!Ref`, `!GetAtt …Arn`, `!Sub`) to their local values."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import TYPE_CHECKING, Any, cast
@@ -52,7 +53,9 @@ class Resolver:
                         return str(self.attributes[(resource, attribute)])
                     return str(self.refs[name])
 
-                return re.sub(r"\$\{([^}!]+)\}", substitute, text)
+                # `${!name}` is CloudFormation's escape for a literal `${name}` (IoT policy
+                # variables).
+                return re.sub(r"\$\{([^}!]+)\}", substitute, text).replace("${!", "${")
             if key == "Fn::Join":
                 separator, parts = arg
                 return separator.join(str(self.resolve(part)) for part in parts)
@@ -162,6 +165,15 @@ def provision(
             kms.create_alias(AliasName=alias, TargetKeyId=key_id)
         resolver.refs[name] = key_id
         resolver.attributes[(name, "Arn")] = f"arn:aws:kms:{region}:{LOCAL_ACCOUNT}:key/{key_id}"
+
+    iot = session.client("iot", endpoint_url=endpoint_url)
+    for name, resource in template.resources_of("AWS::IoT::Policy").items():
+        props = resolver.resolve(resource.get("Properties", {}))
+        policy = props.get("PolicyName") or _physical(name)
+        # Made by an earlier start already, perhaps (its document changes rarely).
+        with contextlib.suppress(iot.exceptions.ResourceAlreadyExistsException):
+            iot.create_policy(policyName=policy, policyDocument=json.dumps(props["PolicyDocument"]))
+        resolver.refs[name] = policy
 
     # Queues last among themselves in dependency order: a queue's redrive names its DLQ's ARN.
     pending = dict(template.resources_of("AWS::SQS::Queue"))

@@ -116,7 +116,6 @@ class LocalService:
             os.environ[BROKER_DIR] = str(self.home / "broker")
         else:
             os.environ.pop(BROKER_DIR, None)
-            os.environ.pop("ETIKETT_RUNNER_WAKE_ENDPOINT", None)
             logger.warning("mosquitto is not installed: Runners poll their queues all the time")
         self.aws.start()
         self._configure_environment()
@@ -138,8 +137,9 @@ class LocalService:
         )
         os.environ.update(provisioning.function_environment(self.template, resolver))
         os.environ["ETIKETT_AGENT_URL"] = self.agent_url
-        if self.broker is not None:
-            os.environ["ETIKETT_RUNNER_WAKE_ENDPOINT"] = f"{self.host}:{self.broker_port}"
+        # The broker where Runners wait for wakes (the template names IoT Core's endpoint).
+        os.environ["ETIKETT_RUNNER_WAKE_HOST"] = self.host if self.broker is not None else ""
+        os.environ["ETIKETT_RUNNER_WAKE_PORT"] = str(self.broker_port)
         settings.reload()  # the functions' environment is complete only now
         # The child loads its functions while this process loads the gateway's, on another core.
         self.workers.start(
@@ -165,6 +165,7 @@ class LocalService:
                     certificate=str(certificate),
                     key=str(key),
                     ca=str(ca),
+                    topic_prefix=settings.get_settings().runner_wake_topic_prefix,
                 )
             )
         self.agent.start(

@@ -47,9 +47,13 @@ def _boto3() -> Any:
 
 
 @cache
-def client(service: str) -> Any:
+def client(service: str, endpoint_url: str | None = None) -> Any:
+    """The process's client of `service` (at `endpoint_url`: a service that answers at an
+    account's own endpoint, such as IoT Core's data plane)."""
     with MAKING:
-        return _boto3().client(cast(Any, service), region_name=get_settings().region)
+        return _boto3().client(
+            cast(Any, service), region_name=get_settings().region, endpoint_url=endpoint_url
+        )
 
 
 def forget() -> None:

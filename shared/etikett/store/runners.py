@@ -67,6 +67,8 @@ class RunnerRecord(NamedTuple):
     # A Runner that waits for wakes polls its queue until then (runner_wakes); None: it polls
     # all the time (it never said it waits for wakes).
     awake_until: dt.datetime | None = None
+    # Its certificate as registered with AWS IoT Core (the broker it waits for wakes at).
+    wake_certificate_id: str | None = None
 
 
 class _ByKind(GlobalSecondaryIndex["_GroupItem"]):
@@ -122,6 +124,7 @@ class _RunnerItem(Item):
     online_since = UTCDateTimeAttribute(null=True)
     offline_report = JSONAttribute(null=True)
     awake_until = UTCDateTimeAttribute(null=True)
+    wake_certificate_id = UnicodeAttribute(null=True)
     created_at = UTCDateTimeAttribute()
     by_kind = _ByKind()
     by_group = _ByGroup()

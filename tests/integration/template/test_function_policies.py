@@ -36,6 +36,8 @@ NEVER_RUNS = {
     ("RunnerAgentFunction", "tokens_table"): "as users_table",
     ("McpFunction", "runner_queue_role_arn"): "the walk reaches the agent channel's routes, "
     "which are no MCP tools (not_in_mcp): only the agent function hands out queue credentials",
+    ("McpFunction", "runner_wake_policy"): "as runner_queue_role_arn: only the agent function "
+    "registers a Runner's certificate for wakes, when the Runner asks for its queue access",
     ("PrintRendererFunction", "audit_table"): "UnitOfWork writes an audit entry only when "
     "given one; the renderer's units of work have none",
     ("WebhookSenderFunction", "audit_table"): "as the renderer: a delivery's unit of work "

@@ -16,7 +16,7 @@ from moto.iotdata.models import iotdata_backends
 from etikett import clock, settings
 from etikett.domain.agent import runner_agent, runner_messages, runner_queue_access
 from etikett.domain.printing import jobs
-from etikett.domain.runners import runner_notices, runner_wakes
+from etikett.domain.runners import runner_notices, runner_wakes, runners
 from etikett.store import runner_wakes as wake_store
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
@@ -130,21 +130,62 @@ def test_a_wake_that_cannot_be_published_leaves_the_job_on_the_queue(
     assert job.id in [body.get("job_id") for body in _queued(aws, runner)]
 
 
-def test_the_wake_channel_is_offered_with_the_queue_where_the_service_has_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    runner = build.runner()
-    assert runner_queue_access.queue_access(runner).wake is None
-    monkeypatch.setenv("ETIKETT_RUNNER_WAKE_ENDPOINT", "broker.example:8883")
+@pytest.fixture
+def wakes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A service with a broker: IoT Core's endpoint, as the template names it."""
+    monkeypatch.setenv("ETIKETT_RUNNER_WAKE_HOST", "abc123-ats.iot.eu-central-1.amazonaws.com")
     settings.reload()
-    try:
-        wake = runner_queue_access.queue_access(runner).wake
-    finally:
-        monkeypatch.delenv("ETIKETT_RUNNER_WAKE_ENDPOINT")
-        settings.reload()
+    yield
+    monkeypatch.delenv("ETIKETT_RUNNER_WAKE_HOST")
+    settings.reload()
+
+
+def _iot_certificate(aws: Aws, certificate_id: str) -> tuple[str, list[str]]:
+    iot = aws.client("iot")
+    described = iot.describe_certificate(certificateId=certificate_id)["certificateDescription"]
+    policies = iot.list_attached_policies(target=described["certificateArn"])["policies"]
+    return described["status"], [policy["policyName"] for policy in policies]
+
+
+def test_no_wake_channel_where_the_service_has_no_broker() -> None:
+    created = build.enrolled(build.group().id)
+    runner = runner_store.get_runner(created.runner_id)
+    assert runner is not None
+    assert runner_queue_access.queue_access(runner, created.certificate_pem).wake is None
+    again = runner_store.get_runner(runner.id)
+    assert again is not None and again.wake_certificate_id is None  # nothing registered
+
+
+@pytest.mark.usefixtures("wakes")
+def test_the_wake_channel_comes_with_the_queue_and_the_certificate_is_registered_once(
+    aws: Aws,
+) -> None:
+    created = build.enrolled(build.group().id)
+    runner = runner_store.get_runner(created.runner_id)
+    assert runner is not None and created.certificate_pem is not None
+    wake = runner_queue_access.queue_access(runner, created.certificate_pem).wake
     assert wake is not None
-    assert (wake.host, wake.port, wake.topic) == (
-        "broker.example",
-        8883,
-        f"etikett/runners/{runner.id}/wake",
-    )
+    assert (wake.host, wake.port) == ("abc123-ats.iot.eu-central-1.amazonaws.com", 8883)
+    assert (wake.topic, wake.client_id) == (wake_store.topic(runner.id), runner.id)
+    registered = runner_store.get_runner(runner.id)
+    assert registered is not None and registered.wake_certificate_id is not None
+    policy = settings.get_settings().runner_wake_policy
+    assert policy  # the template's RunnerWakePolicy, provisioned in moto's IoT
+    assert _iot_certificate(aws, registered.wake_certificate_id) == ("ACTIVE", [policy])
+    # Asked again (credentials are renewed hourly): the same registration.
+    assert runner_queue_access.queue_access(registered, created.certificate_pem).wake == wake
+    certificates = aws.client("iot").list_certificates()["certificates"]
+    assert [c["certificateId"] for c in certificates].count(registered.wake_certificate_id) == 1
+
+
+@pytest.mark.usefixtures("wakes")
+def test_removing_a_runner_deactivates_its_iot_certificate(aws: Aws) -> None:
+    created = build.enrolled(build.group().id)
+    runner = runner_store.get_runner(created.runner_id)
+    assert runner is not None
+    runner_queue_access.queue_access(runner, created.certificate_pem)
+    registered = runner_store.get_runner(runner.id)
+    assert registered is not None and registered.wake_certificate_id is not None
+    runners.remove_runner(human("deleteRunner", "admin"), runner.id)
+    status, _ = _iot_certificate(aws, registered.wake_certificate_id)
+    assert status == "INACTIVE"

@@ -145,6 +145,7 @@ class WakeChannel(Model):
     host: str
     port: int
     topic: str
+    client_id: str = Field(description="Connect as this client (the Runner's id).")
     keepalive_seconds: int = Field(description="MQTT keep-alive: an idle connection's pings.")
     look_seconds: int = Field(
         description="An idle Runner looks at its queue at least this often (a wake may be lost)."

@@ -5,6 +5,8 @@ long poll does. Why this design and what it costs: docs/scale.md."""
 
 from __future__ import annotations
 
+import logging
+
 from etikett import clock
 from etikett.domain.agent import claims, runner_messages
 from etikett.domain.agent.runner_messages import (
@@ -19,6 +21,8 @@ from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
 from etikett_engine.errors import CertificateRefused, Conflict, ProblemCode
 
+log = logging.getLogger(__name__)
+
 # The service counts a Runner offline after this many missed beats.
 OFFLINE_AFTER_BEATS = 2.5
 
@@ -27,7 +31,7 @@ def heartbeat_seconds() -> int:
     return max(1, int(get_settings().runner_offline_seconds / OFFLINE_AFTER_BEATS))
 
 
-def queue_access(runner: RunnerRecord) -> QueueAccess:
+def queue_access(runner: RunnerRecord, certificate_pem: str | None = None) -> QueueAccess:
     """Fresh credentials for the Runner's queue. Asked for by a current certificate only
     (`identify`); a removed Runner's queue is deleted with it, so credentials it still holds
     reach nothing from that moment, and it gets no new ones."""
@@ -60,7 +64,7 @@ def queue_access(runner: RunnerRecord) -> QueueAccess:
         expires_at=clock.rfc3339(issued.expires_at),
         wait_seconds=MAX_WAIT_SECONDS,
         heartbeat_seconds=heartbeat_seconds(),
-        wake=wake_channel(runner.id),
+        wake=wake_channel(runner, certificate_pem),
     )
 
 
@@ -70,15 +74,28 @@ WAKE_KEEPALIVE_SECONDS = 300
 WAKE_LOOK_SECONDS = 300
 
 
-def wake_channel(runner_id: str) -> WakeChannel | None:
-    endpoint = get_settings().runner_wake_endpoint
-    if not endpoint:
+def wake_channel(runner: RunnerRecord, certificate_pem: str | None) -> WakeChannel | None:
+    """Where the Runner waits for wakes; None (it polls its queue) where the service has no
+    broker, or IoT Core did not take its certificate (tried again at its next ask)."""
+    settings = get_settings()
+    if not settings.runner_wake_host:
         return None
-    host, _, port = endpoint.rpartition(":")
+    if settings.runner_wake_policy and not runner.wake_certificate_id:
+        if not certificate_pem:
+            return None
+        try:
+            certificate_id = runner_wakes.register(certificate_pem, settings.runner_wake_policy)
+        except Exception:  # the Runner polls its queue meanwhile
+            log.warning("Runner %s: certificate not registered for wakes", runner.id, exc_info=True)
+            return None
+        if not runner_store.touch_runner(runner.id, wake_certificate_id=certificate_id):
+            runner_wakes.deactivate(certificate_id)  # removed meanwhile
+            return None
     return WakeChannel(
-        host=host,
-        port=int(port),
-        topic=runner_wakes.topic(runner_id),
+        host=settings.runner_wake_host,
+        port=settings.runner_wake_port,
+        topic=runner_wakes.topic(runner.id),
+        client_id=runner.id,
         keepalive_seconds=WAKE_KEEPALIVE_SECONDS,
         look_seconds=WAKE_LOOK_SECONDS,
     )

@@ -1,6 +1,7 @@
 """Runner groups, Runners and their context parameters. Enrollment is in `runner_enrollment`;
 what other aggregates read of Runners (loading, status, printer ports) in `runner_records`."""
 
+import logging
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
@@ -13,6 +14,7 @@ from etikett.domain.runners.runner_context import context_values
 from etikett.domain.runners.runner_records import load_group, load_runner, status_of
 from etikett.ids import new_id
 from etikett.store import runner_context, runner_queues, runners
+from etikett.store import runner_wakes as wake_store
 from etikett.store.conditions import ConditionName
 from etikett.store.pages import Page
 from etikett.store.runner_context import ContextRecord
@@ -20,6 +22,8 @@ from etikett.store.runners import GroupRecord, RunnerRecord
 from etikett.store.unit_of_work import UnitOfWork
 from etikett_engine.errors import NotFound, ProblemCode
 from etikett_engine.model import Model
+
+log = logging.getLogger(__name__)
 
 CONTEXT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
 # Below 1024 live services, not printers (LPD's 515 is among the defaults already).
@@ -189,6 +193,11 @@ def remove_runner(invocation: Invocation, runner_id: str) -> None:
         runners.delete_runner(uow, record)
     if record.queue_url:
         runner_queues.delete(record.queue_url)
+    if record.wake_certificate_id:  # IoT Core closes its connection to the wake broker
+        try:
+            wake_store.deactivate(record.wake_certificate_id)
+        except Exception:  # its queue is gone: a wake it still hears leads nowhere
+            log.warning("Runner %s: IoT certificate not deactivated", runner_id, exc_info=True)
     runner_context.delete_context_of(runner_id)
 
 
