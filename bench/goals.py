@@ -248,7 +248,9 @@ def fleet_goals(runners: int, seconds: float) -> list[Goal]:
 
     result = asyncio.run(fleet.fleet(args))
     fleet.report(result)
-    hold, alone = result["load_hold_p50"], result["reference_hold_p50"]
+    # Like for like: prints to Runners that poll; a woken Runner's first print, with the wake's
+    # hop, is shown in the fleet's own table.
+    hold, alone = result["polled_hold_p50"], result["reference_hold_p50"]
     return [
         Goal(
             "idle Runner: AWS requests a minute",
@@ -257,7 +259,7 @@ def fleet_goals(runners: int, seconds: float) -> list[Goal]:
             1.0,
         ),
         Goal(
-            f"print p50 under a {runners}-Runner fleet ÷ one Runner",
+            f"print p50 under a {runners}-Runner fleet ÷ one Runner (both polling)",
             f"{hold:.1f} vs {alone:.1f} ms",
             hold / alone,
             fleet.GOAL_LOAD_RATIO,

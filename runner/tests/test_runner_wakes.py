@@ -5,7 +5,6 @@ keeps coming."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import pwd
 import shutil
@@ -20,12 +19,10 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from etikett_runner.wake import Wakefulness
 from paho.mqtt.enums import CallbackAPIVersion
+
+from support.self_signed import Authority
 
 RUNNER = "run_01TEST"
 TOPIC = f"etikett-wake-{RUNNER}"  # as the service names it: <prefix>-<runner id>
@@ -36,68 +33,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-class _Ca:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
-        self.name = name
-        now = dt.datetime.now(dt.UTC)
-        self.certificate = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(self.key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=1))
-            .not_valid_after(now + dt.timedelta(hours=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(self.key, hashes.SHA256())
-        )
-        self.pem = folder / "ca.pem"
-        self.pem.write_bytes(self.certificate.public_bytes(serialization.Encoding.PEM))
-
-    def issue(self, name: str, *, server: bool = False) -> tuple[Path, Path]:
-        key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.UTC)
-        usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-            .issuer_name(self.name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=1))
-            .not_valid_after(now + dt.timedelta(hours=1))
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-        )
-        if server:
-            import ipaddress
-
-            address = x509.IPAddress(ipaddress.ip_address("127.0.0.1"))
-            builder = builder.add_extension(x509.SubjectAlternativeName([address]), critical=False)
-        certificate = builder.sign(self.key, hashes.SHA256())
-        cert_file, key_file = self.folder / f"{name}.pem", self.folder / f"{name}-key.pem"
-        cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-        key_file.write_bytes(
-            key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
-        return cert_file, key_file
-
-    def context(self, name: str) -> ssl.SSLContext:
-        context = ssl.create_default_context(cafile=str(self.pem))
-        context.load_cert_chain(*self.issue(name))
-        return context
-
-
 class _Broker:
     """mosquitto with TLS and client certificates, the Runner's rule as local mode writes it."""
 
-    def __init__(self, folder: Path, ca: _Ca) -> None:
+    def __init__(self, folder: Path, ca: Authority) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -149,12 +88,12 @@ class _Channel:
 
 
 @pytest.fixture
-def ca(tmp_path: Path) -> _Ca:
-    return _Ca(tmp_path)
+def ca(tmp_path: Path) -> Authority:
+    return Authority(tmp_path)
 
 
 @pytest.fixture
-def broker(tmp_path: Path, ca: _Ca) -> Iterator[_Broker]:
+def broker(tmp_path: Path, ca: Authority) -> Iterator[_Broker]:
     running = _Broker(tmp_path, ca)
     running.start()
     yield running
@@ -172,9 +111,9 @@ def _offer(broker: _Broker, look_seconds: int = 300) -> dict[str, Any]:
     }
 
 
-def _publish(ca: _Ca, broker: _Broker) -> None:
+def _publish(ca: Authority, broker: _Broker) -> None:
     client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
-    client.tls_set_context(ca.context("publisher"))
+    client.tls_set_context(ca.client_context("publisher"))
     client.connect("127.0.0.1", broker.port)
     client.loop_start()
     try:
@@ -184,9 +123,11 @@ def _publish(ca: _Ca, broker: _Broker) -> None:
         client.loop_stop()
 
 
-def _asleep(ca: _Ca, broker: _Broker, look_seconds: int = 300) -> tuple[Wakefulness, _Channel]:
+def _asleep(
+    ca: Authority, broker: _Broker, look_seconds: int = 300
+) -> tuple[Wakefulness, _Channel]:
     """A Wakefulness that looked once, said it is awake, and whose promise (0.3 s) is over."""
-    channel = _Channel(ca.context(RUNNER), awake_seconds=0.3)
+    channel = _Channel(ca.client_context(RUNNER), awake_seconds=0.3)
     stop = threading.Event()
     waking = Wakefulness(channel, stop)  # type: ignore[arg-type]
     waking.offer(_offer(broker, look_seconds))
@@ -219,7 +160,9 @@ def _waits(waking: Wakefulness, seconds: float) -> float:
     return finished[0]
 
 
-def test_asleep_it_waits_until_a_wake_comes_then_says_it_is_awake(ca: _Ca, broker: _Broker) -> None:
+def test_asleep_it_waits_until_a_wake_comes_then_says_it_is_awake(
+    ca: Authority, broker: _Broker
+) -> None:
     waking, channel = _asleep(ca, broker)
     done = threading.Event()
     threading.Thread(target=lambda: (waking.await_work(), done.set()), daemon=True).start()
@@ -232,7 +175,7 @@ def test_asleep_it_waits_until_a_wake_comes_then_says_it_is_awake(ca: _Ca, broke
     waking.close()
 
 
-def test_asleep_it_looks_at_its_queue_when_its_look_is_due(ca: _Ca, broker: _Broker) -> None:
+def test_asleep_it_looks_at_its_queue_when_its_look_is_due(ca: Authority, broker: _Broker) -> None:
     waking, channel = _asleep(ca, broker, look_seconds=2)
     took = _waits(waking, 6)
     assert 1.5 <= took <= 4
@@ -241,7 +184,7 @@ def test_asleep_it_looks_at_its_queue_when_its_look_is_due(ca: _Ca, broker: _Bro
     waking.close()
 
 
-def test_without_the_broker_it_polls(ca: _Ca, broker: _Broker) -> None:
+def test_without_the_broker_it_polls(ca: Authority, broker: _Broker) -> None:
     waking, channel = _asleep(ca, broker)
     done = threading.Event()
     threading.Thread(target=lambda: (waking.await_work(), done.set()), daemon=True).start()
@@ -255,9 +198,9 @@ def test_without_the_broker_it_polls(ca: _Ca, broker: _Broker) -> None:
 
 
 def test_while_work_keeps_coming_it_says_so_again_when_half_its_promise_is_gone(
-    ca: _Ca, broker: _Broker
+    ca: Authority, broker: _Broker
 ) -> None:
-    channel = _Channel(ca.context(RUNNER), awake_seconds=1.0)
+    channel = _Channel(ca.client_context(RUNNER), awake_seconds=1.0)
     waking = Wakefulness(channel, threading.Event())  # type: ignore[arg-type]
     waking.offer(_offer(broker))
     assert waking.listener is not None

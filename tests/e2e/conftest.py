@@ -35,8 +35,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(workdir: Path) -> Iterator[DevServer]:
-    service = DevServer(workdir / "home")
+def server(workdir: Path, request: pytest.FixtureRequest) -> Iterator[DevServer]:
+    # A module's SERVER_ENV, if it has one: the service's environment for its tests.
+    service = DevServer(workdir / "home", env=getattr(request.module, "SERVER_ENV", None))
     service.start()
     yield service
     service.stop()

@@ -8,36 +8,19 @@ import base64
 import ssl
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
-import pytest
 from etikett_runner.printer_sim import PrinterSimulator
 
 from e2e.runners import TUNING, RunnerProcess, eventually, start_enrolled
-from support.client import PASSWORD, Api
+from support.client import Api
 from support.runner_site import FakeSite
 from support.server import DevServer
 
 AWAKE_SECONDS = 2  # how long a woken Runner polls before it waits for a wake again
-
-
-@pytest.fixture(scope="module")
-def server(workdir: Path) -> Iterator[DevServer]:
-    service = DevServer(workdir / "home", env={"ETIKETT_RUNNER_AWAKE_SECONDS": str(AWAKE_SECONDS)})
-    service.start()
-    yield service
-    service.stop()
-
-
-@pytest.fixture(scope="module")
-def admin(server: DevServer) -> Api:
-    anonymous = Api(server.url)
-    response = anonymous.post("/auth/setup", json={"username": "admin", "password": PASSWORD})
-    assert response.status_code == 201, response.text
-    return anonymous.as_token(response.json()["token"])
+SERVER_ENV = {"ETIKETT_RUNNER_AWAKE_SECONDS": str(AWAKE_SECONDS)}  # conftest's `server`
 
 
 def _online_runner(admin: Api, group_id: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentGatewayPlan", "LocalAgentGateway"]
 
 READY = "SERVING"
-FAILED = "FAILED"
+FAILED = children.FAILED
 # The agent function loads before it answers: on a loaded machine that takes a while.
 _START_TIMEOUT = 120.0
 # How long the server is given to finish the requests in hand once told to stop: after that the
@@ -70,10 +70,6 @@ class LocalAgentGateway(children.Child):
     ready_line = READY
     start_timeout = _START_TIMEOUT
     stop_timeout = _STOP_TIMEOUT
-
-    def not_started(self, line: str, returncode: int | None) -> str:
-        why = line.removeprefix(FAILED).strip() or f"exit {returncode}"
-        return f"the Runner agent channel did not start: {why}"
 
 
 def _serve(plan: AgentGatewayPlan) -> tuple[uvicorn.Server, threading.Thread] | None:

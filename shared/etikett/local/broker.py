@@ -30,7 +30,7 @@ from etikett.local import children
 __all__ = ["BROKER_DIR", "PUBLISHER", "BrokerPlan", "LocalBroker", "mosquitto", "prepare_publisher"]
 
 READY = "BROKING"
-FAILED = "FAILED"
+FAILED = children.FAILED
 # Where local AWS finds the broker and its publisher's certificate (moto_wakes.py).
 BROKER_DIR = "ETIKETT_LOCAL_BROKER_DIR"
 PUBLISHER = "etikett-service"  # the common name of the one client that may publish wakes
@@ -62,15 +62,14 @@ class BrokerPlan:
 
 
 class LocalBroker(children.Child):
+    """mosquitto in a child of its own, started by local mode once the TLS files exist and
+    stopped after the local workers."""
+
     module = "etikett.local.broker"
     name = "the MQTT broker"
     ready_line = READY
     start_timeout = _START_TIMEOUT
     stop_timeout = _STOP_TIMEOUT
-
-    def not_started(self, line: str, returncode: int | None) -> str:
-        why = line.removeprefix(FAILED).strip() or f"exit {returncode}"
-        return f"the MQTT broker did not start: {why}"
 
 
 def prepare_publisher(folder: Path, host: str, port: int, ca: Path) -> None:

@@ -17,6 +17,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
+# The first line of a child that cannot work, followed by why (e.g. a port that is taken).
+FAILED = "FAILED"
+
 
 def first_line(stream: IO[str], timeout: float) -> str:
     """The first line the child prints, or "" if it prints none within `timeout` seconds."""
@@ -93,6 +96,9 @@ class Child:
             raise RuntimeError(self.not_started(line, process.returncode))
 
     def not_started(self, line: str, returncode: int | None) -> str:
+        """What `ready` says: the child's own reason (`FAILED <why>`), or what it printed."""
+        if line.startswith(FAILED):
+            return f"{self.name} did not start: {line.removeprefix(FAILED).strip()}"
         return f"{self.name} did not start (exit {returncode}): {line!r}"
 
     def stop(self) -> None:
