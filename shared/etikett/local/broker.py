@@ -158,8 +158,8 @@ def _last_line(log: Path) -> str:
     try:
         lines = log.read_text(errors="replace").strip().splitlines()
     except OSError:
-        return "no log"
-    return lines[-1].partition(": ")[2] if lines else "no log"
+        return ""
+    return lines[-1].partition(": ")[2] if lines else ""
 
 
 def main() -> int:
@@ -180,12 +180,18 @@ def main() -> int:
             f"{FAILED} mosquitto could not listen on {plan.host}:{plan.port}: {taken}", flush=True
         )
         return 1
-    process = subprocess.Popen(
-        [binary, "-c", str(folder / "mosquitto.conf")], stdin=subprocess.DEVNULL
-    )
+    # What mosquitto says before its log is open (e.g. that it runs as root) goes to a file of
+    # its own beside the log, not into `etikett dev`'s.
+    with open(folder / "mosquitto.out", "wb") as said_early:
+        process = subprocess.Popen(
+            [binary, "-c", str(folder / "mosquitto.conf")],
+            stdin=subprocess.DEVNULL,
+            stdout=said_early,
+            stderr=subprocess.STDOUT,
+        )
     try:
         if not _listening(plan.host, plan.port, process, _START_TIMEOUT - 5):
-            said = _last_line(folder / "mosquitto.log")
+            said = _last_line(folder / "mosquitto.log") or _last_line(folder / "mosquitto.out")
             print(
                 f"{FAILED} mosquitto could not listen on {plan.host}:{plan.port}: {said}",
                 flush=True,

@@ -46,6 +46,9 @@ def dev(arguments: argparse.Namespace) -> int:
         f"Runner agent channel (mutual TLS): {service.agent_url}  CA: {service.ca_file}", flush=True
     )
     print(f"Local AWS endpoint (moto): {service.aws.endpoint_url}", flush=True)
+    if service.broker is not None:
+        wakes = f"{service.host}:{service.broker_port}"
+        print(f"MQTT broker (idle Runners' wakes, mutual TLS): {wakes}", flush=True)
     print(f"Browser console: {service.url}/console", flush=True)
     if arguments.demo:
         pass  # the demo site signs in itself and says how a person does

@@ -106,6 +106,18 @@ class LocalService:
         os.environ.pop("AWS_PROFILE", None)
 
     def start(self) -> None:
+        """Start every part; if one cannot start, stop those that did (their pollers would
+        otherwise log errors against a local AWS that is gone) and raise why."""
+        try:
+            self._start()
+        except BaseException:
+            try:
+                self.stop()
+            except Exception:  # the first failure is the one to report
+                logger.debug("stopping after a failed start failed too", exc_info=True)
+            raise
+
+    def _start(self) -> None:
         import uvicorn  # loaded when the service starts serving, not by its other callers
 
         self.home.mkdir(parents=True, exist_ok=True)
