@@ -75,15 +75,15 @@ class LocalBroker(children.Child):
 def prepare_publisher(folder: Path, host: str, port: int, ca: Path) -> None:
     """The publisher's certificate (from the service CA) and `publisher.json`, which tells local
     AWS where the broker listens (moto_wakes.py)."""
+    # Run by `etikett dev` itself, which has both loaded: not the broker's child.
     from etikett.domain.runners import certificates
+    from etikett.local import tls
 
     folder.mkdir(parents=True, exist_ok=True)
     certificate_pem, key_pem = certificates.issue_client_certificate(PUBLISHER)
     certificate, key = folder / "publisher.pem", folder / "publisher-key.pem"
     certificate.write_text(certificate_pem)
-    descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(key_pem)
+    tls.write_key(key, key_pem)
     plan = {"host": host, "port": port, "certificate": str(certificate), "key": str(key)}
     (folder / "publisher.json").write_text(json.dumps({**plan, "ca": str(ca)}))
 

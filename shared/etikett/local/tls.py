@@ -25,11 +25,16 @@ def prepare(home: Path) -> tuple[Path, Path, Path]:
     )
     paths = folder / "server.pem", folder / "server-key.pem", folder / "ca.pem"
     paths[0].write_text(certificate_pem)
-    descriptor = os.open(paths[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(key_pem)
+    write_key(paths[1], key_pem)
     paths[2].write_text(certificates.ca_pem())
     return paths
+
+
+def write_key(path: Path, key_pem: str) -> None:
+    """A private key's file, readable by its owner alone from its first byte."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(key_pem)
 
 
 class ClientCertificateProtocol(H11Protocol):

@@ -32,15 +32,13 @@ def asleep(runner: RunnerRecord, now: dt.datetime) -> bool:
     return runner.awake_until is not None and runner.awake_until <= now + MARGIN
 
 
-def wake_if_asleep(runner: RunnerRecord, now: dt.datetime | None = None) -> bool:
+def wake_if_asleep(runner: RunnerRecord) -> None:
     """Wake the Runner, if it may be asleep, for a message sent to its queue now. A wake that
     cannot be published is logged; the Runner finds the message at its next look (at least
-    every few minutes, docs/scale.md). True if a wake was published."""
-    if not asleep(runner, now or clock.now()):
-        return False
+    every few minutes, docs/scale.md)."""
+    if not asleep(runner, clock.now()):
+        return
     try:
         runner_wakes.publish(runner.id)
     except Exception:  # the message is on the queue: it waits for the Runner's next look
         log.warning("wake for Runner %s not published", runner.id, exc_info=True)
-        return False
-    return True
