@@ -158,7 +158,7 @@ def test_no_wake_channel_where_the_service_has_no_broker() -> None:
 
 @pytest.mark.usefixtures("wakes")
 def test_the_wake_channel_comes_with_the_queue_and_the_certificate_is_registered_once(
-    aws: Aws,
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     created = build.enrolled(build.group().id)
     runner = runner_store.get_runner(created.runner_id)
@@ -172,7 +172,11 @@ def test_the_wake_channel_comes_with_the_queue_and_the_certificate_is_registered
     policy = settings.get_settings().runner_wake_policy
     assert policy  # the template's RunnerWakePolicy, provisioned in moto's IoT
     assert _iot_certificate(aws, registered.wake_certificate_id) == ("ACTIVE", [policy])
-    # Asked again (credentials are renewed hourly): the same registration.
+    # Asked again (credentials are renewed hourly): the same registration, not another.
+    def registered_again(certificate_pem: str, policy: str) -> str:
+        raise AssertionError("registered again")
+
+    monkeypatch.setattr(wake_store, "register", registered_again)
     assert runner_queue_access.queue_access(registered, created.certificate_pem).wake == wake
     certificates = aws.client("iot").list_certificates()["certificates"]
     assert [c["certificateId"] for c in certificates].count(registered.wake_certificate_id) == 1
