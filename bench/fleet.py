@@ -681,6 +681,8 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         "labels_at_printers": labels,
         "errors": counts.errors,
         "busy": counts.busy,
+        "mqtt_connects": counts.mqtt["CONNECT"],
+        "wakes": counts.mqtt["wake"],
         "idle_errors": idle_errors,
     }
 
@@ -724,6 +726,10 @@ def report(result: dict[str, Any]) -> bool:
         ("fleet load p50, Runners polling / one Runner p50 (goal <= 1.2)", ratio),
         ("fleet load p50 / one Runner at the same rate p50", at_rate),
         ("prints sent / at their printer", f"{result['prints']} / {result['prints_done']}"),
+        (
+            "MQTT connections / wakes received (wake)",
+            f"{result['mqtt_connects']} / {result['wakes']}",
+        ),
         ("503 service.busy answers, retried", result["busy"]),
         ("errors (0 expected)", len(result["errors"])),
     ]
