@@ -107,7 +107,7 @@ class DevServer:
             for k, v in os.environ.items()
             if k not in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB")
         }
-        env.update(PYTHONUNBUFFERED="1", AGENT_PORT=str(free_port()))
+        env.update(PYTHONUNBUFFERED="1", AGENT_PORT=str(free_port()), BROKER_PORT=str(free_port()))
         command = [sys.executable, "-m", "etikett.local.cli", "dev", "--port", str(self.port)]
         command += ["--home", str(self.home), "--template", str(REPO / "template.yaml")]
         with self.log.open("wb") as log:
@@ -541,7 +541,12 @@ def coldstart_child(requests: int) -> None:
 
     with tempfile.TemporaryDirectory(prefix="etikett-mcp-bench-") as folder:
         service = LocalService(
-            REPO / "template.yaml", Path(folder) / "home", "127.0.0.1", free_port(), free_port()
+            REPO / "template.yaml",
+            Path(folder) / "home",
+            "127.0.0.1",
+            free_port(),
+            free_port(),
+            free_port(),
         )
         started = time.perf_counter()
         service.start()

@@ -382,6 +382,7 @@ class DevServer:
             if name not in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB")
         }
         env["PYTHONUNBUFFERED"] = "1"
+        env["BROKER_PORT"] = str(free_port())  # not --port + 883, which another may hold
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
                 [

@@ -22,7 +22,7 @@ from support.server import REPO, free_port
 class Demo:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.port, self.agent_port = free_port(), free_port()
+        self.port, self.agent_port, self.broker_port = free_port(), free_port(), free_port()
         self.log = root / "demo-dev.log"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -30,6 +30,7 @@ class Demo:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ETIKETT_", "AWS_"))}
         command = [sys.executable, "-m", "etikett.local.cli", "dev", "--demo"]
         command += ["--port", str(self.port), "--agent-port", str(self.agent_port)]
+        command += ["--broker-port", str(self.broker_port)]
         command += ["--home", str(self.root / "home"), "--demo-dir", str(self.root / "demo")]
         command += ["--template", str(REPO / "template.yaml")]
         offset = self.log.stat().st_size if self.log.exists() else 0

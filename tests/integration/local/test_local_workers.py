@@ -32,7 +32,7 @@ import json, sys, threading, time
 from pathlib import Path
 from etikett.local.service import LocalService
 service = LocalService(Path(sys.argv[1]), Path(sys.argv[2]), port=int(sys.argv[3]),
-                       agent_port=int(sys.argv[4]))
+                       agent_port=int(sys.argv[4]), broker_port=int(sys.argv[5]))
 service.start()
 print(json.dumps({"url": service.url, "workers": service.workers.pid, "aws": service.aws.pid,
                   "agent": service.agent.pid, "agent_url": service.agent_url,
@@ -53,7 +53,7 @@ def _alive(pid: int) -> bool:
 def test_the_pollers_run_in_a_child_that_goes_with_its_parent(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     arguments = [str(REPO / "template.yaml"), str(tmp_path / "home")]
-    arguments += [str(free_port()), str(free_port())]
+    arguments += [str(free_port()), str(free_port()), str(free_port())]
     parent = subprocess.Popen(
         [sys.executable, "-c", _PARENT, *arguments],
         stdout=subprocess.PIPE,

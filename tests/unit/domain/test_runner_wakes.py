@@ -172,6 +172,7 @@ def test_the_wake_channel_comes_with_the_queue_and_the_certificate_is_registered
     policy = settings.get_settings().runner_wake_policy
     assert policy  # the template's RunnerWakePolicy, provisioned in moto's IoT
     assert _iot_certificate(aws, registered.wake_certificate_id) == ("ACTIVE", [policy])
+
     # Asked again (credentials are renewed hourly): the same registration, not another.
     def registered_again(certificate_pem: str, policy: str) -> str:
         raise AssertionError("registered again")
