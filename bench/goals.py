@@ -248,8 +248,8 @@ def fleet_goals(runners: int, seconds: float) -> list[Goal]:
 
     result = asyncio.run(fleet.fleet(args))
     fleet.report(result)
-    # Like for like: prints to Runners that poll; a woken Runner's first print, with the wake's
-    # hop, is shown in the fleet's own table.
+    # Like for like: prints to Runners that poll; a Runner's first print after idling (woken, and
+    # the service's first print to that printer) is shown in the fleet's own table.
     hold, alone = result["polled_hold_p50"], result["reference_hold_p50"]
     return [
         Goal(
