@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,11 +17,14 @@ from moto.iotdata.models import iotdata_backends
 
 from etikett import clock, settings
 from etikett.domain.agent import runner_agent, runner_messages, runner_queue_access
-from etikett.domain.printing import jobs
+from etikett.domain.printing import jobs, printing
+from etikett.domain.printing.printing import PrintRequest
 from etikett.domain.runners import runner_notices, runner_wakes, runners
+from etikett.store import runner_queues
 from etikett.store import runner_wakes as wake_store
 from etikett.store import runners as runner_store
 from etikett.store.runners import RunnerRecord
+from etikett_engine.errors import EtikettError, ProblemCode
 from unit.domain import build
 from unit.domain.callers import human
 from unit.domain.conftest import REGION, Aws
@@ -128,6 +133,80 @@ def test_a_wake_that_cannot_be_published_leaves_the_job_on_the_queue(
     job = _job(runner)
     assert job.status == "queued"
     assert job.id in [body.get("job_id") for body in _queued(aws, runner)]
+
+
+LABEL = {
+    "size": {"width_mm": 50, "height_mm": 25},
+    "dpi": 203,
+    "variables": [{"name": "name", "required": True, "sample": "Muster"}],
+    "objects": [{"id": "t", "type": "text", "x_mm": 2, "y_mm": 2, "expression": "name"}],
+}
+
+
+def _asleep_with_printer() -> tuple[RunnerRecord, str]:
+    runner = _awake(build.runner())
+    printer = build.printer(runner.id, f"zebra-{runner.id[-8:].lower()}").name  # a notice
+    runner_store.touch_runner(runner.id, awake_until=clock.now() - dt.timedelta(seconds=1))
+    return runner, printer
+
+
+def test_a_print_wakes_its_runner_while_the_job_is_made_and_once(
+    aws: Aws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner, printer = _asleep_with_printer()
+    label = build.released_label(LABEL)
+    sent = threading.Event()
+    in_flight: list[bool] = []  # per wake: the job's message was sent while it was under way
+
+    def publish(runner_id: str) -> None:
+        in_flight.append(sent.wait(5))
+
+    send = runner_queues.send
+
+    def send_and_tell(*args: Any, **kwargs: Any) -> None:
+        send(*args, **kwargs)
+        sent.set()
+
+    monkeypatch.setattr(wake_store, "publish", publish)
+    monkeypatch.setattr(runner_queues, "send", send_and_tell)
+    request = PrintRequest(label_id=label, printer=printer, data=[{"name": "A"}])
+    accepted = printing.submit(human("postPrint", "operator"), request)
+    # Published beside the job's making (counters, render, writes), not before its message only;
+    # and one wake, not a second one when the message goes.
+    assert in_flight == [True]
+    assert accepted.job_id in [body.get("job_id") for body in _queued(aws, runner)]
+
+
+def test_a_print_refused_before_anything_is_taken_wakes_no_runner() -> None:
+    _, printer = _asleep_with_printer()
+    label = build.released_label(LABEL)
+    request = PrintRequest(label_id=label, printer=printer, data=[{"qty": 1}])
+    with pytest.raises(EtikettError) as refused:
+        printing.submit(human("postPrint", "operator"), request)
+    assert refused.value.code == ProblemCode.PRINT_VARIABLES_INVALID
+    assert _published() == []
+
+
+def test_a_print_that_fails_once_its_runner_was_woken_still_waits_for_the_wake(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, printer = _asleep_with_printer()
+    label = build.released_label(LABEL)
+    published = threading.Event()
+
+    def publish(runner_id: str) -> None:
+        time.sleep(0.2)  # longer than the print takes to fail
+        published.set()
+
+    def no_serials(*args: Any) -> Any:
+        raise RuntimeError("the counters' table is away")
+
+    monkeypatch.setattr(wake_store, "publish", publish)
+    monkeypatch.setattr(printing, "_take_serials", no_serials)
+    request = PrintRequest(label_id=label, printer=printer, data=[{"name": "A"}])
+    with pytest.raises(RuntimeError):
+        printing.submit(human("postPrint", "operator"), request)
+    assert published.is_set()  # a function does not answer with a wake in flight
 
 
 @pytest.fixture

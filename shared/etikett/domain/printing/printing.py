@@ -22,6 +22,7 @@ from etikett.domain.printing.print_limits import MAX_RECORDS as MAX_RECORDS
 from etikett.domain.printing.print_rendering import held_event, render_failed
 from etikett.domain.printing.print_targets import Target
 from etikett.domain.printing.print_work import PrintWork
+from etikett.domain.runners import runner_wakes
 from etikett.ids import new_id
 from etikett.store import archive, print_work
 from etikett.store.archive import ArchiveRecord
@@ -166,6 +167,18 @@ def submit(
     target = print_targets.resolve(request.label_id, request.printer, ahead)
     _check_density(target)
     _validate_records(target.document, records)
+    # A Runner asleep is woken now: on its way to its queue while the job is made.
+    with runner_wakes.waking(target.runner):
+        return _submit_checked(invocation, request, target, records, now)
+
+
+def _submit_checked(
+    invocation: Invocation,
+    request: PrintRequest,
+    target: Target,
+    records: list[dict[str, Any]],
+    now: datetime | None,
+) -> PrintAccepted:
     serials, ranges = _take_serials(target.document, len(records))
     moment = _to_milliseconds(now or clock.now())
     entries = _archive_entries(invocation, target, request.copies, records, serials, moment)
