@@ -273,3 +273,16 @@ def test_removing_a_runner_deactivates_its_iot_certificate(aws: Aws) -> None:
     runners.remove_runner(human("deleteRunner", "admin"), runner.id)
     status, _ = _iot_certificate(aws, registered.wake_certificate_id)
     assert status == "INACTIVE"
+
+
+@pytest.mark.usefixtures("wakes")
+def test_a_certificate_iot_core_already_has_is_taken_as_registered(aws: Aws) -> None:
+    # The record was lost after IoT Core took the certificate (a timeout, a restore): asked
+    # again, IoT Core answers that it exists, with its id, and the policy is attached to it.
+    created = build.enrolled(build.group().id)
+    assert created.certificate_pem is not None
+    policy = settings.get_settings().runner_wake_policy
+    first = wake_store.register(created.certificate_pem, policy)
+    again = wake_store.register(created.certificate_pem, policy)
+    assert again == first
+    assert _iot_certificate(aws, again) == ("ACTIVE", [policy])
