@@ -93,7 +93,10 @@ class Printer:
                 if b"~HS" in data:
                     writer.write(STATUS_ANSWER)
                     await writer.drain()
-        except ConnectionError:
+        except (ConnectionError, asyncio.CancelledError):
+            # Cancelled: the run is over with a connection open. Ended quietly here, since
+            # Python 3.11's start_server asks a cancelled handler for its exception and prints
+            # the CancelledError that raises.
             pass
         finally:
             writer.close()
@@ -126,6 +129,7 @@ class WakeTopic:
         wake = access["wake"]
         self.counts = counts
         self.woken = asyncio.Event()
+        self.woken_at = 0.0  # perf_counter of the last wake
         self.subscribed = asyncio.Event()
         self.keepalive = int(wake["keepalive_seconds"])
         self.look_seconds = float(wake["look_seconds"])
@@ -153,6 +157,7 @@ class WakeTopic:
 
     def _woke(self) -> None:
         self.counts.mqtt["wake"] += 1
+        self.woken_at = time.perf_counter()
         self.woken.set()
 
     def _opened(self, client: Any, userdata: Any, sock: Any) -> None:
@@ -200,6 +205,8 @@ class SimulatedRunner:
         self.woken = True  # a starting Runner looks and says it is awake
         self.work_since_told = False
         self.polling = asyncio.Event()
+        self.receive_wait = 20  # seconds of its long poll, as the Runner's
+        self.looked: dict[str, float] = {}  # job id → when the receive that found it started
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -322,10 +329,11 @@ class SimulatedRunner:
         self.woken = self.work_since_told = False
 
     async def _receive(self) -> list[dict[str, Any]]:
+        looked = time.perf_counter()
         answer = await self.sqs_call(
             "ReceiveMessage",
             {
-                "WaitTimeSeconds": 20,
+                "WaitTimeSeconds": self.receive_wait,
                 "MaxNumberOfMessages": 1,
                 "VisibilityTimeout": 20,  # as the Runner: the claim hides it for 120 s
                 "MessageSystemAttributeNames": ["ApproximateReceiveCount"],
@@ -357,6 +365,7 @@ class SimulatedRunner:
         jobs = list(answer["jobs"])
         for job in jobs:
             job["data_base64"] = job.get("data_base64") or carried.get(job["job_id"])
+            self.looked[job["job_id"]] = looked
         return jobs
 
     async def _execute(self, job: dict[str, Any]) -> None:
@@ -424,6 +433,55 @@ def read_calls(log: Path, since: int) -> tuple[list[tuple[str, str]], int]:
     return calls, len(data)
 
 
+def prepare(server: Any) -> tuple[Any, str, str]:
+    """The service set up: its first administrator's client, a released one-text label, a
+    Runner group."""
+    import httpx
+
+    api = httpx.Client(base_url=f"{server.url}/api/v1", timeout=120, trust_env=False)
+    setup = api.post("/auth/setup", json={"username": "fleet", "password": PASSWORD})
+    api.headers["Authorization"] = f"Bearer {setup.json()['token']}"
+    label = api.post(
+        "/labels/from-dimensions", json={"name": "fleet", "width_mm": 50, "height_mm": 25}
+    ).json()
+    text = {"id": "t", "type": "text", "x_mm": 2, "y_mm": 2, "expression": "'F'"}
+    api.patch(
+        f"/labels/{label['id']}/document",
+        json={"operations": [{"op": "add", "path": "/objects/-", "value": text}]},
+    )
+    api.post(f"/labels/{label['id']}/status", json={"version": 2, "status": "approved"})
+    group = api.post("/runner-groups", json={"name": "fleet"}).json()
+    return api, str(label["id"]), str(group["id"])
+
+
+async def add_runner(
+    api: Any, server: Any, group_id: str, name: str, printers: int, counts: Counts, work: Path
+) -> tuple[SimulatedRunner, list[Printer]]:
+    """A Runner enrolled in the group with `printers` simulated printers (named
+    `<name>-<slot>`), not yet running."""
+    runner_id, context = enroll(api, server, group_id, name, work / "sites")
+    runner = SimulatedRunner(name, runner_id, context, server.agent_url, counts)
+    made = []
+    for slot in range(printers):
+        printer = Printer()
+        await printer.start()
+        made.append(printer)
+        uri = f"tcp://127.0.0.1:{printer.port}"
+        runner.printers[uri] = printer
+        created = api.post(
+            "/printers",
+            json={
+                "name": f"{name}-{slot}",
+                "runner_id": runner_id,
+                "uri": uri,
+                "language": "zpl",
+                "dpi": 203,
+            },
+        )
+        assert created.status_code == 201, created.text
+    return runner, made
+
+
 async def fleet(args: argparse.Namespace) -> dict[str, Any]:
     import httpx
 
@@ -448,55 +506,14 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
     stop = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
     try:
-        api = httpx.Client(base_url=f"{server.url}/api/v1", timeout=120, trust_env=False)
-        setup = api.post("/auth/setup", json={"username": "fleet", "password": PASSWORD})
-        api.headers["Authorization"] = f"Bearer {setup.json()['token']}"
-        label = api.post(
-            "/labels/from-dimensions", json={"name": "fleet", "width_mm": 50, "height_mm": 25}
-        ).json()
-        api.patch(
-            f"/labels/{label['id']}/document",
-            json={
-                "operations": [
-                    {
-                        "op": "add",
-                        "path": "/objects/-",
-                        "value": {
-                            "id": "t",
-                            "type": "text",
-                            "x_mm": 2,
-                            "y_mm": 2,
-                            "expression": "'F'",
-                        },
-                    }
-                ]
-            },
-        )
-        api.post(f"/labels/{label['id']}/status", json={"version": 2, "status": "approved"})
-        group = api.post("/runner-groups", json={"name": "fleet"}).json()
+        api, label_id, group_id = prepare(server)
         started = time.monotonic()
         for index in range(args.runners):
-            name = f"fleet-{index:05d}"
-            runner_id, context = enroll(api, server, group["id"], name, work / "sites")
-            runner = SimulatedRunner(name, runner_id, context, server.agent_url, counts)
-            for slot in range(args.printers):
-                printer = Printer()
-                await printer.start()
-                printers.append(printer)
-                uri = f"tcp://127.0.0.1:{printer.port}"
-                runner.printers[uri] = printer
-                created = api.post(
-                    "/printers",
-                    json={
-                        "name": f"{name}-{slot}",
-                        "runner_id": runner_id,
-                        "uri": uri,
-                        "language": "zpl",
-                        "dpi": 203,
-                    },
-                )
-                assert created.status_code == 201, created.text
+            runner, its_printers = await add_runner(
+                api, server, group_id, f"fleet-{index:05d}", args.printers, counts, work
+            )
             runners.append(runner)
+            printers.extend(its_printers)
         setup_seconds = time.monotonic() - started
         print(f"{args.runners} Runners, {len(printers)} printers set up in {setup_seconds:.0f} s")
 
@@ -516,7 +533,7 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         async def print_one(runner: SimulatedRunner, slot: int) -> tuple[float, float] | None:
             t0 = time.perf_counter()
             body = {
-                "label_id": label["id"],
+                "label_id": label_id,
                 "printer": f"{runner.name}-{slot}",
                 "idempotency_key": f"fleet-{random.getrandbits(64):x}",
             }
