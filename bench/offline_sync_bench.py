@@ -7,8 +7,8 @@ mutual-TLS agent channel) to `etikett dev`, which archives each print exactly on
 For each `--records` size: `--labels` archive entries journaled as prints of that many records
 (each label a value of a reserved counter block), then timed from the first upload to the
 journal empty: archive entries per second (goal ≥ 500), and the processor time the service's
-processes (`etikett dev`, local AWS, local workers) spent meanwhile, which a busy machine changes
-less than the rate. Everything runs on loopback and stops by itself.
+processes (`etikett dev`, its agent channel, local AWS, local workers) spent meanwhile, which a
+busy machine changes less than the rate. Everything runs on loopback and stops by itself.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ GOAL_RATE = 500.0  # archive entries a second
 
 
 def _service_cpu(pid: int) -> dict[str, float]:
-    """Processor seconds (user and system) of `etikett dev` (`pid`) and of its child processes,
-    local AWS and local workers (the event sources' pollers and functions), read from /proc
+    """Processor seconds (user and system) of `etikett dev` (`pid`) and of its child processes
+    (the agent channel, local AWS, local workers: the event sources' pollers and functions),
+    read from /proc
     (Linux; nothing elsewhere)."""
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     used: dict[str, float] = {}
@@ -46,12 +47,20 @@ def _service_cpu(pid: int) -> dict[str, float]:
     return used
 
 
+# `etikett dev`'s children by the module they run (children.py); the others are local AWS.
+_CHILDREN = {
+    b"etikett.local.workers": "local workers",
+    b"etikett.local.agent_gateway": "agent channel",
+    b"etikett.local.broker": "MQTT broker",
+}
+
+
 def _child_name(cmdline: Path) -> str:
     try:
-        workers = b"etikett.local.workers" in cmdline.read_bytes()
+        command = cmdline.read_bytes()
     except OSError:
-        workers = False
-    return "local workers" if workers else "local AWS"
+        command = b""
+    return next((name for module, name in _CHILDREN.items() if module in command), "local AWS")
 
 
 def _site(admin: Any, server: Any, folder: Path) -> dict[str, Any]:
