@@ -401,6 +401,19 @@ class SimulatedRunner:
 # --- the rig ---------------------------------------------------------------------------------
 
 
+async def until_polling(runner: SimulatedRunner, running: asyncio.Task[None]) -> bool:
+    """Wait until the Runner polls (or waits for wakes); False, with an error counted, if it
+    gave up before (its queue access or its broker refused it after their retries)."""
+    polling = asyncio.create_task(runner.polling.wait())
+    await asyncio.wait({polling, running}, return_when=asyncio.FIRST_COMPLETED)
+    if runner.polling.is_set():
+        return True
+    polling.cancel()
+    error = running.exception() if not running.cancelled() else None
+    runner.counts.errors.append(f"{runner.name} did not start: {error!r}")
+    return False
+
+
 async def _loop_lag(lags: list[float]) -> None:
     """How late the simulator's event loop wakes a 10 ms sleep, in ms: what its own load adds to
     every latency it measures (500 Runners share one process)."""
@@ -568,7 +581,8 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         # 1. One Runner alone.
         first = runners[0]
         tasks.append(asyncio.create_task(first.run(args.wait, stop)))
-        await first.polling.wait()
+        if not await until_polling(first, tasks[-1]):
+            raise RuntimeError(f"the first Runner did not start: {counts.errors[-1]}")
         reference = []
         for index in range(args.reference + 3):
             result = await print_one(first, index % args.printers)
@@ -593,7 +607,13 @@ async def fleet(args: argparse.Namespace) -> dict[str, Any]:
         for runner in runners[1:]:
             tasks.append(asyncio.create_task(runner.run(args.wait, stop)))
             await asyncio.sleep(args.ramp / max(1, len(runners)))
-        await asyncio.gather(*(r.polling.wait() for r in runners))
+        up = await asyncio.gather(
+            *(until_polling(runner, task) for runner, task in zip(runners, tasks, strict=True))
+        )
+        for runner, ok in zip(list(runners), up, strict=True):
+            if not ok:  # counted as an error; the fleet goes on without it
+                await runner.close()
+                runners.remove(runner)
         await asyncio.sleep(min(5.0, args.idle / 4))  # first polls and their answers are done
         if args.wait == "wake":  # every Runner's promise to poll is over, its last poll too
             await asyncio.sleep(args.awake + 25)
