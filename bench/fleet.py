@@ -808,7 +808,9 @@ def report(result: dict[str, Any]) -> bool:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def options() -> argparse.ArgumentParser:
+    """The fleet's options, with `make fleet`'s defaults (tests and `make bench` parse their own
+    short fleet with it)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runners", type=int, default=500)
     parser.add_argument("--printers", type=int, default=4)
@@ -826,7 +828,11 @@ def main(argv: list[str] | None = None) -> int:
         "--awake", type=float, default=120.0, help="seconds a woken Runner polls (--wait wake)"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = options().parse_args(argv)
     result = asyncio.run(fleet(args))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

@@ -227,22 +227,21 @@ def offline_goals(files: int) -> list[Goal]:
 def fleet_goals(runners: int, seconds: float) -> list[Goal]:
     """The short fleet (issue 29; `make fleet` is the long one): idle Runners waiting for wakes,
     then printing across the fleet."""
-    import argparse as _argparse
-
     import fleet
 
-    args = _argparse.Namespace(
-        runners=runners,
-        printers=4,
-        idle=seconds,
-        busy=seconds / 2,
-        rate=10.0,
-        reference=15,
-        reference_busy=10.0,
-        baseline=8.0,
-        ramp=5.0,
-        wait="wake",
-        awake=60.0,  # shorter than a Runner's 120 s (more than the service's 30 s margin)
+    args = fleet.options().parse_args(
+        [
+            f"--runners={runners}",
+            f"--idle={seconds}",
+            f"--busy={seconds / 2}",
+            "--rate=10",
+            "--reference=15",
+            "--reference-busy=10",
+            "--baseline=8",
+            "--ramp=5",
+            "--wait=wake",
+            "--awake=60",  # shorter than a Runner's 120 s (more than the service's 30 s margin)
+        ]
     )
     import asyncio
 

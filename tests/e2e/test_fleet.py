@@ -4,7 +4,6 @@ receives then, and every print sent across the fleet reaches its printer, woken 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from pathlib import Path
@@ -18,18 +17,20 @@ RUNNERS = 3
 
 
 def test_a_short_fleet_sleeps_while_idle_and_prints_everything_sent_to_it() -> None:
-    args = argparse.Namespace(
-        runners=RUNNERS,
-        printers=2,
-        idle=6.0,
-        busy=4.0,
-        rate=2.0,
-        reference=2,
-        baseline=1.0,
-        reference_busy=1.0,
-        ramp=1.0,
-        wait="wake",
-        awake=2.0,  # shorter than the service's margin: every print wakes its Runner
+    args = fleet.options().parse_args(
+        [
+            f"--runners={RUNNERS}",
+            "--printers=2",
+            "--idle=6",
+            "--busy=4",
+            "--rate=2",
+            "--reference=2",
+            "--baseline=1",
+            "--reference-busy=1",
+            "--ramp=1",
+            "--wait=wake",
+            "--awake=2",  # shorter than the service's margin: every print wakes its Runner
+        ]
     )
     result = asyncio.run(fleet.fleet(args))
     assert result["errors"] == []
