@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 
 from etikett import clock
 from etikett.store import runner_wakes
@@ -68,7 +68,8 @@ def waking(runner: RunnerRecord | None) -> Iterator[None]:
     if runner is None or runner.id in _woken.get() or not asleep(runner, clock.now()):
         yield
         return
-    sent = _threads().submit(_publish, runner.id)
+    # In the request's context: its logs' correlation, and whatever counts its AWS calls.
+    sent = _threads().submit(copy_context().run, _publish, runner.id)
     marked = _woken.set(_woken.get() | {runner.id})
     try:
         yield
