@@ -7,6 +7,8 @@ The published schemas say what kind of value a string is, so an editor can offer
 control without knowing node types: `format` is `cel` (an expression), `label-reference`,
 `printer-alias`, `credential-ref` or `node-id` (a wire's target, drawn rather than typed)."""
 
+import copy
+import threading
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -399,5 +401,18 @@ def _mark_cel(root: dict[str, Any], node: dict[str, Any], rest: tuple[str, ...])
 
 
 def registry() -> dict[str, Any]:
-    """`getFlowRegistry` and svc://registry/flows: every node type with its fields' schema."""
-    return {"items": [spec.entry().model_dump(mode="json") for spec in NODE_SPECS.values()]}
+    """`getFlowRegistry` and svc://registry/flows: every node type with its fields' schema (a
+    copy of it: callers may change theirs)."""
+    with _REGISTRY_MADE:
+        if not _registry:
+            _registry.append(
+                {"items": [spec.entry().model_dump(mode="json") for spec in NODE_SPECS.values()]}
+            )
+    return copy.deepcopy(_registry[0])
+
+
+# Made once, under a lock: the node models build their schemas at first use (`defer_build`),
+# and pydantic's first builds of the same model in two threads at once fail (concurrent first
+# requests of getFlowRegistry answered 500).
+_REGISTRY_MADE = threading.Lock()
+_registry: list[dict[str, Any]] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from etikett_engine.dsl import flow_registry
 from etikett_engine.dsl.flow import MAX_FAN_OUT, MAX_NODE_EXECUTIONS, FlowDocument
 from etikett_engine.flows.findings import FLOW_FINDING_CODES, Finding
 from etikett_engine.flows.lint import LabelFacts, lint
@@ -308,3 +309,11 @@ def test_the_registry_says_which_strings_are_cel_references_or_wires() -> None:
     assert formats["trigger.http"] == ["credential-ref"]  # its `secret`
     assert formats["logic.switch"].count("node-id") == 2  # a case's wires and `otherwise`
     assert not any(formats[t] for t in ("trigger.folder", "trigger.schedule"))
+
+
+def test_the_registry_is_made_once_and_each_caller_gets_its_own_copy() -> None:
+    first = flow_registry.registry()
+    first["items"][0]["fields"]["properties"].clear()  # a caller changing its answer
+    second = flow_registry.registry()
+    assert second["items"][0]["fields"]["properties"]
+    assert second == flow_registry.registry() and second is not flow_registry.registry()
