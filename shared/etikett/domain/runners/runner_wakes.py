@@ -25,13 +25,16 @@ import datetime as dt
 import logging
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar, copy_context
+from typing import TYPE_CHECKING
 
 from etikett import clock
 from etikett.store import runner_wakes
 from etikett.store.runners import RunnerRecord
+
+if TYPE_CHECKING:  # the pool is made, and its module loaded, at a first wake: not at cold start
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -96,5 +99,7 @@ def _threads() -> ThreadPoolExecutor:
     global _pool
     with _pool_made:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="wake")
         return _pool
