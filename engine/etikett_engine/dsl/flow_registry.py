@@ -8,6 +8,7 @@ control without knowing node types: `format` is `cel` (an expression), `label-re
 `printer-alias`, `credential-ref` or `node-id` (a wire's target, drawn rather than typed)."""
 
 import copy
+import functools
 import threading
 from typing import Annotated, Any, Literal
 
@@ -404,15 +405,16 @@ def registry() -> dict[str, Any]:
     """`getFlowRegistry` and svc://registry/flows: every node type with its fields' schema (a
     copy of it: callers may change theirs)."""
     with _REGISTRY_MADE:
-        if not _registry:
-            _registry.append(
-                {"items": [spec.entry().model_dump(mode="json") for spec in NODE_SPECS.values()]}
-            )
-    return copy.deepcopy(_registry[0])
+        made = _registry()
+    return copy.deepcopy(made)
 
 
 # Made once, under a lock: the node models build their schemas at first use (`defer_build`),
 # and pydantic's first builds of the same model in two threads at once fail (concurrent first
 # requests of getFlowRegistry answered 500).
 _REGISTRY_MADE = threading.Lock()
-_registry: list[dict[str, Any]] = []
+
+
+@functools.cache
+def _registry() -> dict[str, Any]:
+    return {"items": [spec.entry().model_dump(mode="json") for spec in NODE_SPECS.values()]}
