@@ -12,8 +12,41 @@ compiles every field's annotation string when the class is created (a model of t
 Self-references are `typing.Self`, forward references to a later class quoted.
 """
 
+import threading
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
+
+# pydantic 2.13 builds a deferred model in `model_rebuild`, which changes the class as it goes
+# (its core schema deleted and set again) and is not safe in two threads at once: concurrent
+# first requests in one process (local mode's thread pool) answered 500 (pydantic#13419). As
+# pydantic itself does from 2.14 (pydantic#13438): one reentrant lock for every build, since
+# building one model builds the models it holds.
+_BUILDING = threading.RLock()
 
 
 class Model(BaseModel):
+    """Built at its first use, one build at a time in a process."""
+
     model_config = ConfigDict(defer_build=True)
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Mapping[str, Any] | None = None,
+    ) -> bool | None:
+        if cls.__pydantic_complete__ and not force:
+            return None  # built: no lock to wait for
+        with _BUILDING:
+            return super().model_rebuild(
+                force=force,
+                raise_errors=raise_errors,
+                # This frame stands between pydantic's and its caller's namespace.
+                _parent_namespace_depth=_parent_namespace_depth + (_parent_namespace_depth > 0),
+                _types_namespace=_types_namespace,
+            )

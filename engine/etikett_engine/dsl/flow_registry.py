@@ -9,7 +9,6 @@ control without knowing node types: `format` is `cel` (an expression), `label-re
 
 import copy
 import functools
-import threading
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -404,15 +403,7 @@ def _mark_cel(root: dict[str, Any], node: dict[str, Any], rest: tuple[str, ...])
 def registry() -> dict[str, Any]:
     """`getFlowRegistry` and svc://registry/flows: every node type with its fields' schema (a
     copy of it: callers may change theirs)."""
-    with _REGISTRY_MADE:
-        made = _registry()
-    return copy.deepcopy(made)
-
-
-# Made once, under a lock: the node models build their schemas at first use (`defer_build`),
-# and pydantic's first builds of the same model in two threads at once fail (concurrent first
-# requests of getFlowRegistry answered 500).
-_REGISTRY_MADE = threading.Lock()
+    return copy.deepcopy(_registry())
 
 
 @functools.cache

@@ -3,7 +3,9 @@ refuses unknown fields, the patterns of names and object ids, and how large a ve
 gets. Apart from the label document, so that a flow or a form declares its models without the
 label's."""
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from etikett_engine.model import Model
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 OBJECT_ID = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -11,7 +13,7 @@ OBJECT_ID = r"^[A-Za-z0-9_.-]{1,64}$"
 MAX_VERSION = 999_999_999
 
 
-class Strict(BaseModel):
-    # Built on first use, not when the class is defined: most functions never validate a label
-    # document, and each builds these once per process either way.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
+class Strict(Model):
+    # Built on first use (`Model`), not when the class is defined: most functions never validate
+    # a label document, and each builds these once per process either way.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
