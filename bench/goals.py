@@ -1,6 +1,6 @@
 """`make bench`: every goal of the Speed issue, measured in one run, as one table.
 
-    .venv/bin/python bench/goals.py                 # about three to five minutes
+    .venv/bin/python bench/goals.py                 # about eight to ten minutes on two cores
     .venv/bin/python bench/goals.py --quick         # fewer rounds, for a try
 
 - MCP ÷ REST ≤ 1.15: p50 of `tools/call getLabelDocument` ÷ p50 of the same REST GET, and the
