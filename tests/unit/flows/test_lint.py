@@ -311,7 +311,7 @@ def test_the_registry_says_which_strings_are_cel_references_or_wires() -> None:
     assert not any(formats[t] for t in ("trigger.folder", "trigger.schedule"))
 
 
-def test_the_registry_is_made_once_and_each_caller_gets_its_own_copy() -> None:
+def test_each_caller_gets_its_own_copy_of_the_registry() -> None:
     first = flow_registry.registry()
     first["items"][0]["fields"]["properties"].clear()  # a caller changing its answer
     second = flow_registry.registry()
