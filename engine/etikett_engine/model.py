@@ -42,11 +42,13 @@ class Model(BaseModel):
     ) -> bool | None:
         if cls.__pydantic_complete__ and not force:
             return None  # built: no lock to wait for
+        # This frame stands between pydantic's and the caller's, whose namespace a depth names
+        # (0: none).
+        depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0
         with _BUILDING:
             return super().model_rebuild(
                 force=force,
                 raise_errors=raise_errors,
-                # This frame stands between pydantic's and its caller's namespace.
-                _parent_namespace_depth=_parent_namespace_depth + (_parent_namespace_depth > 0),
+                _parent_namespace_depth=depth,
                 _types_namespace=_types_namespace,
             )
